@@ -1,0 +1,33 @@
+#pragma once
+// Per-kind JSON decoding and encoding with nlohmann. Include only from codec translation units.
+
+#include <nlohmann/json.hpp>
+
+#include "k8s/model/objects.hpp"
+#include "k8s/model/status.hpp"
+
+namespace kai::model {
+
+// Decoders never throw. They fail only when `j` is not an object; bad fields go to `errors`.
+Result<Node> decode_node(const nlohmann::json& j);
+Result<Pod> decode_pod(const nlohmann::json& j);
+Result<Queue> decode_queue(const nlohmann::json& j);
+Result<PodGroup> decode_pod_group(const nlohmann::json& j);
+Result<PriorityClass> decode_priority_class(const nlohmann::json& j);
+Result<BindRequest> decode_bind_request(const nlohmann::json& j);
+
+// Encoders write the decoded fields back with their apiVersion and kind; decode(encode(x)) == x.
+nlohmann::json encode(const Node& x);
+nlohmann::json encode(const Pod& x);
+nlohmann::json encode(const Queue& x);
+nlohmann::json encode(const PodGroup& x);
+nlohmann::json encode(const PriorityClass& x);
+nlohmann::json encode(const BindRequest& x);
+
+/// Adds one decoded object of any known kind to `out` (unknown kinds go to out.skipped).
+Status decode_object_into(const nlohmann::json& j, ClusterObjects& out);
+
+/// Converts a YAML document to the equivalent JSON value (scalars typed as YAML 1.2 core schema).
+Result<nlohmann::json> yaml_to_json(std::string_view yaml_document);
+
+}  // namespace kai::model

@@ -1,0 +1,216 @@
+#pragma once
+// Typed Kubernetes and KAI objects: exactly the fields the scheduler reads (kai-behaviour.md §2-§3,
+// §4.1). Decoded once at the edge (json_codec.hpp); no JSON tree is kept. Quantities are integer
+// milli-units (quantity.hpp). A field that cannot be decoded does not fail the object: it is recorded in
+// `errors` so that the scheduler can report it as an unschedulable reason for that object alone.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kai::model {
+
+/// Resource name -> quantity in milli-units (cpu "100m" -> 100, memory "1Ki" -> 1024000).
+using ResourceList = std::map<std::string, int64_t>;
+using StringMap = std::map<std::string, std::string>;
+
+/// A field of an object that could not be decoded, e.g. {"spec.containers[0].resources.requests.cpu",
+/// "quantity \"abc\" does not parse"}.
+struct FieldError {
+  std::string field;
+  std::string message;
+};
+
+struct OwnerReference {
+  std::string api_version;
+  std::string kind;
+  std::string name;
+  std::string uid;
+  bool controller = false;
+};
+
+struct ObjectMeta {
+  std::string name;
+  std::string namespace_;  ///< Empty for cluster-scoped kinds.
+  std::string uid;
+  std::string resource_version;
+  int64_t generation = 0;
+  /// Unix seconds; Kubernetes timestamps have second precision. Default: 0 (unset).
+  int64_t creation_timestamp = 0;
+  std::optional<int64_t> deletion_timestamp;
+  StringMap labels;
+  StringMap annotations;
+  std::vector<OwnerReference> owner_references;
+};
+
+// ---------------------------------------------------------------------------------------- Node
+struct Taint {
+  std::string key;
+  std::string value;
+  std::string effect;  ///< NoSchedule | PreferNoSchedule | NoExecute
+};
+
+struct NodeCondition {
+  std::string type;    ///< Ready, MemoryPressure, DiskPressure, PIDPressure, NetworkUnavailable...
+  std::string status;  ///< True | False | Unknown
+};
+
+struct Node {
+  ObjectMeta meta;
+  bool unschedulable = false;  ///< spec.unschedulable (cordoned)
+  std::vector<Taint> taints;
+  ResourceList capacity;
+  ResourceList allocatable;
+  std::vector<NodeCondition> conditions;
+  std::vector<FieldError> errors;
+};
+
+// ----------------------------------------------------------------------------------------- Pod
+struct Toleration {
+  std::string key;
+  std::string op = "Equal";  ///< Equal | Exists
+  std::string value;
+  std::string effect;  ///< Empty matches every effect.
+};
+
+struct NodeSelectorRequirement {
+  std::string key;
+  std::string op;  ///< In | NotIn | Exists | DoesNotExist | Gt | Lt
+  std::vector<std::string> values;
+};
+
+/// One term of requiredDuringSchedulingIgnoredDuringExecution; terms are ORed, requirements ANDed.
+struct NodeSelectorTerm {
+  std::vector<NodeSelectorRequirement> match_expressions;
+  std::vector<NodeSelectorRequirement> match_fields;  ///< Only metadata.name is defined by Kubernetes.
+};
+
+struct Container {
+  std::string name;
+  ResourceList requests;  ///< Defaulted from limits where a request is missing, as the API server does.
+  ResourceList limits;
+  bool restart_policy_always = false;  ///< A sidecar init container (refused, contracts.md §9).
+  bool has_host_port = false;
+};
+
+struct PodCondition {
+  std::string type;
+  std::string status;
+  std::string reason;
+  std::string message;
+};
+
+struct Pod {
+  ObjectMeta meta;
+  // spec
+  std::string scheduler_name;
+  std::string node_name;
+  std::string priority_class_name;
+  std::optional<int32_t> priority;
+  StringMap node_selector;
+  std::optional<std::vector<NodeSelectorTerm>> required_node_affinity;
+  std::vector<Toleration> tolerations;
+  std::vector<Container> containers;
+  std::vector<Container> init_containers;
+  ResourceList overhead;
+  int scheduling_gates = 0;
+  /// Required constraints the scheduler does not implement, by field path (contracts.md §9). A pod
+  /// listing any of them is refused with a reason naming the field.
+  std::vector<std::string> unsupported_constraints;
+  // status
+  std::string phase;  ///< Pending | Running | Succeeded | Failed | Unknown
+  std::string nominated_node_name;
+  std::vector<PodCondition> conditions;
+  std::vector<FieldError> errors;
+};
+
+// --------------------------------------------------------------------------------------- Queue
+/// One resource of a queue. Units: GPU devices, CPU millicores, memory megabytes (10^6 bytes).
+/// -1 means unlimited for quota and limit. A field left out means 0, as in KAI (contracts.md §12).
+struct QueueResource {
+  double quota = 0;
+  double over_quota_weight = 0;
+  double limit = 0;
+};
+
+struct Queue {
+  ObjectMeta meta;
+  std::string display_name;
+  std::string parent_queue;
+  bool has_resources = false;  ///< spec.resources present (the webhook rejects queues without it).
+  QueueResource gpu;
+  QueueResource cpu;
+  QueueResource memory;
+  int32_t priority = 100;  ///< Default: 100 (KAI's DefaultQueuePriority).
+  std::optional<double> preempt_min_runtime_seconds;
+  std::optional<double> reclaim_min_runtime_seconds;
+  std::vector<FieldError> errors;
+};
+
+// ------------------------------------------------------------------------------------ PodGroup
+struct TopologyConstraint {
+  std::string topology;
+  std::string required_level;
+  std::string preferred_level;
+  bool empty() const { return topology.empty() && required_level.empty() && preferred_level.empty(); }
+};
+
+struct SubGroup {
+  std::string name;
+  int32_t min_member = 0;
+  std::optional<std::string> parent;
+  TopologyConstraint topology_constraint;
+};
+
+struct PodGroup {
+  ObjectMeta meta;
+  int32_t min_member = 1;
+  std::string queue;
+  std::string priority_class_name;
+  std::string preemptibility;  ///< preemptible | non-preemptible | "" (derived from priority)
+  std::optional<bool> mark_unschedulable;
+  std::optional<int32_t> scheduling_backoff;
+  TopologyConstraint topology_constraint;
+  std::vector<SubGroup> sub_groups;
+  std::vector<FieldError> errors;
+};
+
+// ------------------------------------------------------------------------------- PriorityClass
+struct PriorityClass {
+  ObjectMeta meta;
+  int32_t value = 0;
+  bool global_default = false;
+  std::string preemption_policy;
+};
+
+// --------------------------------------------------------------------------------- BindRequest
+struct BindRequest {
+  ObjectMeta meta;
+  std::string pod_name;
+  std::string selected_node;
+  std::string received_resource_type;  ///< Regular | Fraction | MigInstance
+  int32_t received_gpu_count = 0;
+  std::string received_gpu_portion;  ///< "%.2f"
+  std::vector<std::string> selected_gpu_groups;
+  std::optional<int32_t> backoff_limit;
+  std::string phase;  ///< Pending | Succeeded | Failed
+  std::string reason;
+  int32_t failed_attempts = 0;
+  std::vector<FieldError> errors;
+};
+
+/// Everything a snapshot holds, in input order.
+struct ClusterObjects {
+  std::vector<Node> nodes;
+  std::vector<Pod> pods;
+  std::vector<Queue> queues;
+  std::vector<PodGroup> pod_groups;
+  std::vector<PriorityClass> priority_classes;
+  std::vector<BindRequest> bind_requests;
+  /// Objects of other kinds, skipped ("Deployment ns/name"); kept to tell the user.
+  std::vector<std::string> skipped;
+};
+
+}  // namespace kai::model
