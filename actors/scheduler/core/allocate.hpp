@@ -1,0 +1,26 @@
+#pragma once
+// The allocate action (kai-behaviour.md §4.5): jobs in queue order, gang all-or-nothing on minMember,
+// elastic growth one pod per attempt, pipelining onto releasing resources.
+
+#include <cstdint>
+
+#include "actors/scheduler/core/action.hpp"
+#include "actors/scheduler/core/statement.hpp"
+
+namespace kai::core {
+
+class AllocateAction final : public Action {
+ public:
+  std::string_view name() const override { return "allocate"; }
+  void execute(Session& ssn) override;
+};
+
+/// Tries to place the next tasks of `job` in `stmt`. On failure the statement is rolled back to where
+/// it was and the job carries a fit error. `pipelined` says the job was placed on releasing resources.
+bool allocate_job(Session& ssn, Statement& stmt, uint32_t job, bool& pipelined);
+
+/// Why no node takes `task`: KAI's message, e.g. "no nodes with enough resources were found:
+/// 2 node(s) didn't have enough resources: GPUs."
+std::string explain_task_fit(Session& ssn, const TaskInfo& task);
+
+}  // namespace kai::core

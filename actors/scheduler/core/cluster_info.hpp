@@ -1,0 +1,144 @@
+#pragma once
+// The session's dense view of the cluster: nodes with their GPUs, tasks (pods), jobs (pod groups) and
+// queues, indexed by integer ids. Built once per session by session_builder.cpp from model objects.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "actors/scheduler/core/gpu_request.hpp"
+#include "actors/scheduler/core/pod_status.hpp"
+#include "actors/scheduler/core/resources.hpp"
+#include "k8s/model/objects.hpp"
+
+namespace kai::core {
+
+inline constexpr int32_t kNoNode = -1;
+inline constexpr int32_t kNoQueue = -1;
+
+enum class MigStrategy : uint8_t { kNone, kSingle, kMixed };
+
+/// A GPU shared by fractional pods ("GPU group"), with its portions in milli-units of one device.
+struct SharedGpu {
+  std::string group;
+  int64_t used = 0;       ///< Portions of Allocated/Binding/Bound/Running/Releasing tasks.
+  int64_t releasing = 0;  ///< Portions of Releasing tasks (a subset of used).
+  int64_t pipelined = 0;  ///< Portions of Pipelined tasks (placed on releasing capacity).
+  int32_t active_tasks = 0;     ///< Tasks counted in used but not releasing.
+  int32_t releasing_tasks = 0;
+  int32_t pipelined_tasks = 0;
+
+  bool empty() const { return active_tasks + releasing_tasks + pipelined_tasks == 0; }
+  /// Only pipelined tasks: the device itself is still held by releasing whole-GPU pods.
+  bool pipelined_only() const { return active_tasks == 0 && releasing_tasks == 0 && pipelined_tasks > 0; }
+  /// Portion free now.
+  int64_t idle_portion() const {
+    if (pipelined_only()) return 0;
+    return 1000 - used - std::max<int64_t>(0, pipelined - releasing);
+  }
+  /// Portion free once releasing tasks have left.
+  int64_t free_with_releasing() const { return 1000 - used - pipelined + releasing; }
+};
+
+struct NodeInfo {
+  const model::Node* object = nullptr;
+  std::string name;
+  Resources allocatable;
+  Resources idle;       ///< allocatable - used, with shared GPUs taking whole devices.
+  Resources releasing;  ///< Held by releasing pods, minus what pipelined pods took.
+  Resources used;
+  int32_t gpu_count = 0;            ///< Devices (label nvidia.com/gpu.count, else allocatable).
+  int64_t gpu_memory_mib = 100;     ///< Per device (label nvidia.com/gpu.memory, floored to 100s).
+  bool gpu_memory_synced = false;   ///< The label was present.
+  MigStrategy mig = MigStrategy::kNone;
+  bool mig_enabled = false;
+  bool ready = false;
+  bool unschedulable = false;
+  std::vector<SharedGpu> shared_gpus;
+
+  bool has_gpus() const { return gpu_count > 0; }
+  SharedGpu* find_group(const std::string& group);
+  const SharedGpu* find_group(const std::string& group) const;
+  /// Idle plus releasing GPUs incl. free portions of shared devices, in milli-devices (placement score).
+  int64_t non_allocated_gpu_milli() const;
+};
+
+struct TaskInfo {
+  const model::Pod* pod = nullptr;
+  std::string key;  ///< "namespace/name"
+  uint32_t job = 0;
+  uint16_t pod_set = 0;
+  PodStatus status = PodStatus::kPending;
+  int32_t node = kNoNode;
+  Resources req;  ///< max(Σ containers, each init container) + overhead, pods = 1; shared GPUs excluded.
+  GpuRequest gpu;
+  int64_t placed_portion = 0;  ///< Portion per device on its node (shared GPU tasks).
+  std::vector<std::string> gpu_groups;
+  int32_t constraints = 0;  ///< Interned placement-constraint signature (node filters).
+  bool legacy_mig = false;
+  // Task order keys (§4.4 TaskOrderFn).
+  bool leader = false;  ///< Kubeflow master/launcher or Ray head.
+  std::optional<int32_t> task_priority;
+  int64_t creation = 0;
+  std::string uid;
+  std::string nominated_node;
+  bool is_cpu_only() const { return gpu.kind == GpuRequestKind::kNone; }
+};
+
+struct PodSetInfo {
+  std::string name;
+  int32_t min_available = 1;
+  std::vector<uint32_t> tasks;
+};
+
+/// A scheduling rejection with KAI's reason code and a readable message.
+struct FitReason {
+  std::string reason;  ///< PodSchedulingErrors | OverLimit | NonPreemptibleOverQuota | QueueDoesNotExist | ...
+  std::string message;
+};
+
+struct JobInfo {
+  std::string namespace_;
+  std::string name;
+  std::string key;  ///< "namespace/name"
+  std::string uid;
+  const model::PodGroup* object = nullptr;  ///< Null for groups synthesised from bare pods.
+  std::string queue_name;
+  int32_t queue = kNoQueue;
+  int32_t priority = 50;
+  bool preemptible = true;
+  int64_t creation = 0;
+  int32_t min_member = 1;
+  std::vector<PodSetInfo> pod_sets;
+  std::vector<uint32_t> tasks;
+  /// Input errors that make the whole group unschedulable before any attempt (bad annotations...).
+  std::vector<FitReason> invalid;
+  std::vector<FitReason> fit_errors;
+  std::optional<int64_t> last_start;
+};
+
+/// Per-resource queue quantities in scheduler units: GPU devices, CPU millicores, memory bytes.
+struct QueueQuantities {
+  double gpu = 0;
+  double cpu = 0;
+  double memory = 0;
+};
+
+struct QueueInfo {
+  std::string name;
+  int32_t parent = kNoQueue;
+  std::vector<uint32_t> children;
+  int32_t priority = 100;
+  int64_t creation = 0;
+  QueueQuantities deserved;  ///< -1 = unlimited
+  QueueQuantities max_allowed;
+  QueueQuantities over_quota_weight;
+  QueueQuantities fair_share;
+  QueueQuantities allocated;
+  QueueQuantities allocated_non_preemptible;
+  QueueQuantities request;
+  bool is_leaf() const { return children.empty(); }
+};
+
+}  // namespace kai::core

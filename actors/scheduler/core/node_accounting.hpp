@@ -1,0 +1,15 @@
+#pragma once
+// How a task's status on a node moves the node's idle / releasing / used resources and its shared GPUs
+// (KAI node_info.go AddTask / RemoveTask). Statement and session build both go through here, so that
+// undoing an operation restores the node exactly.
+
+#include "actors/scheduler/core/cluster_info.hpp"
+
+namespace kai::core {
+
+/// Adds `task` (its status, gpu_groups and placed_portion) to `node`.
+void node_add_task(NodeInfo& node, const TaskInfo& task);
+/// Exact inverse of node_add_task for the same task state.
+void node_remove_task(NodeInfo& node, const TaskInfo& task);
+
+}  // namespace kai::core

@@ -1,0 +1,41 @@
+#include "actors/scheduler/core/plugins/builtin.hpp"
+
+namespace kai::core {
+namespace {
+
+/// Plugins of KAI's default configuration whose work happens outside the allocate session here:
+/// `dynamicresources` and `topology` (their required constraints are refused at session build, see
+/// contracts.md §9), `minruntime` (victim protection in reclaim / preempt), `snapshot` (the daemon's
+/// /get-snapshot endpoint). They are accepted by name so that KAI configurations load unchanged.
+class AcceptedPlugin final : public Plugin {
+ public:
+  explicit AcceptedPlugin(std::string name) : name_(std::move(name)) {}
+  std::string_view name() const override { return name_; }
+  void on_session_open(Session&) override {}
+
+ private:
+  std::string name_;
+};
+
+}  // namespace
+
+void register_builtin_plugins(PluginRegistry& registry) {
+  plugins::register_ordering_plugins(registry);
+  plugins::register_node_order_plugins(registry);
+  plugins::register_predicates_plugin(registry);
+  plugins::register_proportion_plugin(registry);
+  for (const char* name : {"dynamicresources", "minruntime", "topology", "snapshot"}) {
+    registry.add(name, [name](const PluginConfig&) { return std::make_unique<AcceptedPlugin>(name); });
+  }
+}
+
+const PluginRegistry& builtin_plugins() {
+  static const PluginRegistry registry = [] {
+    PluginRegistry r;
+    register_builtin_plugins(r);
+    return r;
+  }();
+  return registry;
+}
+
+}  // namespace kai::core

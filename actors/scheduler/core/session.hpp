@@ -1,0 +1,157 @@
+#pragma once
+// A scheduling session: the dense snapshot of one cycle plus the plugin hooks the actions call
+// (KAI framework/session.go). Actions change it only through a Statement.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <random>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "actors/scheduler/core/cluster_info.hpp"
+#include "actors/scheduler/core/scheduler_config.hpp"
+#include "events/decision.hpp"
+#include "k8s/model/objects.hpp"
+
+namespace kai::core {
+
+struct SessionOptions {
+  SchedulerConfig config = SchedulerConfig::defaults();
+  /// Unix seconds used as "now". Default: 0 (callers pass the wall clock or --now).
+  int64_t now = 0;
+  /// Seeds new GPU-group IDs. Default: 1.
+  uint64_t seed = 1;
+  /// Scheduler name whose pods are scheduled. Default: kai-scheduler.
+  std::string scheduler_name = "kai-scheduler";
+  /// Queue for bare pods without the queue label. Default: default-queue.
+  std::string default_queue = "default-queue";
+};
+
+/// A candidate device for a shared-GPU task: an existing group, or a whole device (new group).
+struct GpuCandidate {
+  int32_t group_index = -1;  ///< Into NodeInfo::shared_gpus; -1 = a whole idle or releasing device.
+  double used_portion = 0;   ///< Used portion of the device (0 for a whole device), for gpupack/spread.
+};
+
+/// Three-way comparison result: < 0 means `a` goes first, > 0 `b` first, 0 undecided.
+using JobOrderFn = std::function<int(const JobInfo& a, const JobInfo& b)>;
+using TaskOrderFn = std::function<int(const TaskInfo& a, const TaskInfo& b)>;
+using PodSetOrderFn = std::function<int(const JobInfo& job, const PodSetInfo& a, const PodSetInfo& b)>;
+/// Compares queues `a` and `b` for the pending jobs `job_a` / `job_b` (the best of each subtree), whose
+/// next allocation attempts request `req_a` / `req_b`.
+using QueueOrderFn =
+    std::function<int(const QueueInfo& a, const JobInfo& job_a, const QueueQuantities& req_a, const QueueInfo& b,
+                      const JobInfo& job_b, const QueueQuantities& req_b)>;
+/// Called once per task before scoring, with all nodes (binpack computes its min / max here).
+using NodePreOrderFn = std::function<void(const TaskInfo& task)>;
+/// Adds each plugin's score for `task` on every node in `nodes` to `scores`.
+using NodeOrderFn =
+    std::function<void(const TaskInfo& task, std::span<const uint32_t> nodes, std::span<double> scores)>;
+using GpuOrderFn = std::function<double(const TaskInfo& task, const NodeInfo& node, const GpuCandidate& c)>;
+/// A node filter that depends only on the pod's spec and the node's static properties.
+using StaticPredicateFn =
+    std::function<std::optional<std::string>(const TaskInfo& task, const NodeInfo& node)>;
+/// A job-level capacity check on the tasks about to be allocated (proportion's capacity policy).
+using JobCapacityFn =
+    std::function<std::optional<FitReason>(const JobInfo& job, std::span<const uint32_t> tasks)>;
+/// A task-on-node capacity check (quota converted for that node), nullopt = ok.
+using TaskCapacityFn =
+    std::function<std::optional<std::string>(const TaskInfo& task, const NodeInfo& node)>;
+/// Statement event handlers keep plugin state (queue usage) in sync.
+using AllocateEventFn = std::function<void(const TaskInfo& task, int sign)>;
+
+class Statement;
+class Plugin;
+
+class Session {
+ public:
+  /// Builds the session from a snapshot. Never fails: bad objects become unschedulable reasons.
+  Session(const model::ClusterObjects& objects, SessionOptions options);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  const SessionOptions& options() const { return options_; }
+  int64_t now() const { return options_.now; }
+
+  // --- state (read freely; change only through Statement) ---
+  std::vector<NodeInfo> nodes;
+  std::vector<TaskInfo> tasks;
+  std::vector<JobInfo> jobs;
+  std::vector<QueueInfo> queues;
+  /// Pods of other schedulers and pods that are not scheduled (for output only).
+  std::vector<events::Decision> decisions;
+  /// Cluster totals over Ready nodes (proportion), GPU devices / millicores / bytes.
+  QueueQuantities cluster_total;
+  /// Smallest per-device GPU memory over nodes with more than 100 MiB, default 100 (§4.2).
+  int64_t min_node_gpu_memory_mib = 100;
+  std::vector<std::string> warnings;  ///< Input problems that are not tied to one pod group.
+
+  // --- plugin hooks, filled by plugins in on_session_open ---
+  std::vector<JobOrderFn> job_order_fns;
+  std::vector<TaskOrderFn> task_order_fns;
+  std::vector<PodSetOrderFn> pod_set_order_fns;
+  QueueOrderFn queue_order_fn;
+  std::vector<NodePreOrderFn> node_pre_order_fns;
+  std::vector<NodeOrderFn> node_order_fns;
+  std::vector<GpuOrderFn> gpu_order_fns;
+  std::vector<StaticPredicateFn> static_predicate_fns;
+  std::vector<JobCapacityFn> job_capacity_fns;
+  std::vector<TaskCapacityFn> task_capacity_fns;
+  std::vector<AllocateEventFn> allocate_event_fns;
+
+  // --- ordering helpers over the hooks ---
+  bool job_less(const JobInfo& a, const JobInfo& b) const;
+  bool task_less(const TaskInfo& a, const TaskInfo& b) const;
+  bool pod_set_less(const JobInfo& job, const PodSetInfo& a, const PodSetInfo& b) const;
+
+  // --- node fitting ---
+  /// Nodes that pass the static predicates for `task` (cached per constraint signature).
+  const std::vector<uint32_t>& statically_fitting_nodes(const TaskInfo& task);
+  /// Why `node` rejects `task` on static grounds, nullopt if it accepts.
+  std::optional<std::string> static_rejection(const TaskInfo& task, const NodeInfo& node) const;
+
+  /// Counts of tasks of a job by status class.
+  int32_t active_allocated_count(const JobInfo& job) const;
+  int32_t active_used_count(const JobInfo& job) const;
+  int32_t pod_set_active_allocated(const PodSetInfo& ps) const;
+  bool has_pending_tasks(const JobInfo& job) const;
+  /// The tasks an allocation attempt asks for (§4.5): for each unsatisfied pod set (at least one, in
+  /// pod-set order) the pending tasks that reach minAvailable, or one more pending task when satisfied.
+  std::vector<uint32_t> tasks_to_allocate(const JobInfo& job) const;
+  /// Sum of the requests of `task_ids` in queue units (GPU devices incl. fractions, millicores, bytes).
+  QueueQuantities queue_request_of(std::span<const uint32_t> task_ids) const;
+
+  /// A new GPU-group id: a UUID drawn from the seeded generator (deterministic per seed).
+  std::string new_gpu_group_id();
+
+  /// Commits decisions in order (called by Statement::commit).
+  void record(events::Decision d);
+
+  /// Queue usage bookkeeping shared by the statement and the proportion plugin.
+  void account_task_in_queue(const TaskInfo& task, int sign);
+
+  /// Interned id of a scalar resource name (MIG profile, extended resource).
+  uint32_t scalar_id(const std::string& name);
+  const std::string& scalar_name(uint32_t id) const { return scalar_names_[id]; }
+
+  std::unordered_map<std::string, uint32_t> node_index;
+  std::unordered_map<std::string, uint32_t> queue_index;
+
+ private:
+  friend class SessionBuilder;
+  void open_plugins();
+  SessionOptions options_;
+  std::vector<std::string> scalar_names_;
+  std::unordered_map<std::string, uint32_t> scalar_ids_;
+  std::vector<std::optional<std::vector<uint32_t>>> static_fit_cache_;  ///< By constraint signature.
+  std::vector<const TaskInfo*> constraint_representative_;
+  std::mt19937_64 rng_;
+  std::vector<std::unique_ptr<Plugin>> plugins_;
+};
+
+}  // namespace kai::core

@@ -1,0 +1,107 @@
+#include "actors/scheduler/core/statement.hpp"
+
+#include "actors/scheduler/core/node_accounting.hpp"
+
+namespace kai::core {
+
+Statement::~Statement() { discard(); }
+
+void Statement::set_state(uint32_t task_id, const TaskState& state) {
+  TaskInfo& task = ssn_.tasks[task_id];
+  if (task.node != kNoNode && is_active_used(task.status)) node_remove_task(ssn_.nodes[task.node], task);
+  ssn_.account_task_in_queue(task, -1);
+  for (const auto& fn : ssn_.allocate_event_fns) fn(task, -1);
+  task.status = state.status;
+  task.node = state.node;
+  task.gpu_groups = state.gpu_groups;
+  task.placed_portion = state.placed_portion;
+  if (task.node != kNoNode && is_active_used(task.status)) node_add_task(ssn_.nodes[task.node], task);
+  ssn_.account_task_in_queue(task, +1);
+  for (const auto& fn : ssn_.allocate_event_fns) fn(task, +1);
+}
+
+void Statement::apply(uint32_t task_id, TaskState next, std::string reason, std::string by) {
+  const TaskInfo& task = ssn_.tasks[task_id];
+  ops_.push_back(Op{task_id, TaskState{task.status, task.node, task.gpu_groups, task.placed_portion},
+                    std::move(reason), std::move(by)});
+  set_state(task_id, next);
+}
+
+void Statement::allocate(uint32_t task, uint32_t node, std::vector<std::string> gpu_groups, int64_t portion) {
+  apply(task, TaskState{PodStatus::kAllocated, static_cast<int32_t>(node), std::move(gpu_groups), portion});
+}
+
+void Statement::pipeline(uint32_t task, uint32_t node, std::vector<std::string> gpu_groups, int64_t portion) {
+  apply(task, TaskState{PodStatus::kPipelined, static_cast<int32_t>(node), std::move(gpu_groups), portion});
+}
+
+void Statement::evict(uint32_t task, std::string reason, std::string by) {
+  const TaskInfo& t = ssn_.tasks[task];
+  apply(task, TaskState{PodStatus::kReleasing, t.node, t.gpu_groups, t.placed_portion}, std::move(reason),
+        std::move(by));
+}
+
+void Statement::convert_allocated_to_pipelined(uint32_t job) {
+  // Only operations of this statement are converted: the task list is scanned in operation order so
+  // that the conversions are themselves undoable operations.
+  const size_t n = ops_.size();
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t task_id = ops_[i].task;
+    const TaskInfo& t = ssn_.tasks[task_id];
+    if (t.job != job || t.status != PodStatus::kAllocated) continue;
+    apply(task_id, TaskState{PodStatus::kPipelined, t.node, t.gpu_groups, t.placed_portion});
+  }
+}
+
+void Statement::rollback(Checkpoint cp) {
+  while (ops_.size() > cp) {
+    Op op = std::move(ops_.back());
+    ops_.pop_back();
+    set_state(op.task, op.before);
+  }
+}
+
+void Statement::commit(const std::string& action, const std::string& by) {
+  // A task touched several times (allocated, then converted to pipelined) yields one decision with its
+  // final state, at the position of its first operation.
+  std::vector<uint32_t> order;
+  std::vector<const Op*> first_op;
+  for (const auto& op : ops_) {
+    bool seen = false;
+    for (uint32_t t : order) seen = seen || t == op.task;
+    if (!seen) {
+      order.push_back(op.task);
+      first_op.push_back(&op);
+    }
+  }
+  for (size_t i = 0; i < order.size(); ++i) {
+    TaskInfo& t = ssn_.tasks[order[i]];
+    events::Decision d;
+    d.action = action;
+    d.pod = t.key;
+    d.pod_uid = t.uid;
+    d.node = t.node != kNoNode ? ssn_.nodes[t.node].name : std::string();
+    d.gpu_groups = t.gpu_groups;
+    d.gpu_fraction = t.gpu.is_shared() ? static_cast<double>(t.placed_portion) / 1000.0 : 0.0;
+    d.by = first_op[i]->by.empty() ? by : first_op[i]->by;
+    d.reason = first_op[i]->reason;
+    switch (t.status) {
+      case PodStatus::kAllocated:
+        d.kind = events::DecisionKind::kBind;
+        t.status = PodStatus::kBinding;  // KAI shows allocated tasks as Binding once committed
+        break;
+      case PodStatus::kPipelined:
+        d.kind = events::DecisionKind::kPipeline;
+        break;
+      case PodStatus::kReleasing:
+        d.kind = events::DecisionKind::kEvict;
+        break;
+      default:
+        continue;  // back to where it started: nothing to decide
+    }
+    ssn_.record(std::move(d));
+  }
+  ops_.clear();
+}
+
+}  // namespace kai::core

@@ -1,0 +1,19 @@
+#pragma once
+// RFC 3339 timestamps as Kubernetes writes them ("2024-01-02T03:04:05Z", fractional seconds and
+// numeric offsets accepted), to and from unix seconds.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "k8s/model/status.hpp"
+
+namespace kai::model {
+
+/// Parses an RFC 3339 timestamp to unix seconds (fractions are dropped: Kubernetes keeps seconds).
+Result<int64_t> parse_rfc3339(std::string_view text);
+
+/// Formats unix seconds as "YYYY-MM-DDTHH:MM:SSZ".
+std::string format_rfc3339(int64_t unix_seconds);
+
+}  // namespace kai::model

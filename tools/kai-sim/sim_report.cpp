@@ -1,0 +1,130 @@
+// Codec unit: JSON rendering of a session's result with nlohmann.
+#include "tools/kai-sim/sim_report.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+namespace kai::sim {
+namespace {
+
+using nlohmann::ordered_json;
+
+ordered_json quantities(const core::QueueQuantities& q) {
+  return ordered_json{{"gpu", q.gpu}, {"cpu", q.cpu}, {"memory", q.memory}};
+}
+
+std::vector<uint32_t> sorted_task_ids(const core::Session& ssn) {
+  std::vector<uint32_t> ids(ssn.tasks.size());
+  for (uint32_t i = 0; i < ids.size(); ++i) ids[i] = i;
+  std::sort(ids.begin(), ids.end(), [&](uint32_t a, uint32_t b) { return ssn.tasks[a].key < ssn.tasks[b].key; });
+  return ids;
+}
+
+double gpu_fraction(const core::TaskInfo& t) {
+  if (t.placed_portion > 0) return static_cast<double>(t.placed_portion) / 1000.0;
+  if (t.gpu.kind == core::GpuRequestKind::kFraction) return static_cast<double>(t.gpu.fraction_milli) / 1000.0;
+  return 0;
+}
+
+std::string pending_reason(const core::Session& ssn, const core::TaskInfo& t) {
+  if (t.status != core::PodStatus::kPending && t.status != core::PodStatus::kGated) return {};
+  const core::JobInfo& job = ssn.jobs[t.job];
+  return job.fit_errors.empty() ? std::string() : job.fit_errors.front().message;
+}
+
+}  // namespace
+
+bool is_unschedulable(const core::Session& ssn, const core::JobInfo& job) {
+  return !job.fit_errors.empty() && ssn.active_allocated_count(job) < job.min_member;
+}
+
+std::string render_json(const core::Session& ssn) {
+  ordered_json pods = ordered_json::array();
+  for (uint32_t id : sorted_task_ids(ssn)) {
+    const core::TaskInfo& t = ssn.tasks[id];
+    ordered_json p{{"namespace", t.pod->meta.namespace_},
+                   {"name", t.pod->meta.name},
+                   {"status", core::to_string(t.status)},
+                   {"node", t.node == core::kNoNode ? "" : ssn.nodes[t.node].name},
+                   {"gpuGroups", t.gpu_groups}};
+    if (t.gpu.is_shared()) p["gpuFraction"] = gpu_fraction(t);
+    if (auto r = pending_reason(ssn, t); !r.empty()) p["reason"] = r;
+    pods.push_back(std::move(p));
+  }
+  ordered_json decisions = ordered_json::array();
+  for (const auto& d : ssn.decisions) {
+    decisions.push_back(ordered_json{{"seq", d.seq},
+                                     {"action", d.action},
+                                     {"kind", events::to_string(d.kind)},
+                                     {"pod", d.pod},
+                                     {"node", d.node},
+                                     {"gpuGroups", d.gpu_groups},
+                                     {"reason", d.reason},
+                                     {"by", d.by}});
+  }
+  std::vector<const core::JobInfo*> jobs;
+  for (const auto& j : ssn.jobs) jobs.push_back(&j);
+  std::sort(jobs.begin(), jobs.end(), [](const auto* a, const auto* b) { return a->key < b->key; });
+  ordered_json groups = ordered_json::array();
+  for (const auto* j : jobs) {
+    ordered_json reasons = ordered_json::array();
+    for (const auto& r : j->fit_errors) reasons.push_back(ordered_json{{"reason", r.reason}, {"message", r.message}});
+    groups.push_back(ordered_json{{"namespace", j->namespace_},
+                                  {"name", j->name},
+                                  {"queue", j->queue_name},
+                                  {"minMember", j->min_member},
+                                  {"unschedulable", is_unschedulable(ssn, *j)},
+                                  {"reasons", std::move(reasons)}});
+  }
+  ordered_json queues = ordered_json::array();
+  for (const auto& q : ssn.queues) {
+    queues.push_back(ordered_json{{"name", q.name},
+                                  {"parent", q.parent == core::kNoQueue ? "" : ssn.queues[q.parent].name},
+                                  {"fairShare", quantities(q.fair_share)},
+                                  {"allocated", quantities(q.allocated)},
+                                  {"requested", quantities(q.request)}});
+  }
+  ordered_json out{{"pods", std::move(pods)},
+                   {"decisions", std::move(decisions)},
+                   {"podGroups", std::move(groups)},
+                   {"queues", std::move(queues)}};
+  return out.dump(2) + "\n";
+}
+
+std::string render_table(const core::Session& ssn) {
+  std::vector<std::vector<std::string>> rows = {{"POD", "STATUS", "NODE", "GPU", "GPU-GROUP", "REASON"}};
+  for (uint32_t id : sorted_task_ids(ssn)) {
+    const core::TaskInfo& t = ssn.tasks[id];
+    std::string gpu;
+    if (t.gpu.is_shared()) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%gx%d", gpu_fraction(t), t.gpu.num_devices);
+      gpu = buf;
+    } else if (t.req.milli_gpu > 0) {
+      gpu = std::to_string(t.req.milli_gpu / 1000);
+    }
+    std::string groups;
+    for (const auto& g : t.gpu_groups) groups += (groups.empty() ? "" : ",") + g.substr(0, 8);
+    std::string reason = pending_reason(ssn, t);
+    std::replace(reason.begin(), reason.end(), '\n', ' ');
+    rows.push_back({t.key, core::to_string(t.status), t.node == core::kNoNode ? "-" : ssn.nodes[t.node].name,
+                    gpu.empty() ? "-" : gpu, groups.empty() ? "-" : groups, reason});
+  }
+  std::vector<size_t> width(rows.front().size(), 0);
+  for (const auto& r : rows) {
+    for (size_t c = 0; c + 1 < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+  }
+  std::string out;
+  for (const auto& r : rows) {
+    for (size_t c = 0; c < r.size(); ++c) {
+      out += r[c];
+      if (c + 1 < r.size()) out += std::string(width[c] - r[c].size() + 2, ' ');
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace kai::sim

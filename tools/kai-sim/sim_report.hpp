@@ -1,0 +1,19 @@
+#pragma once
+// kai-sim's output (contracts.md §2): the session's result as JSON or as a readable table.
+
+#include <string>
+
+#include "actors/scheduler/core/session.hpp"
+
+namespace kai::sim {
+
+/// The result document: pods, decisions, podGroups, queues. Byte-identical for the same session.
+std::string render_json(const core::Session& ssn);
+
+/// One line per pod: POD, STATUS, NODE, GPU fraction, GPU group, reason.
+std::string render_table(const core::Session& ssn);
+
+/// Whether a pod group is reported unschedulable after the session.
+bool is_unschedulable(const core::Session& ssn, const core::JobInfo& job);
+
+}  // namespace kai::sim
