@@ -1,0 +1,141 @@
+// One scheduling session on kai-gen clusters (contracts.md §8, §10): session build, allocate alone,
+// and a single 3-pod gang attempt. Argument = scale in per-mille of the 5,000-node default mix.
+#include <benchmark/benchmark.h>
+
+#include <map>
+#include <memory>
+
+#include "actors/scheduler/core/allocate.hpp"
+#include "actors/scheduler/core/session.hpp"
+#include "tools/kai-gen/generator.hpp"
+
+namespace {
+
+using kai::core::Session;
+using kai::core::SessionOptions;
+
+const kai::model::ClusterObjects& cluster(int64_t per_mille, bool with_probe_gang) {
+  static std::map<std::pair<int64_t, bool>, std::unique_ptr<kai::model::ClusterObjects>> cache;
+  auto& slot = cache[{per_mille, with_probe_gang}];
+  if (!slot) {
+    slot = std::make_unique<kai::model::ClusterObjects>(
+        kai::gen::generate(kai::gen::ClusterSpec::scaled(static_cast<double>(per_mille) / 1000.0)));
+    if (with_probe_gang) {
+      // Only the probe gang is pending: the other pending groups are dropped.
+      kai::model::ClusterObjects& c = *slot;
+      std::erase_if(c.pods, [](const auto& p) { return p.phase == "Pending"; });
+      c.pod_groups.clear();
+      kai::model::PodGroup pg;
+      pg.meta.namespace_ = "bench";
+      pg.meta.name = "probe-gang";
+      pg.meta.uid = "uid-probe-gang";
+      pg.min_member = 3;
+      pg.queue = c.queues.back().meta.name;
+      c.pod_groups.push_back(pg);
+      for (int i = 0; i < 3; ++i) {
+        kai::model::Pod p;
+        p.meta.namespace_ = "bench";
+        p.meta.name = "probe-" + std::to_string(i);
+        p.meta.uid = "uid-probe-" + std::to_string(i);
+        p.meta.annotations["pod-group-name"] = "probe-gang";
+        p.scheduler_name = "kai-scheduler";
+        p.phase = "Pending";
+        kai::model::Container ctr;
+        ctr.requests = {{"cpu", 4000}, {"memory", 32LL * 1024 * 1024 * 1024 * 1000}, {"nvidia.com/gpu", 1000}};
+        p.containers.push_back(ctr);
+        c.pods.push_back(p);
+      }
+    }
+  }
+  return *slot;
+}
+
+SessionOptions allocate_only() {
+  SessionOptions o;
+  o.config.actions = {"allocate"};
+  o.now = 1767225600;
+  return o;
+}
+
+void report(benchmark::State& state, const Session& ssn) {
+  int64_t bound = 0, pipelined = 0, evicted = 0;
+  uint64_t checksum = 1469598103934665603ULL;  // FNV-1a over pod and node names of the decisions
+  for (const auto& d : ssn.decisions) {
+    bound += d.kind == kai::events::DecisionKind::kBind;
+    pipelined += d.kind == kai::events::DecisionKind::kPipeline;
+    evicted += d.kind == kai::events::DecisionKind::kEvict;
+    for (const std::string* s : {&d.pod, &d.node}) {
+      for (unsigned char ch : *s) checksum = (checksum ^ ch) * 1099511628211ULL;
+    }
+  }
+  state.counters["nodes"] = static_cast<double>(ssn.nodes.size());
+  state.counters["pods"] = static_cast<double>(ssn.tasks.size());
+  state.counters["allocated"] = static_cast<double>(bound);
+  state.counters["pipelined"] = static_cast<double>(pipelined);
+  state.counters["evicted"] = static_cast<double>(evicted);
+  state.counters["checksum"] = static_cast<double>(checksum % 1000000007ULL);
+}
+
+/// Session build (snapshot -> dense state, fair share) plus allocate.
+void BM_BuildAndAllocate(benchmark::State& state) {
+  const auto& objects = cluster(state.range(0), false);
+  for (auto _ : state) {
+    Session ssn(objects, allocate_only());
+    kai::core::AllocateAction().execute(ssn);
+    benchmark::DoNotOptimize(ssn.decisions.data());
+    if (state.iterations() == 1) report(state, ssn);
+  }
+}
+
+/// Allocate alone; the session build is excluded from the timing.
+void BM_AllocateOnly(benchmark::State& state) {
+  const auto& objects = cluster(state.range(0), false);
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto ssn = std::make_unique<Session>(objects, allocate_only());
+    state.ResumeTiming();
+    kai::core::AllocateAction().execute(*ssn);
+    benchmark::DoNotOptimize(ssn->decisions.data());
+    state.PauseTiming();
+    report(state, *ssn);
+    ssn.reset();
+    state.ResumeTiming();
+  }
+}
+
+/// Session build alone.
+void BM_SessionBuild(benchmark::State& state) {
+  const auto& objects = cluster(state.range(0), false);
+  for (auto _ : state) {
+    Session ssn(objects, allocate_only());
+    benchmark::DoNotOptimize(ssn.nodes.data());
+  }
+}
+
+/// One attempt of a 3 x 1-GPU gang (placed, then discarded) on an otherwise settled cluster.
+void BM_GangAttempt3Pods(benchmark::State& state) {
+  const auto& objects = cluster(state.range(0), true);
+  Session ssn(objects, allocate_only());
+  uint32_t job = 0;
+  for (uint32_t j = 0; j < ssn.jobs.size(); ++j) {
+    if (ssn.jobs[j].name == "probe-gang") job = j;
+  }
+  int64_t placed = 0;
+  for (auto _ : state) {
+    kai::core::Statement stmt(ssn);
+    bool pipelined = false;
+    placed += kai::core::allocate_job(ssn, stmt, job, pipelined);
+    stmt.discard();
+  }
+  state.counters["placed_fraction"] = static_cast<double>(placed) / static_cast<double>(state.iterations());
+  state.counters["nodes"] = static_cast<double>(ssn.nodes.size());
+}
+
+}  // namespace
+
+BENCHMARK(BM_SessionBuild)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AllocateOnly)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_BuildAndAllocate)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GangAttempt3Pods)->Arg(20)->Arg(1000)->Unit(benchmark::kMicrosecond);
+
+BENCHMARK_MAIN();

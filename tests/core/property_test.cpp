@@ -1,0 +1,158 @@
+// Properties over random clusters (house-style.md "Tests"): discard() restores the session exactly; no
+// node resource and no GPU device is over-committed after a session; gangs are all-or-nothing.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <sstream>
+
+#include "actors/scheduler/core/allocate.hpp"
+#include "actors/scheduler/core/node_fit.hpp"
+#include "actors/scheduler/core/session.hpp"
+#include "tools/kai-gen/generator.hpp"
+
+namespace {
+
+using namespace kai::core;
+
+/// A random small cluster: the kai-gen mix at 20 nodes, with some running pods terminating and some
+/// nodes tainted, cordoned or not ready.
+kai::model::ClusterObjects random_cluster(uint64_t seed) {
+  kai::gen::ClusterSpec spec = kai::gen::ClusterSpec::scaled(0.004);
+  spec.seed = seed;
+  spec.pending_groups = 12;
+  auto objects = kai::gen::generate(spec);
+  std::mt19937_64 rng(seed * 7919);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (auto& p : objects.pods) {
+    if (p.phase == "Running" && u(rng) < 0.15) p.meta.deletion_timestamp = 1767225600;
+  }
+  for (auto& n : objects.nodes) {
+    const double r = u(rng);
+    if (r < 0.05) n.unschedulable = true;
+    if (r >= 0.05 && r < 0.1) n.taints.push_back({"dedicated", "infra", "NoSchedule"});
+    if (r >= 0.1 && r < 0.13) n.conditions[0].status = "False";
+  }
+  return objects;
+}
+
+SessionOptions allocate_options() {
+  SessionOptions o;
+  o.config.actions = {"allocate"};
+  o.now = 1767225600;
+  return o;
+}
+
+std::string fingerprint(const Session& ssn) {
+  std::ostringstream out;
+  auto res = [&](const Resources& r) {
+    out << r.milli_cpu << "," << r.memory << "," << r.milli_gpu << "," << r.pods;
+    for (const auto& [id, v] : r.scalars) out << "," << id << ":" << v;
+    out << ";";
+  };
+  for (const auto& n : ssn.nodes) {
+    out << n.name << ":";
+    res(n.idle);
+    res(n.releasing);
+    res(n.used);
+    auto groups = n.shared_gpus;
+    std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.group < b.group; });
+    for (const auto& g : groups) {
+      out << g.group << "/" << g.used << "/" << g.releasing << "/" << g.pipelined << "/" << g.active_tasks << "/"
+          << g.releasing_tasks << "/" << g.pipelined_tasks << ";";
+    }
+    out << "\n";
+  }
+  for (const auto& t : ssn.tasks) {
+    out << t.key << ":" << static_cast<int>(t.status) << ":" << t.node << ":" << t.placed_portion;
+    for (const auto& g : t.gpu_groups) out << ":" << g;
+    out << "\n";
+  }
+  for (const auto& q : ssn.queues) {
+    out << q.name << ":" << q.allocated.gpu << "," << q.allocated.cpu << "," << q.allocated.memory << ","
+        << q.request.gpu << "," << q.request.cpu << "," << q.request.memory << "\n";
+  }
+  return out.str();
+}
+
+class RandomClusters : public ::testing::TestWithParam<uint64_t> {};
+
+TEST_P(RandomClusters, DiscardRestoresTheSessionExactly) {
+  const auto objects = random_cluster(GetParam());
+  Session ssn(objects, allocate_options());
+  const std::string before = fingerprint(ssn);
+  for (uint32_t j = 0; j < ssn.jobs.size(); ++j) {
+    if (!ssn.jobs[j].invalid.empty() || !ssn.has_pending_tasks(ssn.jobs[j])) continue;
+    Statement stmt(ssn);
+    bool pipelined = false;
+    allocate_job(ssn, stmt, j, pipelined);
+    stmt.discard();
+    ASSERT_EQ(fingerprint(ssn), before) << "after discarding job " << ssn.jobs[j].key;
+  }
+}
+
+TEST_P(RandomClusters, NothingIsOverCommitted) {
+  const auto objects = random_cluster(GetParam());
+  Session ssn(objects, allocate_options());
+  AllocateAction().execute(ssn);
+  for (uint32_t n = 0; n < ssn.nodes.size(); ++n) {
+    const NodeInfo& node = ssn.nodes[n];
+    // Now (everything but pipelined pods) and later (everything but releasing pods).
+    Resources now, later;
+    std::map<std::string, std::pair<int64_t, int64_t>> device_now_later;
+    for (const auto& t : ssn.tasks) {
+      if (t.node != static_cast<int32_t>(n) || !is_active_used(t.status)) continue;
+      if (t.status != PodStatus::kPipelined) now += t.req;
+      if (t.status != PodStatus::kReleasing) later += t.req;
+      for (const auto& g : t.gpu_groups) {
+        if (t.status != PodStatus::kPipelined) device_now_later[g].first += t.placed_portion;
+        if (t.status != PodStatus::kReleasing) device_now_later[g].second += t.placed_portion;
+      }
+    }
+    int64_t whole_now = now.milli_gpu / 1000, whole_later = later.milli_gpu / 1000;
+    for (const auto& [g, portions] : device_now_later) {
+      EXPECT_LE(portions.first, 1000) << node.name << " device " << g;
+      EXPECT_LE(portions.second, 1000) << node.name << " device " << g;
+      whole_now += portions.first > 0;
+      whole_later += portions.second > 0;
+    }
+    EXPECT_TRUE(now.fits_in(node.allocatable)) << node.name;
+    EXPECT_TRUE(later.fits_in(node.allocatable)) << node.name;
+    EXPECT_LE(whole_now, node.gpu_count) << node.name;
+    EXPECT_LE(whole_later, node.gpu_count) << node.name;
+  }
+}
+
+TEST_P(RandomClusters, GangsAreAllOrNothing) {
+  const auto objects = random_cluster(GetParam());
+  Session ssn(objects, allocate_options());
+  std::vector<int32_t> before(ssn.jobs.size());
+  for (uint32_t j = 0; j < ssn.jobs.size(); ++j) before[j] = ssn.active_allocated_count(ssn.jobs[j]);
+  AllocateAction().execute(ssn);
+  for (uint32_t j = 0; j < ssn.jobs.size(); ++j) {
+    const JobInfo& job = ssn.jobs[j];
+    const int32_t after = ssn.active_allocated_count(job);
+    if (after == before[j]) continue;
+    EXPECT_GE(after, job.min_member) << job.key << " was partly placed";
+  }
+}
+
+TEST_P(RandomClusters, SameSeedGivesTheSameDecisions) {
+  const auto objects = random_cluster(GetParam());
+  auto run = [&] {
+    Session ssn(objects, allocate_options());
+    AllocateAction().execute(ssn);
+    std::ostringstream out;
+    for (const auto& d : ssn.decisions) {
+      out << d.seq << d.pod << d.node;
+      for (const auto& g : d.gpu_groups) out << g;
+      out << "\n";
+    }
+    return out.str();
+  };
+  EXPECT_EQ(run(), run());
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, RandomClusters, ::testing::Range<uint64_t>(1, 31));
+
+}  // namespace
