@@ -35,9 +35,22 @@ struct Suffix {
 };
 
 constexpr std::array<Suffix, 16> kSuffixes{{
-    {"Ki", 10, 0}, {"Mi", 20, 0}, {"Gi", 30, 0}, {"Ti", 40, 0}, {"Pi", 50, 0}, {"Ei", 60, 0},
-    {"n", 0, -9},  {"u", 0, -6},  {"m", 0, -3},  {"", 0, 0},    {"k", 0, 3},   {"M", 0, 6},
-    {"G", 0, 9},   {"T", 0, 12},  {"P", 0, 15},  {"E", 0, 18},
+    {"Ki", 10, 0},
+    {"Mi", 20, 0},
+    {"Gi", 30, 0},
+    {"Ti", 40, 0},
+    {"Pi", 50, 0},
+    {"Ei", 60, 0},
+    {"n", 0, -9},
+    {"u", 0, -6},
+    {"m", 0, -3},
+    {"", 0, 0},
+    {"k", 0, 3},
+    {"M", 0, 6},
+    {"G", 0, 9},
+    {"T", 0, 12},
+    {"P", 0, 15},
+    {"E", 0, 18},
 }};
 
 Status syntax_error(std::string_view text, std::string_view why) {
@@ -96,8 +109,8 @@ Result<int64_t> parse_quantity_milli(std::string_view text) {
   const std::string_view suffix = text.substr(pos);
   int binary_power = 0;
   int64_t decimal_power = 0;
-  const auto known = std::find_if(kSuffixes.begin(), kSuffixes.end(),
-                                  [&](const Suffix& s) { return s.text == suffix; });
+  const auto known =
+      std::find_if(kSuffixes.begin(), kSuffixes.end(), [&](const Suffix& s) { return s.text == suffix; });
   if (known != kSuffixes.end()) {
     binary_power = known->binary_power;
     decimal_power = known->decimal_power;
