@@ -2,6 +2,8 @@
 // Per-kind JSON decoding and encoding with nlohmann. Include only from codec translation units.
 
 #include <nlohmann/json.hpp>
+#include <string_view>
+#include <vector>
 
 #include "k8s/model/objects.hpp"
 #include "k8s/model/status.hpp"
@@ -29,5 +31,8 @@ Status decode_object_into(const nlohmann::json& j, ClusterObjects& out);
 
 /// Converts a YAML document to the equivalent JSON value (scalars typed as YAML 1.2 core schema).
 Result<nlohmann::json> yaml_to_json(std::string_view yaml_document);
+
+/// Converts every non-empty document of a multi-document YAML stream, in order.
+Result<std::vector<nlohmann::json>> yaml_documents_to_json(std::string_view yaml_stream);
 
 }  // namespace kai::model

@@ -21,6 +21,7 @@ using StringMap = std::map<std::string, std::string>;
 struct FieldError {
   std::string field;
   std::string message;
+  bool operator==(const FieldError&) const = default;
 };
 
 struct OwnerReference {
@@ -29,6 +30,7 @@ struct OwnerReference {
   std::string name;
   std::string uid;
   bool controller = false;
+  bool operator==(const OwnerReference&) const = default;
 };
 
 struct ObjectMeta {
@@ -43,6 +45,7 @@ struct ObjectMeta {
   StringMap labels;
   StringMap annotations;
   std::vector<OwnerReference> owner_references;
+  bool operator==(const ObjectMeta&) const = default;
 };
 
 // ---------------------------------------------------------------------------------------- Node
@@ -50,11 +53,13 @@ struct Taint {
   std::string key;
   std::string value;
   std::string effect;  ///< NoSchedule | PreferNoSchedule | NoExecute
+  bool operator==(const Taint&) const = default;
 };
 
 struct NodeCondition {
   std::string type;    ///< Ready, MemoryPressure, DiskPressure, PIDPressure, NetworkUnavailable...
   std::string status;  ///< True | False | Unknown
+  bool operator==(const NodeCondition&) const = default;
 };
 
 struct Node {
@@ -65,6 +70,7 @@ struct Node {
   ResourceList allocatable;
   std::vector<NodeCondition> conditions;
   std::vector<FieldError> errors;
+  bool operator==(const Node&) const = default;
 };
 
 // ----------------------------------------------------------------------------------------- Pod
@@ -73,18 +79,21 @@ struct Toleration {
   std::string op = "Equal";  ///< Equal | Exists
   std::string value;
   std::string effect;  ///< Empty matches every effect.
+  bool operator==(const Toleration&) const = default;
 };
 
 struct NodeSelectorRequirement {
   std::string key;
   std::string op;  ///< In | NotIn | Exists | DoesNotExist | Gt | Lt
   std::vector<std::string> values;
+  bool operator==(const NodeSelectorRequirement&) const = default;
 };
 
 /// One term of requiredDuringSchedulingIgnoredDuringExecution; terms are ORed, requirements ANDed.
 struct NodeSelectorTerm {
   std::vector<NodeSelectorRequirement> match_expressions;
   std::vector<NodeSelectorRequirement> match_fields;  ///< Only metadata.name is defined by Kubernetes.
+  bool operator==(const NodeSelectorTerm&) const = default;
 };
 
 struct Container {
@@ -93,6 +102,7 @@ struct Container {
   ResourceList limits;
   bool restart_policy_always = false;  ///< A sidecar init container (refused, contracts.md §9).
   bool has_host_port = false;
+  bool operator==(const Container&) const = default;
 };
 
 struct PodCondition {
@@ -100,6 +110,7 @@ struct PodCondition {
   std::string status;
   std::string reason;
   std::string message;
+  bool operator==(const PodCondition&) const = default;
 };
 
 struct Pod {
@@ -124,6 +135,7 @@ struct Pod {
   std::string nominated_node_name;
   std::vector<PodCondition> conditions;
   std::vector<FieldError> errors;
+  bool operator==(const Pod&) const = default;
 };
 
 // --------------------------------------------------------------------------------------- Queue
@@ -133,6 +145,7 @@ struct QueueResource {
   double quota = 0;
   double over_quota_weight = 0;
   double limit = 0;
+  bool operator==(const QueueResource&) const = default;
 };
 
 struct Queue {
@@ -147,6 +160,7 @@ struct Queue {
   std::optional<double> preempt_min_runtime_seconds;
   std::optional<double> reclaim_min_runtime_seconds;
   std::vector<FieldError> errors;
+  bool operator==(const Queue&) const = default;
 };
 
 // ------------------------------------------------------------------------------------ PodGroup
@@ -155,6 +169,7 @@ struct TopologyConstraint {
   std::string required_level;
   std::string preferred_level;
   bool empty() const { return topology.empty() && required_level.empty() && preferred_level.empty(); }
+  bool operator==(const TopologyConstraint&) const = default;
 };
 
 struct SubGroup {
@@ -162,6 +177,7 @@ struct SubGroup {
   int32_t min_member = 0;
   std::optional<std::string> parent;
   TopologyConstraint topology_constraint;
+  bool operator==(const SubGroup&) const = default;
 };
 
 struct PodGroup {
@@ -175,6 +191,7 @@ struct PodGroup {
   TopologyConstraint topology_constraint;
   std::vector<SubGroup> sub_groups;
   std::vector<FieldError> errors;
+  bool operator==(const PodGroup&) const = default;
 };
 
 // ------------------------------------------------------------------------------- PriorityClass
@@ -183,6 +200,8 @@ struct PriorityClass {
   int32_t value = 0;
   bool global_default = false;
   std::string preemption_policy;
+  std::vector<FieldError> errors;
+  bool operator==(const PriorityClass&) const = default;
 };
 
 // --------------------------------------------------------------------------------- BindRequest
@@ -199,6 +218,7 @@ struct BindRequest {
   std::string reason;
   int32_t failed_attempts = 0;
   std::vector<FieldError> errors;
+  bool operator==(const BindRequest&) const = default;
 };
 
 /// Everything a snapshot holds, in input order.
@@ -211,6 +231,7 @@ struct ClusterObjects {
   std::vector<BindRequest> bind_requests;
   /// Objects of other kinds, skipped ("Deployment ns/name"); kept to tell the user.
   std::vector<std::string> skipped;
+  bool operator==(const ClusterObjects&) const = default;
 };
 
 }  // namespace kai::model
