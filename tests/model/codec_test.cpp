@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "k8s/model/json_codec.hpp"
@@ -518,6 +519,52 @@ TEST(DecodeObjectIntoTest, MissingKindOrNameIsAnError) {
     EXPECT_FALSE(s.is_ok()) << o;
   }
   EXPECT_TRUE(out.pods.empty());
+}
+
+/// Every node of `doc` replaced in turn by a value of every JSON type: decoding must still succeed
+/// (the top level stays an object) and must not throw.
+template <class Decode>
+void mutate_everywhere(const json& doc, Decode decode) {
+  const json replacements[] = {json(nullptr), json("x"),     json(-1),       json(1.5),
+                               json(true),    json::array(), json::object(), json::array({1, "a"})};
+  const json flat = doc.flatten();
+  for (const auto& [pointer, leaf] : flat.items()) {
+    // Each prefix of the pointer names an inner node as well as the leaf.
+    json::json_pointer ptr(pointer);
+    while (!ptr.empty()) {
+      for (const json& r : replacements) {
+        json mutated = doc;
+        mutated[ptr] = r;
+        Result<typename std::decay_t<decltype(*decode(doc))>> out = decode(mutated);
+        EXPECT_TRUE(out.is_ok()) << ptr.to_string() << " = " << r.dump();
+      }
+      ptr = ptr.parent_pointer();
+    }
+  }
+}
+
+TEST(MutationTest, DecodersSurviveAnyTypeAnywhere) {
+  mutate_everywhere(json::parse(kFullPod), [](const json& j) { return decode_pod(j); });
+  mutate_everywhere(json::parse(R"({"metadata":{"name":"q","labels":{"a":"b"}},"spec":{"displayName":"d",
+    "parentQueue":"p","priority":1,"resources":{"gpu":{"quota":1,"overQuotaWeight":1,"limit":1}},
+    "preemptMinRuntime":"1s","reclaimMinRuntime":"1s"}})"),
+                    [](const json& j) { return decode_queue(j); });
+  mutate_everywhere(
+      json::parse(R"({"metadata":{"name":"pg","ownerReferences":[{"name":"x","controller":true}]},
+    "spec":{"minMember":1,"queue":"q","markUnschedulable":true,"schedulingBackoff":1,
+    "topologyConstraint":{"topology":"t"},"subGroups":[{"name":"a","minMember":1,"parent":"b",
+    "topologyConstraint":{"requiredTopologyLevel":"r"}}]}})"),
+      [](const json& j) { return decode_pod_group(j); });
+  mutate_everywhere(json::parse(R"({"metadata":{"name":"n","creationTimestamp":"2024-01-02T03:04:05Z"},
+    "spec":{"unschedulable":true,"taints":[{"key":"k","effect":"e"}]},
+    "status":{"capacity":{"cpu":"1"},"allocatable":{"cpu":"1"},"conditions":[{"type":"Ready","status":"True"}]}})"),
+                    [](const json& j) { return decode_node(j); });
+  mutate_everywhere(json::parse(R"({"metadata":{"name":"b"},"spec":{"podName":"p","receivedGPU":{"count":1,
+    "portion":"0.5"},"selectedGPUGroups":["g"],"backoffLimit":1},"status":{"phase":"P","failedAttempts":1}})"),
+                    [](const json& j) { return decode_bind_request(j); });
+  mutate_everywhere(
+      json::parse(R"({"metadata":{"name":"pc"},"value":1,"globalDefault":true,"preemptionPolicy":"Never"})"),
+      [](const json& j) { return decode_priority_class(j); });
 }
 
 // ---------------------------------------------------------------------------------- round trips
