@@ -76,7 +76,7 @@ std::string format_rfc3339(int64_t t) {
   const unsigned d = doy - (153 * mp + 2) / 5 + 1;
   const unsigned m = mp < 10 ? mp + 3 : mp - 9;
   y += m <= 2;
-  char buf[32];
+  char buf[96];
   std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02lld:%02lld:%02lldZ", static_cast<long long>(y), m, d,
                 static_cast<long long>(secs / 3600), static_cast<long long>(secs / 60 % 60),
                 static_cast<long long>(secs % 60));

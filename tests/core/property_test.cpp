@@ -153,6 +153,7 @@ TEST_P(RandomClusters, SameSeedGivesTheSameDecisions) {
   EXPECT_EQ(run(), run());
 }
 
-INSTANTIATE_TEST_SUITE_P(Seeds, RandomClusters, ::testing::Range<uint64_t>(1, 31));
+INSTANTIATE_TEST_SUITE_P(Seeds, RandomClusters, ::testing::Range<uint64_t>(1, 31),
+                         [](const auto& info) { return "seed" + std::to_string(info.param); });
 
 }  // namespace

@@ -23,8 +23,9 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 fs::path scenarios_dir() {
+  // The environment wins (ctest sets it); the build's source tree is the default, which test discovery uses.
   const char* root = std::getenv("KAI_SOURCE_DIR");
-  return fs::path(root ? root : ".") / "tests" / "scenarios";
+  return fs::path(root ? root : KAI_DEFAULT_SOURCE_DIR) / "tests" / "scenarios";
 }
 
 std::vector<std::string> scenario_files() {

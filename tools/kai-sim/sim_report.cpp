@@ -105,7 +105,10 @@ std::string render_table(const core::Session& ssn) {
       gpu = std::to_string(t.req.milli_gpu / 1000);
     }
     std::string groups;
-    for (const auto& g : t.gpu_groups) groups += (groups.empty() ? "" : ",") + g.substr(0, 8);
+    for (const auto& g : t.gpu_groups) {
+      if (!groups.empty()) groups.push_back(',');
+      groups.append(g, 0, 8);
+    }
     std::string reason = pending_reason(ssn, t);
     std::replace(reason.begin(), reason.end(), '\n', ' ');
     rows.push_back({t.key, core::to_string(t.status), t.node == core::kNoNode ? "-" : ssn.nodes[t.node].name,

@@ -92,7 +92,7 @@ const SharedGpu* NodeInfo::find_group(const std::string& group) const {
 }
 
 int64_t NodeInfo::non_allocated_gpu_milli() const {
-  int64_t free = std::max<int64_t>(0, idle.milli_gpu) + std::max<int64_t>(0, releasing.milli_gpu);
+  int64_t free = std::max<int64_t>(0, idle.milli_gpu + releasing.milli_gpu);
   for (const auto& g : shared_gpus) free += std::max<int64_t>(0, g.free_with_releasing());
   return free;
 }

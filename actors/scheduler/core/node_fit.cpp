@@ -14,8 +14,14 @@ bool non_gpu_fits(const Resources& req, const Resources& avail) {
   return r.fits_in(a);
 }
 
-int64_t whole_idle_devices(const NodeInfo& n) { return std::max<int64_t>(0, n.idle.milli_gpu / 1000); }
-int64_t whole_releasing_devices(const NodeInfo& n) { return std::max<int64_t>(0, n.releasing.milli_gpu / 1000); }
+// Whole devices free now and once releasing pods leave. Pipelined pods take from releasing capacity even
+// when part of what they need is idle, so releasing may be negative: the sum is what is really free.
+int64_t whole_free_devices(const NodeInfo& n) {
+  return std::max<int64_t>(0, (n.idle.milli_gpu + n.releasing.milli_gpu) / 1000);
+}
+int64_t whole_idle_devices(const NodeInfo& n) {
+  return std::min(whole_free_devices(n), std::max<int64_t>(0, n.idle.milli_gpu / 1000));
+}
 
 }  // namespace
 
@@ -40,8 +46,8 @@ GpuCandidates fitting_gpus(const TaskInfo& task, const NodeInfo& node) {
     out.candidates.push_back(GpuCandidate{static_cast<int32_t>(i), static_cast<double>(g.used) / 1000.0});
     out.fits_idle.push_back(g.idle_portion() >= need);
   }
-  const int64_t idle = whole_idle_devices(node), releasing = whole_releasing_devices(node);
-  for (int64_t i = 0; i < idle + releasing; ++i) {
+  const int64_t idle = whole_idle_devices(node), free = whole_free_devices(node);
+  for (int64_t i = 0; i < free; ++i) {
     out.candidates.push_back(GpuCandidate{-1, 0.0});
     out.fits_idle.push_back(i < idle);
   }
