@@ -153,6 +153,21 @@ TEST_P(RandomClusters, SameSeedGivesTheSameDecisions) {
   EXPECT_EQ(run(), run());
 }
 
+TEST_P(RandomClusters, WholeGpuFastPathDecidesLikeScoringEveryNode) {
+  const auto objects = random_cluster(GetParam());
+  auto run = [&](bool fast) {
+    Session ssn(objects, allocate_options());
+    ssn.whole_gpu_fast_path = fast;
+    AllocateAction().execute(ssn);
+    std::ostringstream out;
+    for (const auto& d : ssn.decisions) {
+      out << d.seq << " " << d.pod << " " << kai::events::to_string(d.kind) << " " << d.node << "\n";
+    }
+    return out.str();
+  };
+  EXPECT_EQ(run(true), run(false));
+}
+
 INSTANTIATE_TEST_SUITE_P(Seeds, RandomClusters, ::testing::Range<uint64_t>(1, 31),
                          [](const auto& info) { return "seed" + std::to_string(info.param); });
 

@@ -76,8 +76,38 @@ bool place_on_node(Session& ssn, Statement& stmt, uint32_t task_id, uint32_t nod
   return true;
 }
 
+/// The node the node-order plugins would rank first for a whole-GPU task under GPU binpack, found by
+/// walking nodes in (free GPUs, name) order from the first with enough free GPUs: with nodeavailability
+/// the first node that fits idle resources wins (100 points outweigh placement's 9), otherwise the
+/// first node that fits at all. Exactly the generic path's choice (tested), without scoring every node.
+std::optional<uint32_t> best_node_for_whole_gpu_task(Session& ssn, const TaskInfo& task) {
+  for (const auto& fn : ssn.task_capacity_fns) {
+    if (!ssn.nodes.empty() && fn(task, ssn.nodes.front())) return std::nullopt;  // node-independent here
+  }
+  const std::vector<char>& mask = ssn.static_fit_mask(task);
+  std::optional<uint32_t> fallback;
+  for (auto it = ssn.gpu_free_index.lower_bound(task.req.milli_gpu); it != ssn.gpu_free_index.end(); ++it) {
+    const uint32_t n = ssn.gpu_free_index.node_of(*it);
+    if (!mask[n]) continue;
+    const NodeInfo& node = ssn.nodes[n];
+    if (!fits_idle_or_releasing(task, node)) continue;
+    if (!ssn.prefers_idle_nodes || fits_idle(task, node)) return n;
+    if (!fallback) fallback = n;
+  }
+  return fallback;
+}
+
+bool uses_whole_gpu_fast_path(const Session& ssn, const TaskInfo& task) {
+  return ssn.whole_gpu_fast_path && task.gpu.kind == GpuRequestKind::kWhole &&
+         (task.nominated_node.empty() || !ssn.honours_nominated_node);
+}
+
 bool allocate_task(Session& ssn, Statement& stmt, uint32_t task_id) {
   const TaskInfo& task = ssn.tasks[task_id];
+  if (uses_whole_gpu_fast_path(ssn, task)) {
+    auto best = best_node_for_whole_gpu_task(ssn, task);
+    return best && place_on_node(ssn, stmt, task_id, *best);
+  }
   std::vector<uint32_t> fitting;
   for (uint32_t n : ssn.statically_fitting_nodes(task)) {
     const NodeInfo& node = ssn.nodes[n];

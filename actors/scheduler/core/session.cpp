@@ -519,6 +519,7 @@ class SessionBuilder {
 Session::Session(const model::ClusterObjects& objects, SessionOptions options)
     : options_(std::move(options)), rng_(options_.seed) {
   SessionBuilder(*this, objects).build();
+  gpu_free_index.build(nodes);
   open_plugins();
 }
 
@@ -535,6 +536,14 @@ void Session::open_plugins() {
     plugins_.push_back((*factory)(pc));
     plugins_.back()->on_session_open(*this);
   }
+  // The fast path is exact only when GPU placement is binpack and no other scorer reorders whole-GPU
+  // tasks: gpusharingorder and resourcetype never score them, nodeavailability outweighs placement.
+  const PluginConfig* placement = options_.config.plugin("nodeplacement");
+  const bool gpu_binpack = placement != nullptr && (!placement->arguments.count("gpu") ||
+                                                    placement->arguments.at("gpu") != "spread");
+  prefers_idle_nodes = options_.config.plugin("nodeavailability") != nullptr;
+  honours_nominated_node = options_.config.plugin("nominatednode") != nullptr;
+  whole_gpu_fast_path = gpu_binpack;
 }
 
 uint32_t Session::scalar_id(const std::string& name) {
@@ -699,19 +708,25 @@ void Session::account_task_in_queue(const TaskInfo& task, int sign) {
   }
 }
 
-const std::vector<uint32_t>& Session::statically_fitting_nodes(const TaskInfo& task) {
+const Session::StaticFit& Session::static_fit(const TaskInfo& task) {
   const auto sig = static_cast<size_t>(task.constraints);
   if (static_fit_cache_.size() <= sig) static_fit_cache_.resize(sig + 1);
   auto& slot = static_fit_cache_[sig];
   if (!slot) {
     slot.emplace();
-    slot->reserve(nodes.size());
+    slot->mask.assign(nodes.size(), 0);
     for (uint32_t i = 0; i < nodes.size(); ++i) {
-      if (!static_rejection(task, nodes[i])) slot->push_back(i);
+      if (static_rejection(task, nodes[i])) continue;
+      slot->nodes.push_back(i);
+      slot->mask[i] = 1;
     }
   }
   return *slot;
 }
+
+const std::vector<uint32_t>& Session::statically_fitting_nodes(const TaskInfo& task) { return static_fit(task).nodes; }
+
+const std::vector<char>& Session::static_fit_mask(const TaskInfo& task) { return static_fit(task).mask; }
 
 std::optional<std::string> Session::static_rejection(const TaskInfo& task, const NodeInfo& node) const {
   for (const auto& fn : static_predicate_fns) {

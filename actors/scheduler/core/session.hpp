@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "actors/scheduler/core/cluster_info.hpp"
+#include "actors/scheduler/core/gpu_free_index.hpp"
 #include "actors/scheduler/core/scheduler_config.hpp"
 #include "events/decision.hpp"
 #include "k8s/model/objects.hpp"
@@ -104,6 +105,16 @@ class Session {
   std::vector<TaskCapacityFn> task_capacity_fns;
   std::vector<AllocateEventFn> allocate_event_fns;
 
+  /// GPU nodes by (free GPUs, name); the statement keeps it current.
+  GpuFreeIndex gpu_free_index;
+  /// Whole-GPU tasks may be placed by walking gpu_free_index instead of scoring every node. Set when the
+  /// configured node-order plugins rank such tasks by that order (GPU binpack, see allocate.cpp); tests
+  /// turn it off to check that both ways decide the same.
+  bool whole_gpu_fast_path = false;
+  /// Whether nodeavailability / nominatednode take part in node ordering (the fast path needs to know).
+  bool prefers_idle_nodes = false;
+  bool honours_nominated_node = false;
+
   // --- ordering helpers over the hooks ---
   bool job_less(const JobInfo& a, const JobInfo& b) const;
   bool task_less(const TaskInfo& a, const TaskInfo& b) const;
@@ -112,6 +123,8 @@ class Session {
   // --- node fitting ---
   /// Nodes that pass the static predicates for `task` (cached per constraint signature).
   const std::vector<uint32_t>& statically_fitting_nodes(const TaskInfo& task);
+  /// The same as a mask by node id (1 = passes).
+  const std::vector<char>& static_fit_mask(const TaskInfo& task);
   /// Why `node` rejects `task` on static grounds, nullopt if it accepts.
   std::optional<std::string> static_rejection(const TaskInfo& task, const NodeInfo& node) const;
 
@@ -148,8 +161,12 @@ class Session {
   SessionOptions options_;
   std::vector<std::string> scalar_names_;
   std::unordered_map<std::string, uint32_t> scalar_ids_;
-  std::vector<std::optional<std::vector<uint32_t>>> static_fit_cache_;  ///< By constraint signature.
-  std::vector<const TaskInfo*> constraint_representative_;
+  struct StaticFit {
+    std::vector<uint32_t> nodes;
+    std::vector<char> mask;
+  };
+  const StaticFit& static_fit(const TaskInfo& task);
+  std::vector<std::optional<StaticFit>> static_fit_cache_;  ///< By constraint signature.
   std::mt19937_64 rng_;
   std::vector<std::unique_ptr<Plugin>> plugins_;
 };
