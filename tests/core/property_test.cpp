@@ -27,6 +27,17 @@ kai::model::ClusterObjects random_cluster(uint64_t seed) {
   for (auto& p : objects.pods) {
     if (p.phase == "Running" && u(rng) < 0.15) p.meta.deletion_timestamp = 1767225600;
   }
+  // Vary the shared-GPU requests: some by memory, some on two devices.
+  for (auto& p : objects.pods) {
+    if (p.phase != "Pending" || !p.meta.annotations.count("gpu-fraction")) continue;
+    const double r = u(rng);
+    if (r < 0.3) {
+      p.meta.annotations.erase("gpu-fraction");
+      p.meta.annotations["gpu-memory"] = "30000";
+    } else if (r < 0.5) {
+      p.meta.annotations["gpu-fraction-num-devices"] = "2";
+    }
+  }
   for (auto& n : objects.nodes) {
     const double r = u(rng);
     if (r < 0.05) n.unschedulable = true;
@@ -153,11 +164,11 @@ TEST_P(RandomClusters, SameSeedGivesTheSameDecisions) {
   EXPECT_EQ(run(), run());
 }
 
-TEST_P(RandomClusters, WholeGpuFastPathDecidesLikeScoringEveryNode) {
+TEST_P(RandomClusters, GpuFastPathDecidesLikeScoringEveryNode) {
   const auto objects = random_cluster(GetParam());
   auto run = [&](bool fast) {
     Session ssn(objects, allocate_options());
-    ssn.whole_gpu_fast_path = fast;
+    ssn.gpu_fast_path = fast;
     AllocateAction().execute(ssn);
     std::ostringstream out;
     for (const auto& d : ssn.decisions) {

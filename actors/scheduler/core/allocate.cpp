@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <functional>
 #include <numeric>
 
 #include "actors/scheduler/core/job_queue_tree.hpp"
@@ -76,43 +77,71 @@ bool place_on_node(Session& ssn, Statement& stmt, uint32_t task_id, uint32_t nod
   return true;
 }
 
-/// The node the node-order plugins would rank first for a whole-GPU task under GPU binpack, found by
-/// walking nodes in (free GPUs, name) order from the first with enough free GPUs: with nodeavailability
-/// the first node that fits idle resources wins (100 points outweigh placement's 9), otherwise the
-/// first node that fits at all. Exactly the generic path's choice (tested), without scoring every node.
-std::optional<uint32_t> best_node_for_whole_gpu_task(Session& ssn, const TaskInfo& task) {
-  for (const auto& fn : ssn.task_capacity_fns) {
-    if (!ssn.nodes.empty() && fn(task, ssn.nodes.front())) return std::nullopt;  // node-independent here
-  }
+/// The first node of `index` from `from` on (ranking order: free GPUs, then name) that takes the task:
+/// with nodeavailability the first that fits idle resources wins (its 100 points outweigh placement's
+/// 9), otherwise the first that fits at all. `accept` adds conditions (capacity, a fitting shared group).
+template <class Accept>
+std::optional<uint32_t> walk_index(Session& ssn, const TaskInfo& task, const GpuFreeIndex& index, int64_t from,
+                                   Accept accept) {
   const std::vector<char>& mask = ssn.static_fit_mask(task);
   std::optional<uint32_t> fallback;
-  for (auto it = ssn.gpu_free_index.lower_bound(task.req.milli_gpu); it != ssn.gpu_free_index.end(); ++it) {
-    const uint32_t n = ssn.gpu_free_index.node_of(*it);
+  for (auto it = index.lower_bound(from); it != index.end(); ++it) {
+    const uint32_t n = index.node_of(*it);
     if (!mask[n]) continue;
     const NodeInfo& node = ssn.nodes[n];
-    if (!fits_idle_or_releasing(task, node)) continue;
+    if (!fits_idle_or_releasing(task, node) || !accept(node)) continue;
     if (!ssn.prefers_idle_nodes || fits_idle(task, node)) return n;
     if (!fallback) fallback = n;
   }
   return fallback;
 }
 
-bool uses_whole_gpu_fast_path(const Session& ssn, const TaskInfo& task) {
-  return ssn.whole_gpu_fast_path && task.gpu.kind == GpuRequestKind::kWhole &&
+/// Under GPU binpack the node-order plugins rank GPU nodes for a GPU task lexicographically:
+/// gpusharingorder (1000, shared tasks with a fitting device in use) > nodeavailability (100) >
+/// placement (0..9, falling as free GPUs rise) > name. Walking the indexes in that order finds the
+/// generic path's choice without scoring every node (tested equal on random clusters).
+std::optional<uint32_t> best_gpu_node(Session& ssn, const TaskInfo& task,
+                                      const std::function<bool(const NodeInfo&)>& capacity_ok) {
+  if (!task.gpu.is_shared()) return walk_index(ssn, task, ssn.gpu_free_index, task.req.milli_gpu, capacity_ok);
+  const int64_t from = task.gpu.kind == GpuRequestKind::kFraction ? task.gpu.fraction_milli : 1;
+  if (ssn.prefers_shared_groups) {
+    auto in_group = walk_index(ssn, task, ssn.shared_room_index, from, [&](const NodeInfo& node) {
+      return has_fitting_shared_group(task, node) && capacity_ok(node);
+    });
+    if (in_group) return in_group;
+  }
+  return walk_index(ssn, task, ssn.gpu_free_index, from, capacity_ok);
+}
+
+bool uses_gpu_fast_path(const Session& ssn, const TaskInfo& task) {
+  return ssn.gpu_fast_path &&
+         (task.gpu.kind == GpuRequestKind::kWhole || task.gpu.is_shared()) &&
          (task.nominated_node.empty() || !ssn.honours_nominated_node);
 }
 
 bool allocate_task(Session& ssn, Statement& stmt, uint32_t task_id) {
   const TaskInfo& task = ssn.tasks[task_id];
-  if (uses_whole_gpu_fast_path(ssn, task)) {
-    auto best = best_node_for_whole_gpu_task(ssn, task);
+  // The queue-capacity check depends on the node only through the GPU portion the task would take
+  // there (gpu-memory is converted per node), so it is computed once per distinct portion.
+  std::vector<std::pair<int64_t, bool>> capacity_by_portion;
+  auto capacity_ok = [&](const NodeInfo& node) {
+    const int64_t portion = task.gpu.is_shared() ? shared_portion_on(task, node) : -1;
+    for (const auto& [p, ok] : capacity_by_portion) {
+      if (p == portion) return ok;
+    }
+    const bool ok = !capacity_rejection(ssn, task, node);
+    capacity_by_portion.emplace_back(portion, ok);
+    return ok;
+  };
+  if (uses_gpu_fast_path(ssn, task)) {
+    auto best = best_gpu_node(ssn, task, capacity_ok);
     return best && place_on_node(ssn, stmt, task_id, *best);
   }
   std::vector<uint32_t> fitting;
   for (uint32_t n : ssn.statically_fitting_nodes(task)) {
     const NodeInfo& node = ssn.nodes[n];
     if (!fits_idle_or_releasing(task, node)) continue;
-    if (capacity_rejection(ssn, task, node)) continue;
+    if (!capacity_ok(node)) continue;
     fitting.push_back(n);
   }
   if (fitting.empty()) return false;
@@ -156,16 +185,28 @@ bool should_pipeline_job(const Session& ssn, const JobInfo& job) {
 
 std::string explain_task_fit(Session& ssn, const TaskInfo& task) {
   std::map<std::string, int> histogram;
-  for (const NodeInfo& node : ssn.nodes) {
-    if (auto why = ssn.static_rejection(task, node)) {
-      ++histogram[*why];
+  std::map<uint32_t, int> lack_counts;  // by ResourceLack bit set; strings are built once per distinct set
+  const std::vector<char>& mask = ssn.static_fit_mask(task);
+  for (uint32_t n = 0; n < ssn.nodes.size(); ++n) {
+    const NodeInfo& node = ssn.nodes[n];
+    if (!mask[n]) {
+      if (auto why = ssn.static_rejection(task, node)) ++histogram[*why];
       continue;
     }
-    auto reasons = resource_rejections(ssn, task, node);
-    if (reasons.empty()) {
-      if (auto why = capacity_rejection(ssn, task, node)) reasons.push_back(*why);
+    if (const uint32_t bits = resource_rejection_bits(task, node); bits != 0) {
+      ++lack_counts[bits];
+    } else if (auto why = capacity_rejection(ssn, task, node)) {
+      ++histogram[*why];
     }
-    for (const auto& r : reasons) ++histogram[r];
+  }
+  for (const auto& [bits, count] : lack_counts) {
+    // Any node with this set of lacks gives the same reasons; pick one to render them.
+    for (uint32_t n = 0; n < ssn.nodes.size(); ++n) {
+      if (mask[n] && resource_rejection_bits(task, ssn.nodes[n]) == bits) {
+        for (const auto& r : resource_rejections(ssn, task, ssn.nodes[n])) histogram[r] += count;
+        break;
+      }
+    }
   }
   std::vector<std::string> lines;
   for (const auto& [reason, count] : histogram) lines.push_back(std::to_string(count) + " " + reason);

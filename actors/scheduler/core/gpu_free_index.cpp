@@ -5,8 +5,9 @@
 
 namespace kai::core {
 
-void GpuFreeIndex::build(const std::vector<NodeInfo>& nodes) {
+void GpuFreeIndex::build(const std::vector<NodeInfo>& nodes, Filter filter) {
   nodes_ = &nodes;
+  filter_ = filter;
   set_.clear();
   node_by_rank_.resize(nodes.size());
   std::iota(node_by_rank_.begin(), node_by_rank_.end(), 0);
@@ -23,7 +24,7 @@ void GpuFreeIndex::update(uint32_t n) {
   const NodeInfo& node = (*nodes_)[n];
   if (key_[n] >= 0) set_.erase({key_[n], rank_of_node_[n]});
   key_[n] = -1;
-  if (!node.has_gpus()) return;
+  if (!filter_(node)) return;
   key_[n] = std::max<int64_t>(0, node.non_allocated_gpu_milli());
   set_.insert({key_[n], rank_of_node_[n]});
 }

@@ -15,8 +15,10 @@ namespace kai::core {
 
 class GpuFreeIndex {
  public:
-  /// Indexes the GPU nodes of `nodes` (by reference: call update() after a node changes).
-  void build(const std::vector<NodeInfo>& nodes);
+  /// Which nodes an index holds.
+  using Filter = bool (*)(const NodeInfo&);
+  /// Indexes the nodes of `nodes` that pass `filter` (by reference: call update() after a node changes).
+  void build(const std::vector<NodeInfo>& nodes, Filter filter);
   /// Re-reads the free GPUs of node `n`.
   void update(uint32_t n);
 
@@ -28,6 +30,7 @@ class GpuFreeIndex {
 
  private:
   const std::vector<NodeInfo>* nodes_ = nullptr;
+  Filter filter_ = nullptr;
   std::set<Entry> set_;
   std::vector<uint32_t> rank_of_node_;
   std::vector<uint32_t> node_by_rank_;

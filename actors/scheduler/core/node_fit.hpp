@@ -22,6 +22,9 @@ struct GpuCandidates {
 };
 GpuCandidates fitting_gpus(const TaskInfo& task, const NodeInfo& node);
 
+/// True when some shared device already in use on the node has room for the task (gpusharingorder).
+bool has_fitting_shared_group(const TaskInfo& task, const NodeInfo& node);
+
 /// True when the task fits the node's idle resources (allocation rather than pipelining).
 bool fits_idle(const TaskInfo& task, const NodeInfo& node);
 /// True when the task fits the node's idle plus releasing resources.
@@ -30,5 +33,16 @@ bool fits_idle_or_releasing(const TaskInfo& task, const NodeInfo& node);
 /// KAI's short reasons ("node(s) didn't have enough resources: GPUs") why the task does not fit the
 /// idle + releasing resources of the node; empty when it fits.
 std::vector<std::string> resource_rejections(const Session& ssn, const TaskInfo& task, const NodeInfo& node);
+
+/// The same reasons as bits (cheap enough to run over every node when a task fails).
+enum ResourceLack : uint32_t {
+  kLackGpus = 1,
+  kLackGpuMemory = 2,
+  kLackCpu = 4,
+  kLackMemory = 8,
+  kLackScalar = 16,
+  kLackPods = 32,
+};
+uint32_t resource_rejection_bits(const TaskInfo& task, const NodeInfo& node);
 
 }  // namespace kai::core

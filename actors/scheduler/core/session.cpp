@@ -519,7 +519,13 @@ class SessionBuilder {
 Session::Session(const model::ClusterObjects& objects, SessionOptions options)
     : options_(std::move(options)), rng_(options_.seed) {
   SessionBuilder(*this, objects).build();
-  gpu_free_index.build(nodes);
+  gpu_free_index.build(nodes, [](const NodeInfo& n) { return n.has_gpus(); });
+  shared_room_index.build(nodes, [](const NodeInfo& n) {
+    for (const auto& g : n.shared_gpus) {
+      if (!g.empty() && g.free_with_releasing() > 0 && (g.active_tasks > 0 || g.pipelined_tasks > 0)) return true;
+    }
+    return false;
+  });
   open_plugins();
 }
 
@@ -543,7 +549,8 @@ void Session::open_plugins() {
                                                     placement->arguments.at("gpu") != "spread");
   prefers_idle_nodes = options_.config.plugin("nodeavailability") != nullptr;
   honours_nominated_node = options_.config.plugin("nominatednode") != nullptr;
-  whole_gpu_fast_path = gpu_binpack;
+  prefers_shared_groups = options_.config.plugin("gpusharingorder") != nullptr;
+  gpu_fast_path = gpu_binpack;
 }
 
 uint32_t Session::scalar_id(const std::string& name) {

@@ -107,13 +107,16 @@ class Session {
 
   /// GPU nodes by (free GPUs, name); the statement keeps it current.
   GpuFreeIndex gpu_free_index;
-  /// Whole-GPU tasks may be placed by walking gpu_free_index instead of scoring every node. Set when the
-  /// configured node-order plugins rank such tasks by that order (GPU binpack, see allocate.cpp); tests
+  /// The GPU nodes with a shared device that has room left, same order.
+  GpuFreeIndex shared_room_index;
+  /// GPU tasks may be placed by walking the GPU indexes instead of scoring every node. Set when the
+  /// configured node-order plugins rank such tasks in index order (GPU binpack, see allocate.cpp); tests
   /// turn it off to check that both ways decide the same.
-  bool whole_gpu_fast_path = false;
+  bool gpu_fast_path = false;
   /// Whether nodeavailability / nominatednode take part in node ordering (the fast path needs to know).
   bool prefers_idle_nodes = false;
   bool honours_nominated_node = false;
+  bool prefers_shared_groups = false;  ///< gpusharingorder is configured
 
   // --- ordering helpers over the hooks ---
   bool job_less(const JobInfo& a, const JobInfo& b) const;

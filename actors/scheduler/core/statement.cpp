@@ -19,8 +19,11 @@ void Statement::set_state(uint32_t task_id, const TaskState& state) {
   if (task.node != kNoNode && is_active_used(task.status)) node_add_task(ssn_.nodes[task.node], task);
   ssn_.account_task_in_queue(task, +1);
   for (const auto& fn : ssn_.allocate_event_fns) fn(task, +1);
-  if (old_node != kNoNode) ssn_.gpu_free_index.update(static_cast<uint32_t>(old_node));
-  if (task.node != kNoNode && task.node != old_node) ssn_.gpu_free_index.update(static_cast<uint32_t>(task.node));
+  for (int32_t n : {old_node, task.node == old_node ? kNoNode : task.node}) {
+    if (n == kNoNode) continue;
+    ssn_.gpu_free_index.update(static_cast<uint32_t>(n));
+    ssn_.shared_room_index.update(static_cast<uint32_t>(n));
+  }
 }
 
 void Statement::apply(uint32_t task_id, TaskState next, std::string reason, std::string by) {

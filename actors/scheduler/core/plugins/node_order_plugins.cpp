@@ -39,9 +39,7 @@ class GpuSharingOrderPlugin final : public Plugin {
                                         std::span<double> scores) {
       if (!task.gpu.is_shared()) return;
       for (size_t i = 0; i < nodes.size(); ++i) {
-        const NodeInfo& node = ssn.nodes[nodes[i]];
-        const GpuCandidates c = fitting_gpus(task, node);
-        if (!c.candidates.empty() && c.candidates.front().group_index >= 0) scores[i] += kGpuSharingScore;
+        if (has_fitting_shared_group(task, ssn.nodes[nodes[i]])) scores[i] += kGpuSharingScore;
       }
     });
   }
