@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "k8s/model/quantity.hpp"
+#include "k8s/model/time.hpp"
 
 namespace kai::model {
 namespace {
@@ -62,71 +63,6 @@ std::optional<int64_t> as_int64(const json& v) {
 }
 
 // ---------------------------------------------------------------------------------- time
-
-/// Parses an RFC 3339 timestamp ("2024-01-02T03:04:05Z", "...05.123+02:00") into unix seconds.
-/// Fractional seconds are dropped: Kubernetes metav1.Time has second precision.
-std::optional<int64_t> parse_rfc3339(std::string_view s) {
-  size_t pos = 0;
-  auto digits = [&](size_t n, int& out) {
-    if (pos + n > s.size()) return false;
-    int v = 0;
-    for (size_t i = 0; i < n; ++i) {
-      const char c = s[pos + i];
-      if (c < '0' || c > '9') return false;
-      v = v * 10 + (c - '0');
-    }
-    out = v;
-    pos += n;
-    return true;
-  };
-  auto expect = [&](std::string_view chars) {
-    if (pos < s.size() && chars.find(s[pos]) != std::string_view::npos) {
-      ++pos;
-      return true;
-    }
-    return false;
-  };
-  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
-  if (!digits(4, year) || !expect("-") || !digits(2, month) || !expect("-") || !digits(2, day) ||
-      !expect("Tt ") || !digits(2, hour) || !expect(":") || !digits(2, minute) || !expect(":") ||
-      !digits(2, second)) {
-    return std::nullopt;
-  }
-  if (expect(".")) {
-    const size_t start = pos;
-    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') ++pos;
-    if (pos == start) return std::nullopt;
-  }
-  int offset_seconds = 0;
-  if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) {
-    const int sign = s[pos] == '-' ? -1 : 1;
-    ++pos;
-    int oh = 0, om = 0;
-    if (!digits(2, oh) || !expect(":") || !digits(2, om) || oh > 23 || om > 59) return std::nullopt;
-    offset_seconds = sign * (oh * 3600 + om * 60);
-  } else if (!expect("Zz")) {
-    return std::nullopt;
-  }
-  if (pos != s.size()) return std::nullopt;
-  if (hour > 23 || minute > 59 || second > 59) return std::nullopt;
-  const std::chrono::year_month_day ymd{std::chrono::year{year},
-                                        std::chrono::month{static_cast<unsigned>(month)},
-                                        std::chrono::day{static_cast<unsigned>(day)}};
-  if (!ymd.ok()) return std::nullopt;
-  const int64_t days = std::chrono::sys_days{ymd}.time_since_epoch().count();
-  return days * 86400 + hour * 3600 + minute * 60 + second - offset_seconds;
-}
-
-std::string format_rfc3339(int64_t unix_seconds) {
-  const int64_t days = unix_seconds >= 0 ? unix_seconds / 86400 : -((-unix_seconds + 86399) / 86400);
-  const int64_t rest = unix_seconds - days * 86400;
-  const std::chrono::year_month_day ymd{std::chrono::sys_days{std::chrono::days{days}}};
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02dZ", static_cast<int>(ymd.year()),
-                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
-                static_cast<int>(rest / 3600), static_cast<int>(rest / 60 % 60), static_cast<int>(rest % 60));
-  return buf;
-}
 
 /// Parses a Go time.Duration string ("1m30s", "2h", "500ms", "-1.5h", "0") into nanoseconds.
 std::optional<int64_t> parse_go_duration_ns(std::string_view s) {
@@ -385,9 +321,9 @@ class Decoder {
     if (v == nullptr) return;
     if (!v->is_string()) return wrong_type(path, "an RFC 3339 timestamp", *v);
     const std::string s = v->get<std::string>();
-    const std::optional<int64_t> t = parse_rfc3339(s);
-    if (!t) return fail(path, "timestamp \"" + s + "\" is not RFC 3339");
-    out = t;
+    const Result<int64_t> t = parse_rfc3339(s);
+    if (!t) return fail(path, t.message());
+    out = *t;
   }
 
   void duration_seconds(const json& obj, std::string_view key, const std::string& path,
