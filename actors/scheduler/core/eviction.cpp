@@ -1,0 +1,409 @@
+#include "actors/scheduler/core/eviction.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "actors/scheduler/core/allocate.hpp"
+#include "actors/scheduler/core/grouping.hpp"
+#include "actors/scheduler/core/job_queue_tree.hpp"
+#include "actors/scheduler/core/node_fit.hpp"
+#include "k8s/model/time.hpp"
+
+namespace kai::core {
+namespace {
+
+/// Copies of `req` that fit `avail` (cpu, memory, pods and whole GPUs), an upper bound used to skip
+/// scenarios that cannot work before simulating them.
+int64_t copies_fitting(const Resources& req, const NodeInfo& n) {
+  int64_t copies = INT64_MAX;
+  auto limit = [&](int64_t need, int64_t have) {
+    if (need > 0) copies = std::min(copies, std::max<int64_t>(0, have) / need);
+  };
+  limit(req.milli_cpu, n.idle.milli_cpu + n.releasing.milli_cpu);
+  limit(req.memory, n.idle.memory + n.releasing.memory);
+  limit(req.milli_gpu, n.idle.milli_gpu + n.releasing.milli_gpu);
+  limit(req.pods, n.idle.pods + n.releasing.pods);
+  return copies == INT64_MAX ? 1'000'000 : copies;
+}
+
+/// Tracks, node by node, how many of the preemptor's tasks could fit if the victims evicted so far
+/// were gone; simulation runs only once the total reaches the number of tasks.
+class RoomTracker {
+ public:
+  RoomTracker(Session& ssn, const std::vector<uint32_t>& tasks) : ssn_(ssn), need_(tasks.size()) {
+    // The smallest request per resource: the bound must never rule out a feasible scenario.
+    bool first = true;
+    for (uint32_t t : tasks) {
+      const Resources& r = ssn.tasks[t].req;
+      if (first) {
+        min_req_ = r;
+        min_req_.scalars.clear();
+        first = false;
+      } else {
+        min_req_.milli_cpu = std::min(min_req_.milli_cpu, r.milli_cpu);
+        min_req_.memory = std::min(min_req_.memory, r.memory);
+        min_req_.milli_gpu = std::min(min_req_.milli_gpu, r.milli_gpu);
+        min_req_.pods = std::min(min_req_.pods, r.pods);
+      }
+    }
+    const std::vector<char>& mask = ssn.static_fit_mask(ssn.tasks[tasks.front()]);
+    mask_ = &mask;
+    room_.assign(ssn.nodes.size(), 0);
+    for (uint32_t n = 0; n < ssn.nodes.size(); ++n) {
+      if (mask[n]) room_[n] = copies_fitting(min_req_, ssn.nodes[n]);
+      total_ += room_[n];
+    }
+  }
+  void node_changed(int32_t n) {
+    if (n == kNoNode || !(*mask_)[n]) return;
+    total_ -= room_[n];
+    room_[n] = copies_fitting(min_req_, ssn_.nodes[n]);
+    total_ += room_[n];
+  }
+  bool maybe_enough() const { return total_ >= static_cast<int64_t>(need_); }
+
+ private:
+  Session& ssn_;
+  size_t need_;
+  Resources min_req_;
+  const std::vector<char>* mask_ = nullptr;
+  std::vector<int64_t> room_;
+  int64_t total_ = 0;
+};
+
+bool place_all(Session& ssn, Statement& stmt, const std::vector<uint32_t>& tasks) {
+  for (uint32_t t : tasks) {
+    if (!place_task(ssn, stmt, t, true)) return false;
+  }
+  return true;
+}
+
+/// Places a stand-in for every evicted pod on another node (pipelined), as consolidation requires.
+bool move_victims(Session& ssn, Statement& stmt, const std::vector<uint32_t>& victims) {
+  for (uint32_t v : victims) {
+    const int32_t from = ssn.tasks[v].node;
+    const uint32_t ghost = ssn.add_ghost(v);
+    if (!place_task(ssn, stmt, ghost, true, from)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<VictimEntry> victim_entries(const Session& ssn, uint32_t job_id) {
+  const JobInfo& job = ssn.jobs[job_id];
+  std::vector<VictimEntry> out;
+  VictimEntry core{job_id, {}, true};
+  for (const auto& ps : job.pod_sets) {
+    std::vector<uint32_t> active;
+    for (uint32_t t : ps.tasks) {
+      if (is_active_allocated(ssn.tasks[t].status)) active.push_back(t);
+    }
+    // Reverse task order: the pods the job would place last leave first.
+    std::sort(active.begin(), active.end(),
+              [&](uint32_t a, uint32_t b) { return ssn.task_less(ssn.tasks[b], ssn.tasks[a]); });
+    const size_t extras = active.size() > static_cast<size_t>(ps.min_available)
+                              ? active.size() - static_cast<size_t>(ps.min_available)
+                              : 0;
+    for (size_t i = 0; i < active.size(); ++i) {
+      if (i < extras) {
+        out.push_back(VictimEntry{job_id, {active[i]}, false});
+      } else {
+        core.tasks.push_back(active[i]);
+      }
+    }
+  }
+  if (!core.tasks.empty()) out.push_back(std::move(core));
+  return out;
+}
+
+bool solve_with_victims(Session& ssn, Statement& stmt, uint32_t preemptor, const std::vector<VictimEntry>& entries,
+                        const SolverOptions& options) {
+  const std::vector<uint32_t> tasks = ssn.tasks_to_allocate(ssn.jobs[preemptor]);
+  if (tasks.empty() || entries.empty()) return false;
+  const std::string by = ssn.jobs[preemptor].key;
+  const auto start = stmt.checkpoint();
+  RoomTracker room(ssn, tasks);
+
+  auto evict_entries = [&](const std::vector<size_t>& chosen, std::vector<uint32_t>& evicted) {
+    for (size_t e : chosen) {
+      const VictimEntry& entry = entries[e];
+      for (uint32_t t : entry.tasks) {
+        const int32_t node = ssn.tasks[t].node;
+        stmt.evict(t, options.message ? options.message(ssn.jobs[entry.job]) : std::string(), by);
+        evicted.push_back(t);
+        room.node_changed(node);
+      }
+    }
+  };
+  // Evicts `chosen`, then tries to place the preemptor (and move the victims); true = committed-ready.
+  auto try_scenario = [&](const std::vector<size_t>& chosen) {
+    stmt.rollback(start);
+    std::vector<uint32_t> evicted;
+    evict_entries(chosen, evicted);
+    if (place_all(ssn, stmt, tasks) && (!options.victims_must_move || move_victims(ssn, stmt, evicted)) &&
+        (!options.validate || options.validate(evicted))) {
+      return true;
+    }
+    stmt.rollback(start);
+    return false;
+  };
+
+  std::vector<size_t> chosen;
+  std::vector<uint32_t> evicted;
+  std::set<uint32_t> victim_jobs;
+  for (size_t e = 0; e < entries.size(); ++e) {
+    const uint32_t job = entries[e].job;
+    if (options.max_victim_jobs >= 0 && !victim_jobs.count(job) &&
+        static_cast<int32_t>(victim_jobs.size()) >= options.max_victim_jobs) {
+      continue;
+    }
+    victim_jobs.insert(job);
+    chosen.push_back(e);
+    evict_entries({e}, evicted);
+    if (!room.maybe_enough()) continue;
+    const auto cp = stmt.checkpoint();
+    const bool placed = place_all(ssn, stmt, tasks) &&
+                        (!options.victims_must_move || move_victims(ssn, stmt, evicted)) &&
+                        (!options.validate || options.validate(evicted));
+    if (!placed) {
+      stmt.rollback(cp);
+      continue;
+    }
+    // Keep only the victims on nodes the preemptor now uses: the others were not needed.
+    std::set<int32_t> used;
+    for (uint32_t t : tasks) used.insert(ssn.tasks[t].node);
+    std::vector<size_t> needed;
+    for (size_t c : chosen) {
+      for (uint32_t t : entries[c].tasks) {
+        if (used.count(ssn.tasks[t].node)) {
+          needed.push_back(c);
+          break;
+        }
+      }
+    }
+    if (needed.size() == chosen.size() || try_scenario(needed)) return true;
+    return try_scenario(chosen);
+  }
+  stmt.rollback(start);
+  return false;
+}
+
+namespace {
+
+/// Jobs that can be scheduled by an eviction action: valid, ready, with pending pods.
+std::vector<uint32_t> pending_jobs(Session& ssn, bool preemptible_only) {
+  std::vector<uint32_t> out;
+  for (uint32_t j = 0; j < ssn.jobs.size(); ++j) {
+    const JobInfo& job = ssn.jobs[j];
+    if (!job.invalid.empty() || job.queue == kNoQueue || !ssn.has_pending_tasks(job)) continue;
+    if (preemptible_only && !job.preemptible) continue;
+    bool ready = true;
+    for (const auto& ps : job.pod_sets) {
+      int32_t alive = 0;
+      for (uint32_t t : ps.tasks) alive += is_alive(ssn.tasks[t].status) && ssn.tasks[t].status != PodStatus::kGated;
+      ready = ready && alive >= ps.min_available;
+    }
+    if (ready) out.push_back(j);
+  }
+  return out;
+}
+
+/// Preemptible jobs with pods on nodes: the possible victims of every eviction action.
+std::vector<uint32_t> running_preemptible_jobs(const Session& ssn) {
+  std::vector<uint32_t> out;
+  for (uint32_t j = 0; j < ssn.jobs.size(); ++j) {
+    const JobInfo& job = ssn.jobs[j];
+    if (job.preemptible && job.queue != kNoQueue && ssn.active_allocated_count(job) > 0) out.push_back(j);
+  }
+  return out;
+}
+
+/// Victim order (§4.4, both comparisons reversed): the most over-served queue first (over its fair
+/// share in every resource, then lower queue priority, then the larger share of its fair share in use),
+/// and within it the job that would be scheduled last (lower priority, then newer).
+void order_victims(const Session& ssn, std::vector<uint32_t>& jobs) {
+  auto usage = [&](const QueueInfo& q) {
+    double share = 0;
+    for (double QueueQuantities::*r : {&QueueQuantities::gpu, &QueueQuantities::cpu, &QueueQuantities::memory}) {
+      const double fs = q.fair_share.*r;
+      share = std::max(share, fs > 0 ? q.allocated.*r / fs : (q.allocated.*r > 0 ? 1e12 : 0));
+    }
+    return share;
+  };
+  auto over = [](const QueueInfo& q) {
+    return q.fair_share.gpu < q.allocated.gpu && q.fair_share.cpu < q.allocated.cpu &&
+           q.fair_share.memory < q.allocated.memory;
+  };
+  std::stable_sort(jobs.begin(), jobs.end(), [&](uint32_t a, uint32_t b) {
+    const JobInfo &ja = ssn.jobs[a], &jb = ssn.jobs[b];
+    if (ja.queue != jb.queue) {
+      const QueueInfo &qa = ssn.queues[ja.queue], &qb = ssn.queues[jb.queue];
+      if (over(qa) != over(qb)) return over(qa);
+      if (qa.priority != qb.priority) return qa.priority < qb.priority;
+      const double ua = usage(qa), ub = usage(qb);
+      if (ua != ub) return ua > ub;
+      if (qa.creation != qb.creation) return qa.creation > qb.creation;
+      return qa.name > qb.name;
+    }
+    return ssn.job_less(jb, ja);
+  });
+}
+
+bool victim_allowed(const Session& ssn, const std::string& action, const JobInfo& preemptor, const JobInfo& victim,
+                    bool core) {
+  for (const auto& fn : ssn.victim_filter_fns) {
+    if (!fn(action, preemptor, victim, core)) return false;
+  }
+  return true;
+}
+
+std::vector<VictimEntry> entries_for(const Session& ssn, const std::string& action, const JobInfo& preemptor,
+                                     const std::vector<uint32_t>& victim_jobs) {
+  std::vector<VictimEntry> out;
+  for (uint32_t v : victim_jobs) {
+    for (auto& e : victim_entries(ssn, v)) {
+      if (victim_allowed(ssn, action, preemptor, ssn.jobs[v], e.core)) out.push_back(std::move(e));
+    }
+  }
+  return out;
+}
+
+/// Runs `attempt` for each preemptor in queue order, once each, committing successes.
+template <class Attempt>
+void for_each_preemptor(Session& ssn, const std::string& action, const std::vector<uint32_t>& preemptors,
+                        Attempt attempt) {
+  JobQueueTree tree(ssn, preemptors);
+  while (!tree.empty()) {
+    const uint32_t j = tree.pop();
+    Statement stmt(ssn);
+    if (attempt(j, stmt)) {
+      stmt.commit(action, ssn.jobs[j].key);
+    } else {
+      stmt.discard();
+    }
+  }
+}
+
+}  // namespace
+
+void ReclaimAction::execute(Session& ssn) {
+  std::vector<uint32_t> victims = running_preemptible_jobs(ssn);
+  order_victims(ssn, victims);
+  for_each_preemptor(ssn, "reclaim", pending_jobs(ssn, false), [&](uint32_t j, Statement& stmt) {
+    const JobInfo& job = ssn.jobs[j];
+    const auto tasks = ssn.tasks_to_allocate(job);
+    const QueueQuantities request = ssn.queue_request_of(tasks);
+    for (const auto& fn : ssn.can_reclaim_fns) {
+      if (!fn(job, request)) return false;
+    }
+    std::vector<uint32_t> others;
+    for (uint32_t v : victims) {
+      if (ssn.jobs[v].queue != job.queue && v != j) others.push_back(v);
+    }
+    SolverOptions options;
+    options.action = "reclaim";
+    options.validate = [&](std::span<const uint32_t> evicted) {
+      for (const auto& fn : ssn.reclaim_validator_fns) {
+        if (!fn(job, request, evicted)) return false;
+      }
+      return true;
+    };
+    options.message = [&](const JobInfo& victim) {
+      return ssn.reclaim_message_fn ? ssn.reclaim_message_fn("reclaim", job, victim)
+                                    : "Pod group " + victim.key + " was reclaimed by " + job.key;
+    };
+    return solve_with_victims(ssn, stmt, j, entries_for(ssn, "reclaim", job, others), options);
+  });
+}
+
+void PreemptAction::execute(Session& ssn) {
+  std::vector<uint32_t> victims = running_preemptible_jobs(ssn);
+  order_victims(ssn, victims);
+  for_each_preemptor(ssn, "preempt", pending_jobs(ssn, false), [&](uint32_t j, Statement& stmt) {
+    const JobInfo& job = ssn.jobs[j];
+    const auto tasks = ssn.tasks_to_allocate(job);
+    // A non-preemptible preemptor must stay within its queue's quota.
+    for (const auto& fn : ssn.job_capacity_fns) {
+      if (auto why = fn(job, tasks); why && why->reason == "NonPreemptibleOverQuota") return false;
+    }
+    std::vector<uint32_t> same_queue;
+    for (uint32_t v : victims) {
+      const JobInfo& victim = ssn.jobs[v];
+      if (v != j && victim.queue == job.queue && victim.priority < job.priority) same_queue.push_back(v);
+    }
+    SolverOptions options;
+    options.action = "preempt";
+    options.message = [&](const JobInfo& victim) {
+      return "Pod " + victim.key + " was preempted by higher priority workload " + job.key;
+    };
+    return solve_with_victims(ssn, stmt, j, entries_for(ssn, "preempt", job, same_queue), options);
+  });
+}
+
+void ConsolidationAction::execute(Session& ssn) {
+  const int32_t cap = ssn.options().max_consolidation_preemptees;
+  if (cap == 0) return;
+  std::vector<uint32_t> victims = running_preemptible_jobs(ssn);
+  order_victims(ssn, victims);
+  for_each_preemptor(ssn, "consolidation", pending_jobs(ssn, true), [&](uint32_t j, Statement& stmt) {
+    const JobInfo& job = ssn.jobs[j];
+    std::vector<uint32_t> others;
+    for (uint32_t v : victims) {
+      if (v != j) others.push_back(v);
+    }
+    SolverOptions options;
+    options.action = "consolidation";
+    options.victims_must_move = true;
+    // KAI's filter lets the counter reach max + 1 jobs (kai-behaviour.md §11); we keep the cap exact.
+    options.max_victim_jobs = cap;
+    options.message = [&](const JobInfo& victim) {
+      return "Pod group " + victim.key +
+             " was preempted and rescheduled due to bin packing (resource consolidation) procedure for " + job.key;
+    };
+    return solve_with_victims(ssn, stmt, j, entries_for(ssn, "consolidation", job, others), options);
+  });
+}
+
+void StaleGangEvictionAction::execute(Session& ssn) {
+  const int64_t grace = ssn.options().stale_grace_period_seconds;
+  for (uint32_t j = 0; j < ssn.jobs.size(); ++j) {
+    JobInfo& job = ssn.jobs[j];
+    bool succeeded = false;
+    for (uint32_t t : job.tasks) succeeded = succeeded || ssn.tasks[t].status == PodStatus::kSucceeded;
+    bool stale = false;
+    if (!succeeded && ssn.active_used_count(job) > 0) {
+      for (const auto& ps : job.pod_sets) {
+        int32_t used = 0;
+        for (uint32_t t : ps.tasks) used += is_active_used(ssn.tasks[t].status);
+        stale = stale || used < ps.min_available;
+      }
+    }
+    if (!stale) {
+      if (job.stale_since) {
+        job.stale_since.reset();
+        ssn.annotation_updates[j][kStaleSinceAnnotation] = std::nullopt;
+      }
+      continue;
+    }
+    if (!job.stale_since) {
+      job.stale_since = ssn.now();
+      ssn.annotation_updates[j][kStaleSinceAnnotation] = model::format_rfc3339(ssn.now());
+    }
+    if (grace < 0 || ssn.now() < *job.stale_since + grace) continue;
+    Statement stmt(ssn);
+    int32_t min_available = 0;
+    for (const auto& ps : job.pod_sets) min_available += ps.min_available;
+    for (uint32_t t : job.tasks) {
+      if (!is_active_allocated(ssn.tasks[t].status) || ssn.tasks[t].node == kNoNode) continue;
+      stmt.evict(t,
+                 "Workload doesn't meet the minimum required number of pods (" + std::to_string(min_available) +
+                     "), evicting remaining pod: " + ssn.tasks[t].key,
+                 job.key);
+    }
+    stmt.commit(std::string(name()), job.key);
+  }
+}
+
+}  // namespace kai::core
