@@ -209,42 +209,53 @@ class ProportionPlugin final : public Plugin {
     // Entries: per victim job, its tasks beyond minAvailable one by one, the rest together.
     std::map<uint32_t, std::vector<uint32_t>> by_job;
     for (uint32_t t : victims) by_job[ssn.tasks[t].job].push_back(t);
-    std::map<int32_t, QueueQuantities> taken;  // by queue (all levels)
-    std::map<int32_t, QueueQuantities> remaining;  // leveled reclaimee queues
+    // The victims are already evicted in the statement, so queue allocations no longer include them:
+    // the check starts from the allocation before the scenario (current + what the victims held).
+    struct VictimEntries {
+      size_t level;
+      std::vector<int32_t> vpath;
+      std::vector<QueueQuantities> entries;
+    };
+    std::vector<VictimEntries> plan;
+    std::map<int32_t, QueueQuantities> taken;  // by queue, all levels of the victims' paths
     for (const auto& [job_id, tasks] : by_job) {
       const JobInfo& victim = ssn.jobs[job_id];
-      const std::vector<int32_t> vpath = path_of(ssn, victim.queue);
-      size_t level = 0;
-      while (level < rpath.size() && level < vpath.size() && rpath[level] == vpath[level]) ++level;
-      if (level >= vpath.size() || level >= rpath.size()) return false;  // same queue: not a reclaim
-      const QueueInfo& reclaimee = ssn.queues[vpath[level]];
-      const QueueInfo& reclaimer_level = ssn.queues[rpath[level]];
-      auto [it, inserted] = remaining.try_emplace(vpath[level], reclaimee.allocated);
-      QueueQuantities& rem = it->second;
-      const int32_t active = ssn.active_allocated_count(victim);
-      const int32_t extras = std::max(0, active - victim.min_member);
-      std::vector<QueueQuantities> entries;
+      VictimEntries v{0, path_of(ssn, victim.queue), {}};
+      while (v.level < rpath.size() && v.level < v.vpath.size() && rpath[v.level] == v.vpath[v.level]) ++v.level;
+      if (v.level >= v.vpath.size() || v.level >= rpath.size()) return false;  // same queue: not a reclaim
+      // Pods beyond minAvailable go one by one, the rest of the gang together.
+      const int32_t before = ssn.active_allocated_count(victim) + static_cast<int32_t>(tasks.size());
+      const int32_t extras = std::max(0, before - victim.min_member);
       QueueQuantities core;
+      bool has_core = false;
       for (size_t i = 0; i < tasks.size(); ++i) {
         const QueueQuantities q = ssn.allocated_quantities(ssn.tasks[tasks[i]]);
+        for (size_t l = v.level; l < v.vpath.size(); ++l) taken[v.vpath[l]] = plus(taken[v.vpath[l]], q);
         if (static_cast<int32_t>(i) < extras) {
-          entries.push_back(q);
+          v.entries.push_back(q);
         } else {
           core = plus(core, q);
+          has_core = true;
         }
       }
-      if (static_cast<int32_t>(tasks.size()) > extras) entries.push_back(core);
+      if (has_core) v.entries.push_back(core);
+      plan.push_back(std::move(v));
+    }
+    std::map<int32_t, QueueQuantities> remaining;  // leveled reclaimee queues
+    for (const VictimEntries& v : plan) {
+      const int32_t leveled = v.vpath[v.level];
+      const QueueInfo& reclaimee = ssn.queues[leveled];
+      const QueueInfo& reclaimer_level = ssn.queues[rpath[v.level]];
+      auto [it, inserted] = remaining.try_emplace(leveled, plus(reclaimee.allocated, taken[leveled]));
+      QueueQuantities& rem = it->second;
       QueueQuantities allocatable;
       for (Field r : kResources) allocatable.*r = allocatable_share(ssn, reclaimee, r);
-      for (const QueueQuantities& e : entries) {
+      for (const QueueQuantities& e : v.entries) {
         const bool maintain_fair_share = !all_le(rem, allocatable);
         const bool guarantee_deserved =
             all_le(plus(reclaimer_level.allocated, req), reclaimer_level.deserved) && !all_le(rem, reclaimee.deserved);
         if (!maintain_fair_share && !guarantee_deserved) return false;
         for (Field r : kResources) rem.*r -= e.*r;
-        for (size_t l = level; l < vpath.size(); ++l) {
-          for (Field r : kResources) taken[vpath[l]].*r += e.*r;
-        }
       }
     }
     if (!reclaimer.preemptible) {
@@ -270,8 +281,9 @@ class ProportionPlugin final : public Plugin {
         const QueueQuantities& lost = taken.at(static_cast<int32_t>(s));
         for (Field r : kResources) {
           if (lost.*r <= 0 && req.*r <= 0) continue;
+          // sib.allocated already excludes what the victims held.
           const double mine_ratio = ratio(mine.allocated.*r + req.*r, mine.fair_share.*r);
-          const double sib_ratio = ratio(sib.allocated.*r - lost.*r, sib.fair_share.*r);
+          const double sib_ratio = ratio(sib.allocated.*r, sib.fair_share.*r);
           if (mine_ratio > 1 && sib.fair_share.*r > 0 && mine_ratio * multiplier >= sib_ratio) return false;
         }
       }
