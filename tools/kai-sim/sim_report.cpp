@@ -44,7 +44,9 @@ bool is_unschedulable(const core::Session& ssn, const core::JobInfo& job) {
 std::string render_json(const core::Session& ssn, const std::vector<events::Decision>* all_decisions) {
   ordered_json pods = ordered_json::array();
   for (uint32_t id : sorted_task_ids(ssn)) {
-    const core::TaskInfo& t = ssn.tasks[id];
+    // A pod consolidation moved is reported where it was pipelined (its stand-in's place).
+    const core::TaskInfo* moved = ssn.moved_to(id);
+    const core::TaskInfo& t = moved ? *moved : ssn.tasks[id];
     ordered_json p{{"namespace", t.pod->meta.namespace_},
                    {"name", t.pod->meta.name},
                    {"status", core::to_string(t.status)},
@@ -97,7 +99,8 @@ std::string render_json(const core::Session& ssn, const std::vector<events::Deci
 std::string render_table(const core::Session& ssn) {
   std::vector<std::vector<std::string>> rows = {{"POD", "STATUS", "NODE", "GPU", "GPU-GROUP", "REASON"}};
   for (uint32_t id : sorted_task_ids(ssn)) {
-    const core::TaskInfo& t = ssn.tasks[id];
+    const core::TaskInfo* moved = ssn.moved_to(id);
+    const core::TaskInfo& t = moved ? *moved : ssn.tasks[id];
     std::string gpu;
     if (t.gpu.is_shared()) {
       char buf[32];

@@ -6,7 +6,8 @@ namespace kai::core {
 
 void apply_session(model::ClusterObjects& objects, const Session& ssn) {
   std::set<size_t> gone;
-  for (const TaskInfo& t : ssn.tasks) {
+  for (uint32_t id = 0; id < ssn.tasks.size(); ++id) {
+    const TaskInfo& t = ssn.tasks[id];
     if (t.ghost || t.pod == nullptr) continue;
     const size_t index = static_cast<size_t>(t.pod - objects.pods.data());
     if (index >= objects.pods.size()) continue;
@@ -26,7 +27,14 @@ void apply_session(model::ClusterObjects& objects, const Session& ssn) {
         }
         break;
       case PodStatus::kReleasing:
-        gone.insert(index);
+        if (ssn.moved_to(id) != nullptr) {
+          // Moved by consolidation: its workload recreates it, pending, to land where it was pipelined.
+          pod.node_name.clear();
+          pod.phase = "Pending";
+          pod.meta.deletion_timestamp.reset();
+        } else {
+          gone.insert(index);
+        }
         break;
       default:
         break;

@@ -86,6 +86,7 @@ struct TaskInfo {
   /// A stand-in used by the eviction solver to hold the place a moved victim would take elsewhere; it
   /// belongs to no job's task list and is never reported.
   bool ghost = false;
+  int32_t ghost_of = -1;  ///< The task a ghost stands in for.
   bool is_cpu_only() const { return gpu.kind == GpuRequestKind::kNone; }
 };
 

@@ -130,6 +130,7 @@ bool solve_with_victims(Session& ssn, Statement& stmt, uint32_t preemptor, const
     for (size_t e : chosen) {
       const VictimEntry& entry = entries[e];
       for (uint32_t t : entry.tasks) {
+        if (!is_active_allocated(ssn.tasks[t].status)) continue;  // already taken by an earlier preemptor
         const int32_t node = ssn.tasks[t].node;
         stmt.evict(t, options.message ? options.message(ssn.jobs[entry.job]) : std::string(), by);
         evicted.push_back(t);
@@ -153,6 +154,7 @@ bool solve_with_victims(Session& ssn, Statement& stmt, uint32_t preemptor, const
   std::vector<size_t> chosen;
   std::vector<uint32_t> evicted;
   std::set<uint32_t> victim_jobs;
+  size_t next_attempt = 0;
   for (size_t e = 0; e < entries.size(); ++e) {
     const uint32_t job = entries[e].job;
     if (options.max_victim_jobs >= 0 && !victim_jobs.count(job) &&
@@ -163,6 +165,10 @@ bool solve_with_victims(Session& ssn, Statement& stmt, uint32_t preemptor, const
     chosen.push_back(e);
     evict_entries({e}, evicted);
     if (!room.maybe_enough()) continue;
+    // Simulating after every victim costs O(victims^2): once room suffices, try at doubling victim
+    // counts and with the last entry. The prune step below then keeps only victims that were needed.
+    if (chosen.size() < next_attempt && e + 1 < entries.size()) continue;
+    next_attempt = chosen.size() * 2;
     const auto cp = stmt.checkpoint();
     const bool placed = place_all(ssn, stmt, tasks) &&
                         (!options.victims_must_move || move_victims(ssn, stmt, evicted)) &&
@@ -222,33 +228,66 @@ std::vector<uint32_t> running_preemptible_jobs(const Session& ssn) {
 
 /// Victim order (§4.4, both comparisons reversed): the most over-served queue first (over its fair
 /// share in every resource, then lower queue priority, then the larger share of its fair share in use),
-/// and within it the job that would be scheduled last (lower priority, then newer).
+/// and within it the job that would be scheduled last (lower priority, then newer). As in KAI, a queue's
+/// standing is re-evaluated with the victims already taken from it removed, so victims alternate
+/// between equally over-served queues.
 void order_victims(const Session& ssn, std::vector<uint32_t>& jobs) {
-  auto usage = [&](const QueueInfo& q) {
+  using Field = double QueueQuantities::*;
+  constexpr Field kFields[] = {&QueueQuantities::gpu, &QueueQuantities::cpu, &QueueQuantities::memory};
+  std::map<int32_t, std::vector<uint32_t>> by_queue;
+  for (uint32_t j : jobs) by_queue[ssn.jobs[j].queue].push_back(j);
+  struct QueueState {
+    std::vector<uint32_t> jobs;  // in reverse job order
+    size_t next = 0;
+    QueueQuantities allocated;
+  };
+  std::map<int32_t, QueueState> state;
+  for (auto& [q, list] : by_queue) {
+    std::stable_sort(list.begin(), list.end(),
+                     [&](uint32_t a, uint32_t b) { return ssn.job_less(ssn.jobs[b], ssn.jobs[a]); });
+    state[q] = QueueState{std::move(list), 0, ssn.queues[q].allocated};
+  }
+  auto over = [&](int32_t q) {
+    for (Field r : kFields) {
+      if (!(ssn.queues[q].fair_share.*r < state.at(q).allocated.*r)) return false;
+    }
+    return true;
+  };
+  auto usage = [&](int32_t q) {
     double share = 0;
-    for (double QueueQuantities::*r : {&QueueQuantities::gpu, &QueueQuantities::cpu, &QueueQuantities::memory}) {
-      const double fs = q.fair_share.*r;
-      share = std::max(share, fs > 0 ? q.allocated.*r / fs : (q.allocated.*r > 0 ? 1e12 : 0));
+    for (Field r : kFields) {
+      const double fs = ssn.queues[q].fair_share.*r, a = state.at(q).allocated.*r;
+      share = std::max(share, fs > 0 ? a / fs : (a > 0 ? 1e12 : 0));
     }
     return share;
   };
-  auto over = [](const QueueInfo& q) {
-    return q.fair_share.gpu < q.allocated.gpu && q.fair_share.cpu < q.allocated.cpu &&
-           q.fair_share.memory < q.allocated.memory;
+  auto first = [&](int32_t a, int32_t b) {  // does queue a give its next victim before queue b?
+    const QueueInfo &qa = ssn.queues[a], &qb = ssn.queues[b];
+    if (over(a) != over(b)) return over(a);
+    if (qa.priority != qb.priority) return qa.priority < qb.priority;
+    const double ua = usage(a), ub = usage(b);
+    if (ua != ub) return ua > ub;
+    if (qa.creation != qb.creation) return qa.creation > qb.creation;
+    return qa.name > qb.name;
   };
-  std::stable_sort(jobs.begin(), jobs.end(), [&](uint32_t a, uint32_t b) {
-    const JobInfo &ja = ssn.jobs[a], &jb = ssn.jobs[b];
-    if (ja.queue != jb.queue) {
-      const QueueInfo &qa = ssn.queues[ja.queue], &qb = ssn.queues[jb.queue];
-      if (over(qa) != over(qb)) return over(qa);
-      if (qa.priority != qb.priority) return qa.priority < qb.priority;
-      const double ua = usage(qa), ub = usage(qb);
-      if (ua != ub) return ua > ub;
-      if (qa.creation != qb.creation) return qa.creation > qb.creation;
-      return qa.name > qb.name;
+  // Queues ordered by `first`; a queue is taken out before its state changes and put back after.
+  auto cmp = [&](int32_t a, int32_t b) { return first(a, b); };
+  std::set<int32_t, decltype(cmp)> ready(cmp);
+  for (const auto& [q, st] : state) ready.insert(q);
+  jobs.clear();
+  while (!ready.empty()) {
+    const int32_t best = *ready.begin();
+    ready.erase(ready.begin());
+    QueueState& st = state[best];
+    const uint32_t j = st.jobs[st.next++];
+    jobs.push_back(j);
+    for (uint32_t t : ssn.jobs[j].tasks) {
+      if (!is_active_allocated(ssn.tasks[t].status)) continue;
+      const QueueQuantities q = ssn.allocated_quantities(ssn.tasks[t]);
+      for (Field r : kFields) st.allocated.*r -= q.*r;
     }
-    return ssn.job_less(jb, ja);
-  });
+    if (st.next < st.jobs.size()) ready.insert(best);
+  }
 }
 
 bool victim_allowed(const Session& ssn, const std::string& action, const JobInfo& preemptor, const JobInfo& victim,
@@ -259,13 +298,26 @@ bool victim_allowed(const Session& ssn, const std::string& action, const JobInfo
   return true;
 }
 
+/// Every possible victim entry of an action, in victim order, computed once per action.
+std::vector<VictimEntry> victim_pool(const Session& ssn) {
+  std::vector<uint32_t> victims = running_preemptible_jobs(ssn);
+  order_victims(ssn, victims);
+  std::vector<VictimEntry> pool;
+  for (uint32_t v : victims) {
+    for (auto& e : victim_entries(ssn, v)) pool.push_back(std::move(e));
+  }
+  return pool;
+}
+
+/// The entries of `pool` whose job passes `eligible` and the victim filters for `preemptor`.
+template <class Eligible>
 std::vector<VictimEntry> entries_for(const Session& ssn, const std::string& action, const JobInfo& preemptor,
-                                     const std::vector<uint32_t>& victim_jobs) {
+                                     const std::vector<VictimEntry>& pool, Eligible eligible) {
   std::vector<VictimEntry> out;
-  for (uint32_t v : victim_jobs) {
-    for (auto& e : victim_entries(ssn, v)) {
-      if (victim_allowed(ssn, action, preemptor, ssn.jobs[v], e.core)) out.push_back(std::move(e));
-    }
+  for (const VictimEntry& e : pool) {
+    const JobInfo& victim = ssn.jobs[e.job];
+    if (&victim == &preemptor || !eligible(victim)) continue;
+    if (victim_allowed(ssn, action, preemptor, victim, e.core)) out.push_back(e);
   }
   return out;
 }
@@ -289,8 +341,7 @@ void for_each_preemptor(Session& ssn, const std::string& action, const std::vect
 }  // namespace
 
 void ReclaimAction::execute(Session& ssn) {
-  std::vector<uint32_t> victims = running_preemptible_jobs(ssn);
-  order_victims(ssn, victims);
+  const std::vector<VictimEntry> pool = victim_pool(ssn);
   for_each_preemptor(ssn, "reclaim", pending_jobs(ssn, false), [&](uint32_t j, Statement& stmt) {
     const JobInfo& job = ssn.jobs[j];
     const auto tasks = ssn.tasks_to_allocate(job);
@@ -298,15 +349,32 @@ void ReclaimAction::execute(Session& ssn) {
     for (const auto& fn : ssn.can_reclaim_fns) {
       if (!fn(job, request)) return false;
     }
-    std::vector<uint32_t> others;
-    for (uint32_t v : victims) {
-      if (ssn.jobs[v].queue != job.queue && v != j) others.push_back(v);
-    }
+    // Victim queues that could not give anything to this reclaimer (at the level where the two queue
+    // paths part, neither above its share nor, with the reclaimer within quota, above its quota) are
+    // left out before the search: the reclaimable check would refuse their first entry.
+    std::map<int32_t, bool> may_give;
+    auto eligible = [&](const JobInfo& victim) {
+      if (victim.queue == job.queue) return false;
+      auto [it, inserted] = may_give.try_emplace(victim.queue, true);
+      if (inserted) {
+        for (const auto& fn : ssn.reclaim_validator_fns) {
+          std::vector<uint32_t> probe;
+          for (uint32_t t : victim.tasks) {
+            if (is_active_allocated(ssn.tasks[t].status)) {
+              probe.push_back(t);
+              break;
+            }
+          }
+          it->second = it->second && !probe.empty() && fn(job, request, probe, true);
+        }
+      }
+      return it->second;
+    };
     SolverOptions options;
     options.action = "reclaim";
     options.validate = [&](std::span<const uint32_t> evicted) {
       for (const auto& fn : ssn.reclaim_validator_fns) {
-        if (!fn(job, request, evicted)) return false;
+        if (!fn(job, request, evicted, false)) return false;
       }
       return true;
     };
@@ -314,13 +382,12 @@ void ReclaimAction::execute(Session& ssn) {
       return ssn.reclaim_message_fn ? ssn.reclaim_message_fn("reclaim", job, victim)
                                     : "Pod group " + victim.key + " was reclaimed by " + job.key;
     };
-    return solve_with_victims(ssn, stmt, j, entries_for(ssn, "reclaim", job, others), options);
+    return solve_with_victims(ssn, stmt, j, entries_for(ssn, "reclaim", job, pool, eligible), options);
   });
 }
 
 void PreemptAction::execute(Session& ssn) {
-  std::vector<uint32_t> victims = running_preemptible_jobs(ssn);
-  order_victims(ssn, victims);
+  const std::vector<VictimEntry> pool = victim_pool(ssn);
   for_each_preemptor(ssn, "preempt", pending_jobs(ssn, false), [&](uint32_t j, Statement& stmt) {
     const JobInfo& job = ssn.jobs[j];
     const auto tasks = ssn.tasks_to_allocate(job);
@@ -328,31 +395,24 @@ void PreemptAction::execute(Session& ssn) {
     for (const auto& fn : ssn.job_capacity_fns) {
       if (auto why = fn(job, tasks); why && why->reason == "NonPreemptibleOverQuota") return false;
     }
-    std::vector<uint32_t> same_queue;
-    for (uint32_t v : victims) {
-      const JobInfo& victim = ssn.jobs[v];
-      if (v != j && victim.queue == job.queue && victim.priority < job.priority) same_queue.push_back(v);
-    }
+    auto eligible = [&](const JobInfo& victim) {
+      return victim.queue == job.queue && victim.priority < job.priority;
+    };
     SolverOptions options;
     options.action = "preempt";
     options.message = [&](const JobInfo& victim) {
       return "Pod " + victim.key + " was preempted by higher priority workload " + job.key;
     };
-    return solve_with_victims(ssn, stmt, j, entries_for(ssn, "preempt", job, same_queue), options);
+    return solve_with_victims(ssn, stmt, j, entries_for(ssn, "preempt", job, pool, eligible), options);
   });
 }
 
 void ConsolidationAction::execute(Session& ssn) {
   const int32_t cap = ssn.options().max_consolidation_preemptees;
   if (cap == 0) return;
-  std::vector<uint32_t> victims = running_preemptible_jobs(ssn);
-  order_victims(ssn, victims);
+  const std::vector<VictimEntry> pool = victim_pool(ssn);
   for_each_preemptor(ssn, "consolidation", pending_jobs(ssn, true), [&](uint32_t j, Statement& stmt) {
     const JobInfo& job = ssn.jobs[j];
-    std::vector<uint32_t> others;
-    for (uint32_t v : victims) {
-      if (v != j) others.push_back(v);
-    }
     SolverOptions options;
     options.action = "consolidation";
     options.victims_must_move = true;
@@ -362,7 +422,7 @@ void ConsolidationAction::execute(Session& ssn) {
       return "Pod group " + victim.key +
              " was preempted and rescheduled due to bin packing (resource consolidation) procedure for " + job.key;
     };
-    return solve_with_victims(ssn, stmt, j, entries_for(ssn, "consolidation", job, others), options);
+    return solve_with_victims(ssn, stmt, j, entries_for(ssn, "consolidation", job, pool, [](const JobInfo&) { return true; }), options);
   });
 }
 

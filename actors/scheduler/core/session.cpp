@@ -591,6 +591,13 @@ std::string Session::new_gpu_group_id() {
   return out;
 }
 
+const TaskInfo* Session::moved_to(uint32_t task) const {
+  for (auto it = tasks.rbegin(); it != tasks.rend() && it->ghost; ++it) {
+    if (it->ghost_of == static_cast<int32_t>(task) && it->status == PodStatus::kPipelined) return &*it;
+  }
+  return nullptr;
+}
+
 uint32_t Session::add_ghost(uint32_t task) {
   TaskInfo ghost = tasks[task];
   ghost.ghost = true;
@@ -598,7 +605,7 @@ uint32_t Session::add_ghost(uint32_t task) {
   ghost.node = kNoNode;
   ghost.gpu_groups.clear();
   ghost.placed_portion = 0;
-  ghost.key += " (moved)";
+  ghost.ghost_of = static_cast<int32_t>(task);
   tasks.push_back(std::move(ghost));
   return static_cast<uint32_t>(tasks.size() - 1);
 }

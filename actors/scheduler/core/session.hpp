@@ -75,8 +75,9 @@ using AllocateEventFn = std::function<void(const TaskInfo& task, int sign)>;
 using VictimFilterFn = std::function<bool(const std::string& action, const JobInfo& preemptor, const JobInfo& victim,
                                           bool core)>;
 /// Validates a reclaim scenario: `victims` (task ids) are to be evicted so that `reclaimer` gets `request`.
-using ReclaimValidatorFn =
-    std::function<bool(const JobInfo& reclaimer, const QueueQuantities& request, std::span<const uint32_t> victims)>;
+/// `still_placed` says the victims are not evicted yet (a probe before the search).
+using ReclaimValidatorFn = std::function<bool(const JobInfo& reclaimer, const QueueQuantities& request,
+                                              std::span<const uint32_t> victims, bool still_placed)>;
 /// Whether a job may reclaim at all (proportion's CanReclaimResources).
 using CanReclaimFn = std::function<bool(const JobInfo& job, const QueueQuantities& request)>;
 /// Words for an eviction: KAI's message for `victim` evicted in `action` for `preemptor`.
@@ -169,6 +170,8 @@ class Session {
 
   /// Appends a ghost copy of `task` (see TaskInfo::ghost) and returns its id.
   uint32_t add_ghost(uint32_t task);
+  /// The pipelined ghost of an evicted task that consolidation moved elsewhere, or null.
+  const TaskInfo* moved_to(uint32_t task) const;
 
   /// A new GPU-group id: a UUID drawn from the seeded generator (deterministic per seed).
   std::string new_gpu_group_id();

@@ -203,7 +203,7 @@ class ProportionPlugin final : public Plugin {
   /// its own (GuaranteeDeservedQuota); then no sibling on the reclaimer's path may end up relatively
   /// less served than the reclaimer.
   static bool reclaimable(const Session& ssn, const JobInfo& reclaimer, const QueueQuantities& req,
-                          std::span<const uint32_t> victims, double multiplier) {
+                          std::span<const uint32_t> victims, double multiplier, bool still_placed = false) {
     if (reclaimer.queue == kNoQueue) return false;
     const std::vector<int32_t> rpath = path_of(ssn, reclaimer.queue);
     // Entries: per victim job, its tasks beyond minAvailable one by one, the rest together.
@@ -224,7 +224,8 @@ class ProportionPlugin final : public Plugin {
       while (v.level < rpath.size() && v.level < v.vpath.size() && rpath[v.level] == v.vpath[v.level]) ++v.level;
       if (v.level >= v.vpath.size() || v.level >= rpath.size()) return false;  // same queue: not a reclaim
       // Pods beyond minAvailable go one by one, the rest of the gang together.
-      const int32_t before = ssn.active_allocated_count(victim) + static_cast<int32_t>(tasks.size());
+      const int32_t before =
+          ssn.active_allocated_count(victim) + (still_placed ? 0 : static_cast<int32_t>(tasks.size()));
       const int32_t extras = std::max(0, before - victim.min_member);
       QueueQuantities core;
       bool has_core = false;
@@ -246,7 +247,8 @@ class ProportionPlugin final : public Plugin {
       const int32_t leveled = v.vpath[v.level];
       const QueueInfo& reclaimee = ssn.queues[leveled];
       const QueueInfo& reclaimer_level = ssn.queues[rpath[v.level]];
-      auto [it, inserted] = remaining.try_emplace(leveled, plus(reclaimee.allocated, taken[leveled]));
+      auto [it, inserted] =
+          remaining.try_emplace(leveled, still_placed ? reclaimee.allocated : plus(reclaimee.allocated, taken[leveled]));
       QueueQuantities& rem = it->second;
       QueueQuantities allocatable;
       for (Field r : kResources) allocatable.*r = allocatable_share(ssn, reclaimee, r);
@@ -283,7 +285,7 @@ class ProportionPlugin final : public Plugin {
           if (lost.*r <= 0 && req.*r <= 0) continue;
           // sib.allocated already excludes what the victims held.
           const double mine_ratio = ratio(mine.allocated.*r + req.*r, mine.fair_share.*r);
-          const double sib_ratio = ratio(sib.allocated.*r, sib.fair_share.*r);
+          const double sib_ratio = ratio(sib.allocated.*r - (still_placed ? lost.*r : 0), sib.fair_share.*r);
           if (mine_ratio > 1 && sib.fair_share.*r > 0 && mine_ratio * multiplier >= sib_ratio) return false;
         }
       }
@@ -334,8 +336,9 @@ class ProportionPlugin final : public Plugin {
       return can_reclaim(ssn, job, req);
     });
     ssn.reclaim_validator_fns.push_back(
-        [this, &ssn](const JobInfo& job, const QueueQuantities& req, std::span<const uint32_t> victims) {
-          return reclaimable(ssn, job, req, victims, saturation_multiplier_);
+        [this, &ssn](const JobInfo& job, const QueueQuantities& req, std::span<const uint32_t> victims,
+                     bool still_placed) {
+          return reclaimable(ssn, job, req, victims, saturation_multiplier_, still_placed);
         });
     ssn.reclaim_message_fn = [&ssn](const std::string&, const JobInfo& reclaimer, const JobInfo& victim) {
       return reclaim_message(ssn, reclaimer, victim);
