@@ -94,6 +94,10 @@ bool move_victims(Session& ssn, Statement& stmt, const std::vector<uint32_t>& vi
 std::vector<VictimEntry> victim_entries(const Session& ssn, uint32_t job_id) {
   const JobInfo& job = ssn.jobs[job_id];
   std::vector<VictimEntry> out;
+  if (job.tasks.size() == 1 && job.pod_sets.size() == 1) {  // the common single-pod workload
+    if (is_active_allocated(ssn.tasks[job.tasks.front()].status)) out.push_back(VictimEntry{job_id, job.tasks, true});
+    return out;
+  }
   VictimEntry core{job_id, {}, true};
   for (const auto& ps : job.pod_sets) {
     std::vector<uint32_t> active;
@@ -118,7 +122,8 @@ std::vector<VictimEntry> victim_entries(const Session& ssn, uint32_t job_id) {
   return out;
 }
 
-bool solve_with_victims(Session& ssn, Statement& stmt, uint32_t preemptor, const std::vector<VictimEntry>& entries,
+bool solve_with_victims(Session& ssn, Statement& stmt, uint32_t preemptor,
+                        const std::vector<const VictimEntry*>& entries,
                         const SolverOptions& options) {
   const std::vector<uint32_t> tasks = ssn.tasks_to_allocate(ssn.jobs[preemptor]);
   if (tasks.empty() || entries.empty()) return false;
@@ -128,7 +133,7 @@ bool solve_with_victims(Session& ssn, Statement& stmt, uint32_t preemptor, const
 
   auto evict_entries = [&](const std::vector<size_t>& chosen, std::vector<uint32_t>& evicted) {
     for (size_t e : chosen) {
-      const VictimEntry& entry = entries[e];
+      const VictimEntry& entry = *entries[e];
       for (uint32_t t : entry.tasks) {
         if (!is_active_allocated(ssn.tasks[t].status)) continue;  // already taken by an earlier preemptor
         const int32_t node = ssn.tasks[t].node;
@@ -156,7 +161,7 @@ bool solve_with_victims(Session& ssn, Statement& stmt, uint32_t preemptor, const
   std::set<uint32_t> victim_jobs;
   size_t next_attempt = 0;
   for (size_t e = 0; e < entries.size(); ++e) {
-    const uint32_t job = entries[e].job;
+    const uint32_t job = entries[e]->job;
     if (options.max_victim_jobs >= 0 && !victim_jobs.count(job) &&
         static_cast<int32_t>(victim_jobs.size()) >= options.max_victim_jobs) {
       continue;
@@ -182,7 +187,7 @@ bool solve_with_victims(Session& ssn, Statement& stmt, uint32_t preemptor, const
     for (uint32_t t : tasks) used.insert(ssn.tasks[t].node);
     std::vector<size_t> needed;
     for (size_t c : chosen) {
-      for (uint32_t t : entries[c].tasks) {
+      for (uint32_t t : entries[c]->tasks) {
         if (used.count(ssn.tasks[t].node)) {
           needed.push_back(c);
           break;
@@ -234,46 +239,49 @@ std::vector<uint32_t> running_preemptible_jobs(const Session& ssn) {
 void order_victims(const Session& ssn, std::vector<uint32_t>& jobs) {
   using Field = double QueueQuantities::*;
   constexpr Field kFields[] = {&QueueQuantities::gpu, &QueueQuantities::cpu, &QueueQuantities::memory};
-  std::map<int32_t, std::vector<uint32_t>> by_queue;
-  for (uint32_t j : jobs) by_queue[ssn.jobs[j].queue].push_back(j);
   struct QueueState {
     std::vector<uint32_t> jobs;  // in reverse job order
     size_t next = 0;
     QueueQuantities allocated;
+    bool over = false;   // cached from allocated
+    double usage = 0;    // cached from allocated
   };
-  std::map<int32_t, QueueState> state;
-  for (auto& [q, list] : by_queue) {
+  std::vector<QueueState> state(ssn.queues.size());
+  auto refresh = [&](int32_t q) {
+    QueueState& st = state[q];
+    const QueueInfo& info = ssn.queues[q];
+    st.over = true;
+    st.usage = 0;
+    for (Field r : kFields) {
+      const double fs = info.fair_share.*r, a = st.allocated.*r;
+      st.over = st.over && fs < a;
+      st.usage = std::max(st.usage, fs > 0 ? a / fs : (a > 0 ? 1e12 : 0));
+    }
+  };
+  for (uint32_t j : jobs) state[ssn.jobs[j].queue].jobs.push_back(j);
+  for (int32_t q = 0; q < static_cast<int32_t>(state.size()); ++q) {
+    auto& list = state[q].jobs;
+    if (list.empty()) continue;
     std::stable_sort(list.begin(), list.end(),
                      [&](uint32_t a, uint32_t b) { return ssn.job_less(ssn.jobs[b], ssn.jobs[a]); });
-    state[q] = QueueState{std::move(list), 0, ssn.queues[q].allocated};
+    state[q].allocated = ssn.queues[q].allocated;
+    refresh(q);
   }
-  auto over = [&](int32_t q) {
-    for (Field r : kFields) {
-      if (!(ssn.queues[q].fair_share.*r < state.at(q).allocated.*r)) return false;
-    }
-    return true;
-  };
-  auto usage = [&](int32_t q) {
-    double share = 0;
-    for (Field r : kFields) {
-      const double fs = ssn.queues[q].fair_share.*r, a = state.at(q).allocated.*r;
-      share = std::max(share, fs > 0 ? a / fs : (a > 0 ? 1e12 : 0));
-    }
-    return share;
-  };
   auto first = [&](int32_t a, int32_t b) {  // does queue a give its next victim before queue b?
     const QueueInfo &qa = ssn.queues[a], &qb = ssn.queues[b];
-    if (over(a) != over(b)) return over(a);
+    const QueueState &sa = state[a], &sb = state[b];
+    if (sa.over != sb.over) return sa.over;
     if (qa.priority != qb.priority) return qa.priority < qb.priority;
-    const double ua = usage(a), ub = usage(b);
-    if (ua != ub) return ua > ub;
+    if (sa.usage != sb.usage) return sa.usage > sb.usage;
     if (qa.creation != qb.creation) return qa.creation > qb.creation;
     return qa.name > qb.name;
   };
   // Queues ordered by `first`; a queue is taken out before its state changes and put back after.
   auto cmp = [&](int32_t a, int32_t b) { return first(a, b); };
   std::set<int32_t, decltype(cmp)> ready(cmp);
-  for (const auto& [q, st] : state) ready.insert(q);
+  for (int32_t q = 0; q < static_cast<int32_t>(state.size()); ++q) {
+    if (!state[q].jobs.empty()) ready.insert(q);
+  }
   jobs.clear();
   while (!ready.empty()) {
     const int32_t best = *ready.begin();
@@ -286,6 +294,7 @@ void order_victims(const Session& ssn, std::vector<uint32_t>& jobs) {
       const QueueQuantities q = ssn.allocated_quantities(ssn.tasks[t]);
       for (Field r : kFields) st.allocated.*r -= q.*r;
     }
+    refresh(best);
     if (st.next < st.jobs.size()) ready.insert(best);
   }
 }
@@ -298,28 +307,41 @@ bool victim_allowed(const Session& ssn, const std::string& action, const JobInfo
   return true;
 }
 
-/// Every possible victim entry of an action, in victim order, computed once per action.
-std::vector<VictimEntry> victim_pool(const Session& ssn) {
+VictimPool build_victim_pool(const Session& ssn);
+
+/// The session's victim pool, rebuilt only when something was committed since it was last built (the
+/// eviction actions run back to back and usually decide nothing at steady state).
+const VictimPool& victim_pool(Session& ssn) {
+  if (ssn.victim_pool && ssn.victim_pool->built_at_decision == ssn.decisions.size()) return *ssn.victim_pool;
+  ssn.victim_pool = std::make_shared<VictimPool>(build_victim_pool(ssn));
+  ssn.victim_pool->built_at_decision = ssn.decisions.size();
+  return *ssn.victim_pool;
+}
+
+VictimPool build_victim_pool(const Session& ssn) {
   std::vector<uint32_t> victims = running_preemptible_jobs(ssn);
   order_victims(ssn, victims);
-  std::vector<VictimEntry> pool;
+  VictimPool pool;
   for (uint32_t v : victims) {
-    for (auto& e : victim_entries(ssn, v)) pool.push_back(std::move(e));
+    for (auto& e : victim_entries(ssn, v)) {
+      pool.by_queue[ssn.jobs[v].queue].push_back(static_cast<uint32_t>(pool.entries.size()));
+      pool.entries.push_back(std::move(e));
+    }
   }
   return pool;
 }
 
-/// The entries of `pool` whose job passes `eligible` and the victim filters for `preemptor`.
-template <class Eligible>
-std::vector<VictimEntry> entries_for(const Session& ssn, const std::string& action, const JobInfo& preemptor,
-                                     const std::vector<VictimEntry>& pool, Eligible eligible) {
-  std::vector<VictimEntry> out;
-  for (const VictimEntry& e : pool) {
-    const JobInfo& victim = ssn.jobs[e.job];
-    if (&victim == &preemptor || !eligible(victim)) continue;
-    if (victim_allowed(ssn, action, preemptor, victim, e.core)) out.push_back(e);
+/// Adds `e` when the victim filters allow it for `preemptor`; false once `max_jobs` victim jobs are in.
+bool take_entry(const Session& ssn, const std::string& action, const JobInfo& preemptor, const VictimEntry& e,
+                std::vector<const VictimEntry*>& out, std::set<uint32_t>& jobs, int32_t max_jobs) {
+  const JobInfo& victim = ssn.jobs[e.job];
+  if (&victim == &preemptor || !victim_allowed(ssn, action, preemptor, victim, e.core)) return true;
+  if (max_jobs >= 0 && !jobs.count(e.job)) {
+    if (static_cast<int32_t>(jobs.size()) >= max_jobs) return false;
+    jobs.insert(e.job);
   }
-  return out;
+  out.push_back(&e);
+  return true;
 }
 
 /// Runs `attempt` for each preemptor in queue order, once each, committing successes.
@@ -341,8 +363,16 @@ void for_each_preemptor(Session& ssn, const std::string& action, const std::vect
 }  // namespace
 
 void ReclaimAction::execute(Session& ssn) {
-  const std::vector<VictimEntry> pool = victim_pool(ssn);
-  for_each_preemptor(ssn, "reclaim", pending_jobs(ssn, false), [&](uint32_t j, Statement& stmt) {
+  std::vector<uint32_t> reclaimers;
+  for (uint32_t j : pending_jobs(ssn, false)) {
+    const QueueQuantities request = ssn.queue_request_of(ssn.tasks_to_allocate(ssn.jobs[j]));
+    bool ok = true;
+    for (const auto& fn : ssn.can_reclaim_fns) ok = ok && fn(ssn.jobs[j], request);
+    if (ok) reclaimers.push_back(j);
+  }
+  if (reclaimers.empty()) return;
+  const VictimPool& pool = victim_pool(ssn);
+  for_each_preemptor(ssn, "reclaim", reclaimers, [&](uint32_t j, Statement& stmt) {
     const JobInfo& job = ssn.jobs[j];
     const auto tasks = ssn.tasks_to_allocate(job);
     const QueueQuantities request = ssn.queue_request_of(tasks);
@@ -352,24 +382,22 @@ void ReclaimAction::execute(Session& ssn) {
     // Victim queues that could not give anything to this reclaimer (at the level where the two queue
     // paths part, neither above its share nor, with the reclaimer within quota, above its quota) are
     // left out before the search: the reclaimable check would refuse their first entry.
-    std::map<int32_t, bool> may_give;
-    auto eligible = [&](const JobInfo& victim) {
-      if (victim.queue == job.queue) return false;
-      auto [it, inserted] = may_give.try_emplace(victim.queue, true);
-      if (inserted) {
-        for (const auto& fn : ssn.reclaim_validator_fns) {
-          std::vector<uint32_t> probe;
-          for (uint32_t t : victim.tasks) {
-            if (is_active_allocated(ssn.tasks[t].status)) {
-              probe.push_back(t);
-              break;
-            }
-          }
-          it->second = it->second && !probe.empty() && fn(job, request, probe, true);
-        }
-      }
-      return it->second;
-    };
+    std::vector<char> may_give(ssn.queues.size(), 0);
+    bool any = false;
+    for (const auto& [q, indexes] : pool.by_queue) {
+      if (q == job.queue) continue;
+      const VictimEntry& first = pool.entries[indexes.front()];
+      bool ok = true;
+      for (const auto& fn : ssn.reclaim_validator_fns) ok = ok && fn(job, request, {&first.tasks.front(), 1}, true);
+      may_give[q] = ok;
+      any = any || ok;
+    }
+    if (!any) return false;
+    std::vector<const VictimEntry*> entries;
+    std::set<uint32_t> jobs;
+    for (const VictimEntry& e : pool.entries) {
+      if (may_give[ssn.jobs[e.job].queue]) take_entry(ssn, "reclaim", job, e, entries, jobs, -1);
+    }
     SolverOptions options;
     options.action = "reclaim";
     options.validate = [&](std::span<const uint32_t> evicted) {
@@ -382,37 +410,69 @@ void ReclaimAction::execute(Session& ssn) {
       return ssn.reclaim_message_fn ? ssn.reclaim_message_fn("reclaim", job, victim)
                                     : "Pod group " + victim.key + " was reclaimed by " + job.key;
     };
-    return solve_with_victims(ssn, stmt, j, entries_for(ssn, "reclaim", job, pool, eligible), options);
+    return solve_with_victims(ssn, stmt, j, entries, options);
   });
 }
 
 void PreemptAction::execute(Session& ssn) {
-  const std::vector<VictimEntry> pool = victim_pool(ssn);
-  for_each_preemptor(ssn, "preempt", pending_jobs(ssn, false), [&](uint32_t j, Statement& stmt) {
+  // Preemption needs a lower-priority preemptible job with pods in the preemptor's queue.
+  std::map<int32_t, int32_t> lowest_victim_priority;
+  for (const JobInfo& v : ssn.jobs) {
+    if (!v.preemptible || v.queue == kNoQueue || ssn.active_allocated_count(v) == 0) continue;
+    auto [it, inserted] = lowest_victim_priority.try_emplace(v.queue, v.priority);
+    if (!inserted) it->second = std::min(it->second, v.priority);
+  }
+  std::vector<uint32_t> preemptors;
+  for (uint32_t j : pending_jobs(ssn, false)) {
+    auto it = lowest_victim_priority.find(ssn.jobs[j].queue);
+    if (it != lowest_victim_priority.end() && it->second < ssn.jobs[j].priority) preemptors.push_back(j);
+  }
+  if (preemptors.empty()) return;
+  const VictimPool& pool = victim_pool(ssn);
+  for_each_preemptor(ssn, "preempt", preemptors, [&](uint32_t j, Statement& stmt) {
     const JobInfo& job = ssn.jobs[j];
     const auto tasks = ssn.tasks_to_allocate(job);
     // A non-preemptible preemptor must stay within its queue's quota.
     for (const auto& fn : ssn.job_capacity_fns) {
       if (auto why = fn(job, tasks); why && why->reason == "NonPreemptibleOverQuota") return false;
     }
-    auto eligible = [&](const JobInfo& victim) {
-      return victim.queue == job.queue && victim.priority < job.priority;
-    };
+    std::vector<const VictimEntry*> entries;
+    std::set<uint32_t> jobs;
+    if (auto it = pool.by_queue.find(job.queue); it != pool.by_queue.end()) {
+      for (uint32_t e : it->second) {
+        if (ssn.jobs[pool.entries[e].job].priority < job.priority) {
+          take_entry(ssn, "preempt", job, pool.entries[e], entries, jobs, -1);
+        }
+      }
+    }
+    if (entries.empty()) return false;
     SolverOptions options;
     options.action = "preempt";
     options.message = [&](const JobInfo& victim) {
       return "Pod " + victim.key + " was preempted by higher priority workload " + job.key;
     };
-    return solve_with_victims(ssn, stmt, j, entries_for(ssn, "preempt", job, pool, eligible), options);
+    return solve_with_victims(ssn, stmt, j, entries, options);
   });
 }
 
 void ConsolidationAction::execute(Session& ssn) {
   const int32_t cap = ssn.options().max_consolidation_preemptees;
   if (cap == 0) return;
-  const std::vector<VictimEntry> pool = victim_pool(ssn);
+  const VictimPool& pool = victim_pool(ssn);
   for_each_preemptor(ssn, "consolidation", pending_jobs(ssn, true), [&](uint32_t j, Statement& stmt) {
     const JobInfo& job = ssn.jobs[j];
+    // Consolidation only moves pods: without enough free GPUs in the whole cluster it cannot help.
+    const QueueQuantities request = ssn.queue_request_of(ssn.tasks_to_allocate(job));
+    int64_t free_gpu = 0;
+    for (const NodeInfo& n : ssn.nodes) {
+      if (n.ready && !n.unschedulable) free_gpu += n.non_allocated_gpu_milli();
+    }
+    if (static_cast<double>(free_gpu) / 1000.0 + 1e-9 < request.gpu) return false;
+    std::vector<const VictimEntry*> entries;
+    std::set<uint32_t> jobs;
+    for (const VictimEntry& e : pool.entries) {
+      if (!take_entry(ssn, "consolidation", job, e, entries, jobs, cap)) break;
+    }
     SolverOptions options;
     options.action = "consolidation";
     options.victims_must_move = true;
@@ -422,7 +482,7 @@ void ConsolidationAction::execute(Session& ssn) {
       return "Pod group " + victim.key +
              " was preempted and rescheduled due to bin packing (resource consolidation) procedure for " + job.key;
     };
-    return solve_with_victims(ssn, stmt, j, entries_for(ssn, "consolidation", job, pool, [](const JobInfo&) { return true; }), options);
+    return solve_with_victims(ssn, stmt, j, entries, options);
   });
 }
 

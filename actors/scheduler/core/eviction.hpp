@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -20,6 +21,13 @@ struct VictimEntry {
   uint32_t job = 0;
   std::vector<uint32_t> tasks;
   bool core = false;
+};
+
+/// Every possible victim entry of a session, in victim order, with each queue's entries indexed.
+struct VictimPool {
+  std::vector<VictimEntry> entries;
+  std::map<int32_t, std::vector<uint32_t>> by_queue;  ///< entry indexes, in victim order
+  size_t built_at_decision = 0;                        ///< ssn.decisions.size() when built
 };
 
 /// The entries of a victim job in eviction order (extras in reverse task order, then the core).
@@ -40,7 +48,8 @@ struct SolverOptions {
 /// Finds victims among `entries` (in victim order) whose eviction lets `preemptor`'s next tasks be
 /// pipelined, keeping only victims on the nodes the preemptor uses. On success the statement holds
 /// the evictions and the pipelined tasks; on failure it is rolled back.
-bool solve_with_victims(Session& ssn, Statement& stmt, uint32_t preemptor, const std::vector<VictimEntry>& entries,
+bool solve_with_victims(Session& ssn, Statement& stmt, uint32_t preemptor,
+                        const std::vector<const VictimEntry*>& entries,
                         const SolverOptions& options);
 
 class ReclaimAction final : public Action {

@@ -86,6 +86,7 @@ using EvictionMessageFn =
 
 class Statement;
 class Plugin;
+struct VictimPool;
 
 class Session {
  public:
@@ -143,6 +144,8 @@ class Session {
   bool prefers_idle_nodes = false;
   bool honours_nominated_node = false;
   bool prefers_shared_groups = false;  ///< gpusharingorder is configured
+  /// The eviction actions' victim order, cached while nothing is committed (eviction.cpp).
+  std::shared_ptr<VictimPool> victim_pool;
 
   // --- ordering helpers over the hooks ---
   bool job_less(const JobInfo& a, const JobInfo& b) const;
