@@ -236,7 +236,7 @@ std::vector<uint32_t> running_preemptible_jobs(const Session& ssn) {
 /// and within it the job that would be scheduled last (lower priority, then newer). As in KAI, a queue's
 /// standing is re-evaluated with the victims already taken from it removed, so victims alternate
 /// between equally over-served queues.
-void order_victims(const Session& ssn, std::vector<uint32_t>& jobs) {
+void order_victims(const Session& ssn, std::vector<uint32_t>& jobs, size_t limit) {
   using Field = double QueueQuantities::*;
   constexpr Field kFields[] = {&QueueQuantities::gpu, &QueueQuantities::cpu, &QueueQuantities::memory};
   struct QueueState {
@@ -259,11 +259,9 @@ void order_victims(const Session& ssn, std::vector<uint32_t>& jobs) {
     }
   };
   for (uint32_t j : jobs) state[ssn.jobs[j].queue].jobs.push_back(j);
+  std::vector<char> sorted(state.size(), 0);  // a queue's jobs are sorted when it first gives a victim
   for (int32_t q = 0; q < static_cast<int32_t>(state.size()); ++q) {
-    auto& list = state[q].jobs;
-    if (list.empty()) continue;
-    std::stable_sort(list.begin(), list.end(),
-                     [&](uint32_t a, uint32_t b) { return ssn.job_less(ssn.jobs[b], ssn.jobs[a]); });
+    if (state[q].jobs.empty()) continue;
     state[q].allocated = ssn.queues[q].allocated;
     refresh(q);
   }
@@ -283,10 +281,15 @@ void order_victims(const Session& ssn, std::vector<uint32_t>& jobs) {
     if (!state[q].jobs.empty()) ready.insert(q);
   }
   jobs.clear();
-  while (!ready.empty()) {
+  while (!ready.empty() && jobs.size() < limit) {
     const int32_t best = *ready.begin();
     ready.erase(ready.begin());
     QueueState& st = state[best];
+    if (!sorted[best]) {
+      std::stable_sort(st.jobs.begin(), st.jobs.end(),
+                       [&](uint32_t a, uint32_t b) { return ssn.job_less(ssn.jobs[b], ssn.jobs[a]); });
+      sorted[best] = 1;
+    }
     const uint32_t j = st.jobs[st.next++];
     jobs.push_back(j);
     for (uint32_t t : ssn.jobs[j].tasks) {
@@ -307,20 +310,25 @@ bool victim_allowed(const Session& ssn, const std::string& action, const JobInfo
   return true;
 }
 
-VictimPool build_victim_pool(const Session& ssn);
+VictimPool build_victim_pool(const Session& ssn, size_t limit);
 
-/// The session's victim pool, rebuilt only when something was committed since it was last built (the
-/// eviction actions run back to back and usually decide nothing at steady state).
-const VictimPool& victim_pool(Session& ssn) {
-  if (ssn.victim_pool && ssn.victim_pool->built_at_decision == ssn.decisions.size()) return *ssn.victim_pool;
-  ssn.victim_pool = std::make_shared<VictimPool>(build_victim_pool(ssn));
+/// The session's victim pool (the first `limit` victim jobs in victim order), rebuilt only when
+/// something was committed since it was last built: the eviction actions run back to back and usually
+/// decide nothing at steady state.
+const VictimPool& victim_pool(Session& ssn, size_t limit = SIZE_MAX) {
+  if (ssn.victim_pool && ssn.victim_pool->built_at_decision == ssn.decisions.size() &&
+      ssn.victim_pool->limit >= limit) {
+    return *ssn.victim_pool;
+  }
+  ssn.victim_pool = std::make_shared<VictimPool>(build_victim_pool(ssn, limit));
   ssn.victim_pool->built_at_decision = ssn.decisions.size();
+  ssn.victim_pool->limit = limit;
   return *ssn.victim_pool;
 }
 
-VictimPool build_victim_pool(const Session& ssn) {
+VictimPool build_victim_pool(const Session& ssn, size_t limit) {
   std::vector<uint32_t> victims = running_preemptible_jobs(ssn);
-  order_victims(ssn, victims);
+  order_victims(ssn, victims, limit);
   VictimPool pool;
   for (uint32_t v : victims) {
     for (auto& e : victim_entries(ssn, v)) {
@@ -458,7 +466,8 @@ void PreemptAction::execute(Session& ssn) {
 void ConsolidationAction::execute(Session& ssn) {
   const int32_t cap = ssn.options().max_consolidation_preemptees;
   if (cap == 0) return;
-  const VictimPool& pool = victim_pool(ssn);
+  // Only the first `cap` victim jobs can take part (plus the preemptor itself, which is skipped).
+  const VictimPool& pool = victim_pool(ssn, cap < 0 ? SIZE_MAX : static_cast<size_t>(cap) + 1);
   for_each_preemptor(ssn, "consolidation", pending_jobs(ssn, true), [&](uint32_t j, Statement& stmt) {
     const JobInfo& job = ssn.jobs[j];
     // Consolidation only moves pods: without enough free GPUs in the whole cluster it cannot help.

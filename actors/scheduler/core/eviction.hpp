@@ -4,6 +4,7 @@
 // victim solver.
 
 #include <cstdint>
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <span>
@@ -28,6 +29,7 @@ struct VictimPool {
   std::vector<VictimEntry> entries;
   std::map<int32_t, std::vector<uint32_t>> by_queue;  ///< entry indexes, in victim order
   size_t built_at_decision = 0;                        ///< ssn.decisions.size() when built
+  size_t limit = SIZE_MAX;                             ///< victim jobs ordered (the first `limit`)
 };
 
 /// The entries of a victim job in eviction order (extras in reverse task order, then the core).
