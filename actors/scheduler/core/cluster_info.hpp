@@ -116,6 +116,8 @@ struct JobInfo {
   int32_t min_member = 1;
   std::vector<PodSetInfo> pod_sets;
   std::vector<uint32_t> tasks;
+  /// Tasks in an active-allocated status, kept current by the session and the statement.
+  int32_t active_allocated = 0;
   /// Input errors that make the whole group unschedulable before any attempt (bad annotations...).
   std::vector<FitReason> invalid;
   std::vector<FitReason> fit_errors;

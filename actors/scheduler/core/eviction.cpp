@@ -330,6 +330,7 @@ VictimPool build_victim_pool(const Session& ssn, size_t limit) {
   std::vector<uint32_t> victims = running_preemptible_jobs(ssn);
   order_victims(ssn, victims, limit);
   VictimPool pool;
+  pool.by_queue.resize(ssn.queues.size());
   for (uint32_t v : victims) {
     for (auto& e : victim_entries(ssn, v)) {
       pool.by_queue[ssn.jobs[v].queue].push_back(static_cast<uint32_t>(pool.entries.size()));
@@ -392,8 +393,9 @@ void ReclaimAction::execute(Session& ssn) {
     // left out before the search: the reclaimable check would refuse their first entry.
     std::vector<char> may_give(ssn.queues.size(), 0);
     bool any = false;
-    for (const auto& [q, indexes] : pool.by_queue) {
-      if (q == job.queue) continue;
+    for (int32_t q = 0; q < static_cast<int32_t>(pool.by_queue.size()); ++q) {
+      const auto& indexes = pool.by_queue[q];
+      if (q == job.queue || indexes.empty()) continue;
       const VictimEntry& first = pool.entries[indexes.front()];
       bool ok = true;
       for (const auto& fn : ssn.reclaim_validator_fns) ok = ok && fn(job, request, {&first.tasks.front(), 1}, true);
@@ -446,8 +448,8 @@ void PreemptAction::execute(Session& ssn) {
     }
     std::vector<const VictimEntry*> entries;
     std::set<uint32_t> jobs;
-    if (auto it = pool.by_queue.find(job.queue); it != pool.by_queue.end()) {
-      for (uint32_t e : it->second) {
+    {
+      for (uint32_t e : pool.by_queue[job.queue]) {
         if (ssn.jobs[pool.entries[e].job].priority < job.priority) {
           take_entry(ssn, "preempt", job, pool.entries[e], entries, jobs, -1);
         }

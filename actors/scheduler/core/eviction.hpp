@@ -27,7 +27,7 @@ struct VictimEntry {
 /// Every possible victim entry of a session, in victim order, with each queue's entries indexed.
 struct VictimPool {
   std::vector<VictimEntry> entries;
-  std::map<int32_t, std::vector<uint32_t>> by_queue;  ///< entry indexes, in victim order
+  std::vector<std::vector<uint32_t>> by_queue;  ///< per queue id: entry indexes, in victim order
   size_t built_at_decision = 0;                        ///< ssn.decisions.size() when built
   size_t limit = SIZE_MAX;                             ///< victim jobs ordered (the first `limit`)
 };

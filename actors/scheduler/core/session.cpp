@@ -50,7 +50,10 @@ class SessionBuilder {
     build_jobs();
     account_foreign_pods();
     compute_cluster_total();
-    for (const auto& t : ssn_.tasks) ssn_.account_task_in_queue(t, +1);
+    for (const auto& t : ssn_.tasks) {
+      ssn_.account_task_in_queue(t, +1);
+      ssn_.jobs[t.job].active_allocated += is_active_allocated(t.status);
+    }
   }
 
  private:
@@ -638,11 +641,7 @@ bool Session::pod_set_less(const JobInfo& job, const PodSetInfo& a, const PodSet
   return a.name < b.name;
 }
 
-int32_t Session::active_allocated_count(const JobInfo& job) const {
-  int32_t n = 0;
-  for (uint32_t t : job.tasks) n += is_active_allocated(tasks[t].status);
-  return n;
-}
+int32_t Session::active_allocated_count(const JobInfo& job) const { return job.active_allocated; }
 
 int32_t Session::active_used_count(const JobInfo& job) const {
   int32_t n = 0;

@@ -11,6 +11,7 @@ void Statement::set_state(uint32_t task_id, const TaskState& state) {
   const int32_t old_node = task.node;
   if (task.node != kNoNode && is_active_used(task.status)) node_remove_task(ssn_.nodes[task.node], task);
   ssn_.account_task_in_queue(task, -1);
+  if (!task.ghost) ssn_.jobs[task.job].active_allocated -= is_active_allocated(task.status);
   for (const auto& fn : ssn_.allocate_event_fns) fn(task, -1);
   task.status = state.status;
   task.node = state.node;
@@ -18,6 +19,7 @@ void Statement::set_state(uint32_t task_id, const TaskState& state) {
   task.placed_portion = state.placed_portion;
   if (task.node != kNoNode && is_active_used(task.status)) node_add_task(ssn_.nodes[task.node], task);
   ssn_.account_task_in_queue(task, +1);
+  if (!task.ghost) ssn_.jobs[task.job].active_allocated += is_active_allocated(task.status);
   for (const auto& fn : ssn_.allocate_event_fns) fn(task, +1);
   for (int32_t n : {old_node, task.node == old_node ? kNoNode : task.node}) {
     if (n == kNoNode) continue;
