@@ -86,7 +86,7 @@ bool place_on_node(Session& ssn, Statement& stmt, uint32_t task_id, uint32_t nod
 template <class Accept>
 std::optional<uint32_t> walk_index(Session& ssn, const TaskInfo& task, const GpuFreeIndex& index, int64_t from,
                                    Accept accept) {
-  // `accept` also carries the excluded node (see place_task).
+  // `accept` also rules out the excluded node (see place_task).
   const std::vector<char>& mask = ssn.static_fit_mask(task);
   std::optional<uint32_t> fallback;
   for (auto it = index.lower_bound(from); it != index.end(); ++it) {

@@ -1,5 +1,7 @@
 #include "actors/scheduler/core/statement.hpp"
 
+#include <unordered_set>
+
 #include "actors/scheduler/core/node_accounting.hpp"
 
 namespace kai::core {
@@ -74,10 +76,9 @@ void Statement::commit(const std::string& action, const std::string& by) {
   // final state, at the position of its first operation.
   std::vector<uint32_t> order;
   std::vector<const Op*> first_op;
+  std::unordered_set<uint32_t> seen;
   for (const auto& op : ops_) {
-    bool seen = false;
-    for (uint32_t t : order) seen = seen || t == op.task;
-    if (!seen) {
+    if (seen.insert(op.task).second) {
       order.push_back(op.task);
       first_op.push_back(&op);
     }

@@ -275,8 +275,8 @@ class ProportionPlugin final : public Plugin {
     };
     for (int32_t q : rpath) {
       const QueueInfo& mine = ssn.queues[q];
-      const std::vector<uint32_t>& siblings =
-          mine.parent == kNoQueue ? root_queues(ssn) : ssn.queues[mine.parent].children;
+      const std::vector<uint32_t> roots = mine.parent == kNoQueue ? root_queues(ssn) : std::vector<uint32_t>{};
+      const std::vector<uint32_t>& siblings = mine.parent == kNoQueue ? roots : ssn.queues[mine.parent].children;
       for (uint32_t s : siblings) {
         if (static_cast<int32_t>(s) == q || !taken.count(static_cast<int32_t>(s))) continue;
         const QueueInfo& sib = ssn.queues[s];
@@ -293,9 +293,8 @@ class ProportionPlugin final : public Plugin {
     return true;
   }
 
-  static const std::vector<uint32_t>& root_queues(const Session& ssn) {
-    static thread_local std::vector<uint32_t> roots;
-    roots.clear();
+  static std::vector<uint32_t> root_queues(const Session& ssn) {
+    std::vector<uint32_t> roots;
     for (uint32_t i = 0; i < ssn.queues.size(); ++i) {
       if (ssn.queues[i].parent == kNoQueue) roots.push_back(i);
     }
