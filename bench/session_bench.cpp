@@ -42,7 +42,8 @@ const kai::model::ClusterObjects& cluster(int64_t per_mille, bool with_probe_gan
         p.scheduler_name = "kai-scheduler";
         p.phase = "Pending";
         kai::model::Container ctr;
-        ctr.requests = {{"cpu", 4000}, {"memory", 32LL * 1024 * 1024 * 1024 * 1000}, {"nvidia.com/gpu", 1000}};
+        ctr.requests = {
+            {"cpu", 4000}, {"memory", 32LL * 1024 * 1024 * 1024 * 1000}, {"nvidia.com/gpu", 1000}};
         p.containers.push_back(ctr);
         c.pods.push_back(p);
       }
@@ -185,7 +186,9 @@ const kai::model::ClusterObjects& reclaim_cluster(int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     kai::model::Node node;
     node.meta.name = "node-" + std::to_string(100000 + i);
-    node.allocatable = {{"cpu", 128000}, {"memory", 1024LL * 1024 * 1024 * 1024 * 1000}, {"pods", 110000},
+    node.allocatable = {{"cpu", 128000},
+                        {"memory", 1024LL * 1024 * 1024 * 1024 * 1000},
+                        {"pods", 110000},
                         {"nvidia.com/gpu", 8000}};
     node.conditions.push_back({"Ready", "True"});
     for (int g = 0; g < 8; ++g) {

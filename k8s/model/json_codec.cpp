@@ -64,7 +64,6 @@ std::optional<int64_t> as_int64(const json& v) {
 
 // ---------------------------------------------------------------------------------- time
 
-
 /// Formats nanoseconds the way Go's Duration.String() does ("1h30m0s", "500ms", "1.5s").
 std::string format_go_duration(int64_t ns) {
   if (ns == 0) return "0s";

@@ -140,7 +140,9 @@ Result<int64_t> parse_rfc3339(std::string_view text) {
   return Status::error("timestamp \"" + std::string(text) + "\" is not RFC 3339");
 }
 
-std::string format_rfc3339(int64_t unix_seconds) { return format(unix_seconds); }
+std::string format_rfc3339(int64_t unix_seconds) {
+  return format(unix_seconds);
+}
 
 Result<int64_t> parse_go_duration_ns(std::string_view text) {
   if (auto ns = parse_duration(text)) return *ns;

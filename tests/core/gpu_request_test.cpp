@@ -41,7 +41,8 @@ TEST(GpuRequest, FractionAndMemoryTogetherAreRejected) {
 }
 
 TEST(GpuRequest, NumDevicesNeedsASharedRequest) {
-  auto ok = parse_gpu_request(pod_with({{"gpu-fraction", "0.5"}, {"gpu-fraction-num-devices", "2"}}), 0, false);
+  auto ok =
+      parse_gpu_request(pod_with({{"gpu-fraction", "0.5"}, {"gpu-fraction-num-devices", "2"}}), 0, false);
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->num_devices, 2);
   EXPECT_FALSE(parse_gpu_request(pod_with({{"gpu-fraction-num-devices", "2"}}), 2000, false));

@@ -70,8 +70,8 @@ std::string fingerprint(const Session& ssn) {
     auto groups = n.shared_gpus;
     std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.group < b.group; });
     for (const auto& g : groups) {
-      out << g.group << "/" << g.used << "/" << g.releasing << "/" << g.pipelined << "/" << g.active_tasks << "/"
-          << g.releasing_tasks << "/" << g.pipelined_tasks << ";";
+      out << g.group << "/" << g.used << "/" << g.releasing << "/" << g.pipelined << "/" << g.active_tasks
+          << "/" << g.releasing_tasks << "/" << g.pipelined_tasks << ";";
     }
     out << "\n";
   }
@@ -202,7 +202,8 @@ SessionOptions all_actions() {
 TEST_P(RandomClusters, FairSharesFitTheirParentAndTheCluster) {
   const auto objects = random_cluster(GetParam());
   Session ssn(objects, all_actions());
-  for (double QueueQuantities::*r : {&QueueQuantities::gpu, &QueueQuantities::cpu, &QueueQuantities::memory}) {
+  for (double QueueQuantities::*r :
+       {&QueueQuantities::gpu, &QueueQuantities::cpu, &QueueQuantities::memory}) {
     double roots = 0;
     for (const auto& q : ssn.queues) {
       EXPECT_GE(q.fair_share.*r, 0) << q.name;
@@ -233,7 +234,8 @@ TEST_P(RandomClusters, FullSessionNeverEvictsNonPreemptibleWorkAndOverCommitsNot
   for (uint32_t n = 0; n < ssn.nodes.size(); ++n) {
     Resources later;  // what the node holds once releasing pods are gone: pipelined pods count
     for (const auto& t : ssn.tasks) {
-      if (t.node == static_cast<int32_t>(n) && is_active_used(t.status) && t.status != PodStatus::kReleasing) {
+      if (t.node == static_cast<int32_t>(n) && is_active_used(t.status) &&
+          t.status != PodStatus::kReleasing) {
         later += t.req;
       }
     }
@@ -250,8 +252,9 @@ TEST(RandomClustersSummary, EvictionsHappen) {
     make_reclaim_likely(objects);
     Session ssn(objects, all_actions());
     run_actions(ssn, ssn.options().config.actions);
-    evictions_seen += std::count_if(ssn.decisions.begin(), ssn.decisions.end(),
-                                    [](const auto& d) { return d.kind == kai::events::DecisionKind::kEvict; });
+    evictions_seen += std::count_if(ssn.decisions.begin(), ssn.decisions.end(), [](const auto& d) {
+      return d.kind == kai::events::DecisionKind::kEvict;
+    });
   }
   EXPECT_GT(evictions_seen, 0);
 }

@@ -102,7 +102,8 @@ TEST_P(ScenarioTest, MatchesExpectation) {
   ASSERT_TRUE(sim.skipped_actions.empty()) << "action not available: " << sim.skipped_actions.front();
   const json result = json::parse(kai::sim::render_json(*sim.session, &sim.decisions));
   std::map<std::string, json> pods, groups;
-  for (const auto& p : result["pods"]) pods[p["namespace"].get<std::string>() + "/" + p["name"].get<std::string>()] = p;
+  for (const auto& p : result["pods"])
+    pods[p["namespace"].get<std::string>() + "/" + p["name"].get<std::string>()] = p;
   for (const auto& g : result["podGroups"]) {
     groups[g["namespace"].get<std::string>() + "/" + g["name"].get<std::string>()] = g;
   }
@@ -170,7 +171,8 @@ TEST_P(ScenarioTest, MatchesExpectation) {
           if (want.contains(k) && d[k] != want[k]) match = false;
         }
         if (want.contains("reasonContains") &&
-            d["reason"].get<std::string>().find(want["reasonContains"].get<std::string>()) == std::string::npos) {
+            d["reason"].get<std::string>().find(want["reasonContains"].get<std::string>()) ==
+                std::string::npos) {
           match = false;
         }
         found = found || match;
@@ -209,6 +211,8 @@ std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
 INSTANTIATE_TEST_SUITE_P(Scenarios, ScenarioTest, ::testing::ValuesIn(scenario_files()), test_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ScenarioTest);
 
-TEST(ScenarioCorpus, HasAtLeastFortyScenarios) { EXPECT_GE(scenario_files().size(), 40u); }
+TEST(ScenarioCorpus, HasAtLeastFortyScenarios) {
+  EXPECT_GE(scenario_files().size(), 40u);
+}
 
 }  // namespace

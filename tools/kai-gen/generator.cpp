@@ -42,7 +42,8 @@ model::Pod make_pod(const std::string& ns, const std::string& name, int64_t cpu_
   return p;
 }
 
-model::Queue make_queue(const std::string& name, const std::string& parent, double gpu_quota, int64_t created) {
+model::Queue make_queue(const std::string& name, const std::string& parent, double gpu_quota,
+                        int64_t created) {
   model::Queue q;
   q.meta.name = name;
   q.meta.uid = "uid-queue-" + name;
@@ -59,7 +60,9 @@ model::Queue make_queue(const std::string& name, const std::string& parent, doub
 
 ClusterSpec ClusterSpec::scaled(double factor) {
   ClusterSpec s;
-  auto scale = [factor](int32_t v) { return std::max<int32_t>(1, static_cast<int32_t>(std::lround(v * factor))); };
+  auto scale = [factor](int32_t v) {
+    return std::max<int32_t>(1, static_cast<int32_t>(std::lround(v * factor)));
+  };
   s.nodes = scale(s.nodes);
   s.running_cpu_pods = scale(s.running_cpu_pods);
   s.running_gpu_pods = scale(s.running_gpu_pods);
@@ -110,7 +113,8 @@ model::ClusterObjects generate(const ClusterSpec& spec) {
     n.capacity = n.allocatable;
     n.conditions.push_back({"Ready", "True"});
     out.nodes.push_back(std::move(n));
-    room.push_back(NodeRoom{spec.node_cpu_milli, spec.node_memory_gib * kGiB, spec.gpus_per_node, 110, 0, {}});
+    room.push_back(
+        NodeRoom{spec.node_cpu_milli, spec.node_memory_gib * kGiB, spec.gpus_per_node, 110, 0, {}});
   }
 
   std::uniform_int_distribution<int32_t> pick_node(0, spec.nodes - 1);
@@ -124,7 +128,8 @@ model::ClusterObjects generate(const ClusterSpec& spec) {
       const int32_t idx = static_cast<int32_t>(&r - room.data());
       const bool join_open = half && r.half_gpu_open > 0;
       const int32_t need_gpus = half ? (join_open ? 0 : 1) : gpus;
-      if (r.cpu < cpu || r.memory < mem || r.gpus < need_gpus || r.pods < (half && !join_open ? 2 : 1)) continue;
+      if (r.cpu < cpu || r.memory < mem || r.gpus < need_gpus || r.pods < (half && !join_open ? 2 : 1))
+        continue;
       const std::string leaf = leaves[pick_leaf(rng)];
       const std::string name = "run-" + std::to_string(serial++);
       model::Pod p = make_pod("ns-" + leaf, name, cpu, mem, half ? 0 : gpus, ptime++);

@@ -45,7 +45,9 @@ int main(int argc, char** argv) {
                  "Run up to N sessions, applying each one's decisions before the next (stops when stable)")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
-  app.add_option("--format", format, "json or table")->check(CLI::IsMember({"json", "table"}))->capture_default_str();
+  app.add_option("--format", format, "json or table")
+      ->check(CLI::IsMember({"json", "table"}))
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -72,9 +74,9 @@ int main(int argc, char** argv) {
     if (!now) return fail("--now", now.message());
     options.now = *now;
   } else {
-    options.now = std::chrono::duration_cast<std::chrono::seconds>(
-                      std::chrono::system_clock::now().time_since_epoch())
-                      .count();
+    options.now =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
   }
 
   for (const auto& skipped : objects->skipped) std::cerr << "note: skipped " << skipped << "\n";
@@ -85,6 +87,7 @@ int main(int argc, char** argv) {
     std::cerr << "warning: action \"" << a << "\" is not available in this build and was skipped\n";
   }
   if (rounds > 1) std::cerr << "note: ran " << result.rounds << " round(s)\n";
-  std::cout << (format == "table" ? kai::sim::render_table(ssn) : kai::sim::render_json(ssn, &result.decisions));
+  std::cout << (format == "table" ? kai::sim::render_table(ssn)
+                                  : kai::sim::render_json(ssn, &result.decisions));
   return 0;
 }

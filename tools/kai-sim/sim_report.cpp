@@ -19,13 +19,15 @@ std::vector<uint32_t> sorted_task_ids(const core::Session& ssn) {
   for (uint32_t i = 0; i < ssn.tasks.size(); ++i) {
     if (!ssn.tasks[i].ghost) ids.push_back(i);
   }
-  std::sort(ids.begin(), ids.end(), [&](uint32_t a, uint32_t b) { return ssn.tasks[a].key < ssn.tasks[b].key; });
+  std::sort(ids.begin(), ids.end(),
+            [&](uint32_t a, uint32_t b) { return ssn.tasks[a].key < ssn.tasks[b].key; });
   return ids;
 }
 
 double gpu_fraction(const core::TaskInfo& t) {
   if (t.placed_portion > 0) return static_cast<double>(t.placed_portion) / 1000.0;
-  if (t.gpu.kind == core::GpuRequestKind::kFraction) return static_cast<double>(t.gpu.fraction_milli) / 1000.0;
+  if (t.gpu.kind == core::GpuRequestKind::kFraction)
+    return static_cast<double>(t.gpu.fraction_milli) / 1000.0;
   return 0;
 }
 
@@ -73,7 +75,8 @@ std::string render_json(const core::Session& ssn, const std::vector<events::Deci
   ordered_json groups = ordered_json::array();
   for (const auto* j : jobs) {
     ordered_json reasons = ordered_json::array();
-    for (const auto& r : j->fit_errors) reasons.push_back(ordered_json{{"reason", r.reason}, {"message", r.message}});
+    for (const auto& r : j->fit_errors)
+      reasons.push_back(ordered_json{{"reason", r.reason}, {"message", r.message}});
     groups.push_back(ordered_json{{"namespace", j->namespace_},
                                   {"name", j->name},
                                   {"queue", j->queue_name},

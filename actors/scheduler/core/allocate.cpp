@@ -1,8 +1,8 @@
 #include "actors/scheduler/core/allocate.hpp"
 
 #include <algorithm>
-#include <map>
 #include <functional>
+#include <map>
 #include <numeric>
 
 #include "actors/scheduler/core/eviction.hpp"
@@ -25,15 +25,17 @@ std::optional<FitReason> not_ready_reason(const Session& ssn, const JobInfo& job
       gated += ssn.tasks[t].status == PodStatus::kGated;
     }
     if (alive - gated < ps.min_available) {
-      return FitReason{"NotReady", "Job is not ready for scheduling. Waiting for " + std::to_string(ps.min_available) +
-                                       " pods, currently " + std::to_string(alive) + " exist, " +
-                                       std::to_string(gated) + " are gated"};
+      return FitReason{"NotReady", "Job is not ready for scheduling. Waiting for " +
+                                       std::to_string(ps.min_available) + " pods, currently " +
+                                       std::to_string(alive) + " exist, " + std::to_string(gated) +
+                                       " are gated"};
     }
   }
   return std::nullopt;
 }
 
-std::optional<std::string> capacity_rejection(const Session& ssn, const TaskInfo& task, const NodeInfo& node) {
+std::optional<std::string> capacity_rejection(const Session& ssn, const TaskInfo& task,
+                                              const NodeInfo& node) {
   for (const auto& fn : ssn.task_capacity_fns) {
     if (auto why = fn(task, node)) return why;
   }
@@ -69,7 +71,8 @@ bool place_on_node(Session& ssn, Statement& stmt, uint32_t task_id, uint32_t nod
   for (int32_t k = 0; k < task.gpu.num_devices; ++k) {
     const GpuCandidate& cand = c.candidates[order[k]];
     pipelined = pipelined || !c.fits_idle[order[k]];
-    groups.push_back(cand.group_index >= 0 ? node.shared_gpus[cand.group_index].group : ssn.new_gpu_group_id());
+    groups.push_back(cand.group_index >= 0 ? node.shared_gpus[cand.group_index].group
+                                           : ssn.new_gpu_group_id());
   }
   const int64_t portion = shared_portion_on(task, node);
   if (pipelined) {
@@ -84,8 +87,8 @@ bool place_on_node(Session& ssn, Statement& stmt, uint32_t task_id, uint32_t nod
 /// with nodeavailability the first that fits idle resources wins (its 100 points outweigh placement's
 /// 9), otherwise the first that fits at all. `accept` adds conditions (capacity, a fitting shared group).
 template <class Accept>
-std::optional<uint32_t> walk_index(Session& ssn, const TaskInfo& task, const GpuFreeIndex& index, int64_t from,
-                                   Accept accept) {
+std::optional<uint32_t> walk_index(Session& ssn, const TaskInfo& task, const GpuFreeIndex& index,
+                                   int64_t from, Accept accept) {
   // `accept` also rules out the excluded node (see place_task).
   const std::vector<char>& mask = ssn.static_fit_mask(task);
   std::optional<uint32_t> fallback;
@@ -106,7 +109,8 @@ std::optional<uint32_t> walk_index(Session& ssn, const TaskInfo& task, const Gpu
 /// generic path's choice without scoring every node (tested equal on random clusters).
 std::optional<uint32_t> best_gpu_node(Session& ssn, const TaskInfo& task,
                                       const std::function<bool(const NodeInfo&)>& capacity_ok) {
-  if (!task.gpu.is_shared()) return walk_index(ssn, task, ssn.gpu_free_index, task.req.milli_gpu, capacity_ok);
+  if (!task.gpu.is_shared())
+    return walk_index(ssn, task, ssn.gpu_free_index, task.req.milli_gpu, capacity_ok);
   const int64_t from = task.gpu.kind == GpuRequestKind::kFraction ? task.gpu.fraction_milli : 1;
   if (ssn.prefers_shared_groups) {
     auto in_group = walk_index(ssn, task, ssn.shared_room_index, from, [&](const NodeInfo& node) {
@@ -118,8 +122,7 @@ std::optional<uint32_t> best_gpu_node(Session& ssn, const TaskInfo& task,
 }
 
 bool uses_gpu_fast_path(const Session& ssn, const TaskInfo& task) {
-  return ssn.gpu_fast_path &&
-         (task.gpu.kind == GpuRequestKind::kWhole || task.gpu.is_shared()) &&
+  return ssn.gpu_fast_path && (task.gpu.kind == GpuRequestKind::kWhole || task.gpu.is_shared()) &&
          (task.nominated_node.empty() || !ssn.honours_nominated_node);
 }
 
@@ -248,12 +251,13 @@ bool allocate_job(Session& ssn, Statement& stmt, uint32_t job_id, bool& pipeline
     const std::string why = explain_task_fit(ssn, task);
     const int32_t running = ssn.active_allocated_count(job);
     if (job.min_member > 1 && running < job.min_member) {
-      job.fit_errors = {{"PodSchedulingErrors",
-                         "Resources were found for " + std::to_string(i) + " pods while " +
-                             std::to_string(job.min_member) +
-                             " are required for gang scheduling. Additional pods cannot be scheduled due to: " + why}};
+      job.fit_errors = {
+          {"PodSchedulingErrors",
+           "Resources were found for " + std::to_string(i) + " pods while " + std::to_string(job.min_member) +
+               " are required for gang scheduling. Additional pods cannot be scheduled due to: " + why}};
     } else {
-      job.fit_errors = {{"PodSchedulingErrors", "Resources were not found for pod " + task.key + " due to: " + why}};
+      job.fit_errors = {
+          {"PodSchedulingErrors", "Resources were not found for pod " + task.key + " due to: " + why}};
     }
     return false;
   }

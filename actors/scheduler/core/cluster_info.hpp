@@ -22,10 +22,10 @@ enum class MigStrategy : uint8_t { kNone, kSingle, kMixed };
 /// A GPU shared by fractional pods ("GPU group"), with its portions in milli-units of one device.
 struct SharedGpu {
   std::string group;
-  int64_t used = 0;       ///< Portions of Allocated/Binding/Bound/Running/Releasing tasks.
-  int64_t releasing = 0;  ///< Portions of Releasing tasks (a subset of used).
-  int64_t pipelined = 0;  ///< Portions of Pipelined tasks (placed on releasing capacity).
-  int32_t active_tasks = 0;     ///< Tasks counted in used but not releasing.
+  int64_t used = 0;          ///< Portions of Allocated/Binding/Bound/Running/Releasing tasks.
+  int64_t releasing = 0;     ///< Portions of Releasing tasks (a subset of used).
+  int64_t pipelined = 0;     ///< Portions of Pipelined tasks (placed on releasing capacity).
+  int32_t active_tasks = 0;  ///< Tasks counted in used but not releasing.
   int32_t releasing_tasks = 0;
   int32_t pipelined_tasks = 0;
 
@@ -48,9 +48,9 @@ struct NodeInfo {
   Resources idle;       ///< allocatable - used, with shared GPUs taking whole devices.
   Resources releasing;  ///< Held by releasing pods, minus what pipelined pods took.
   Resources used;
-  int32_t gpu_count = 0;            ///< Devices (label nvidia.com/gpu.count, else allocatable).
-  int64_t gpu_memory_mib = 100;     ///< Per device (label nvidia.com/gpu.memory, floored to 100s).
-  bool gpu_memory_synced = false;   ///< The label was present.
+  int32_t gpu_count = 0;           ///< Devices (label nvidia.com/gpu.count, else allocatable).
+  int64_t gpu_memory_mib = 100;    ///< Per device (label nvidia.com/gpu.memory, floored to 100s).
+  bool gpu_memory_synced = false;  ///< The label was present.
   MigStrategy mig = MigStrategy::kNone;
   bool mig_enabled = false;
   bool ready = false;
@@ -98,7 +98,8 @@ struct PodSetInfo {
 
 /// A scheduling rejection with KAI's reason code and a readable message.
 struct FitReason {
-  std::string reason;  ///< PodSchedulingErrors | OverLimit | NonPreemptibleOverQuota | QueueDoesNotExist | ...
+  std::string
+      reason;  ///< PodSchedulingErrors | OverLimit | NonPreemptibleOverQuota | QueueDoesNotExist | ...
   std::string message;
 };
 

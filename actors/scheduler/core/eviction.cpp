@@ -95,7 +95,8 @@ std::vector<VictimEntry> victim_entries(const Session& ssn, uint32_t job_id) {
   const JobInfo& job = ssn.jobs[job_id];
   std::vector<VictimEntry> out;
   if (job.tasks.size() == 1 && job.pod_sets.size() == 1) {  // the common single-pod workload
-    if (is_active_allocated(ssn.tasks[job.tasks.front()].status)) out.push_back(VictimEntry{job_id, job.tasks, true});
+    if (is_active_allocated(ssn.tasks[job.tasks.front()].status))
+      out.push_back(VictimEntry{job_id, job.tasks, true});
     return out;
   }
   VictimEntry core{job_id, {}, true};
@@ -123,8 +124,7 @@ std::vector<VictimEntry> victim_entries(const Session& ssn, uint32_t job_id) {
 }
 
 bool solve_with_victims(Session& ssn, Statement& stmt, uint32_t preemptor,
-                        const std::vector<const VictimEntry*>& entries,
-                        const SolverOptions& options) {
+                        const std::vector<const VictimEntry*>& entries, const SolverOptions& options) {
   const std::vector<uint32_t> tasks = ssn.tasks_to_allocate(ssn.jobs[preemptor]);
   if (tasks.empty() || entries.empty()) return false;
   const std::string by = ssn.jobs[preemptor].key;
@@ -213,7 +213,8 @@ std::vector<uint32_t> pending_jobs(Session& ssn, bool preemptible_only) {
     bool ready = true;
     for (const auto& ps : job.pod_sets) {
       int32_t alive = 0;
-      for (uint32_t t : ps.tasks) alive += is_alive(ssn.tasks[t].status) && ssn.tasks[t].status != PodStatus::kGated;
+      for (uint32_t t : ps.tasks)
+        alive += is_alive(ssn.tasks[t].status) && ssn.tasks[t].status != PodStatus::kGated;
       ready = ready && alive >= ps.min_available;
     }
     if (ready) out.push_back(j);
@@ -243,8 +244,8 @@ void order_victims(const Session& ssn, std::vector<uint32_t>& jobs, size_t limit
     std::vector<uint32_t> jobs;  // in reverse job order
     size_t next = 0;
     QueueQuantities allocated;
-    bool over = false;   // cached from allocated
-    double usage = 0;    // cached from allocated
+    bool over = false;  // cached from allocated
+    double usage = 0;   // cached from allocated
   };
   std::vector<QueueState> state(ssn.queues.size());
   auto refresh = [&](int32_t q) {
@@ -302,8 +303,8 @@ void order_victims(const Session& ssn, std::vector<uint32_t>& jobs, size_t limit
   }
 }
 
-bool victim_allowed(const Session& ssn, const std::string& action, const JobInfo& preemptor, const JobInfo& victim,
-                    bool core) {
+bool victim_allowed(const Session& ssn, const std::string& action, const JobInfo& preemptor,
+                    const JobInfo& victim, bool core) {
   for (const auto& fn : ssn.victim_filter_fns) {
     if (!fn(action, preemptor, victim, core)) return false;
   }
@@ -398,7 +399,8 @@ void ReclaimAction::execute(Session& ssn) {
       if (q == job.queue || indexes.empty()) continue;
       const VictimEntry& first = pool.entries[indexes.front()];
       bool ok = true;
-      for (const auto& fn : ssn.reclaim_validator_fns) ok = ok && fn(job, request, {&first.tasks.front(), 1}, true);
+      for (const auto& fn : ssn.reclaim_validator_fns)
+        ok = ok && fn(job, request, {&first.tasks.front(), 1}, true);
       may_give[q] = ok;
       any = any || ok;
     }
@@ -491,7 +493,8 @@ void ConsolidationAction::execute(Session& ssn) {
     options.max_victim_jobs = cap;
     options.message = [&](const JobInfo& victim) {
       return "Pod group " + victim.key +
-             " was preempted and rescheduled due to bin packing (resource consolidation) procedure for " + job.key;
+             " was preempted and rescheduled due to bin packing (resource consolidation) procedure for " +
+             job.key;
     };
     return solve_with_victims(ssn, stmt, j, entries, options);
   });
@@ -529,8 +532,8 @@ void StaleGangEvictionAction::execute(Session& ssn) {
     for (uint32_t t : job.tasks) {
       if (!is_active_allocated(ssn.tasks[t].status) || ssn.tasks[t].node == kNoNode) continue;
       stmt.evict(t,
-                 "Workload doesn't meet the minimum required number of pods (" + std::to_string(min_available) +
-                     "), evicting remaining pod: " + ssn.tasks[t].key,
+                 "Workload doesn't meet the minimum required number of pods (" +
+                     std::to_string(min_available) + "), evicting remaining pod: " + ssn.tasks[t].key,
                  job.key);
     }
     stmt.commit(std::string(name()), job.key);

@@ -3,8 +3,8 @@
 // preempt (lower priority in the same queue) and consolidation (move pods to make room), sharing one
 // victim solver.
 
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <span>
@@ -28,8 +28,8 @@ struct VictimEntry {
 struct VictimPool {
   std::vector<VictimEntry> entries;
   std::vector<std::vector<uint32_t>> by_queue;  ///< per queue id: entry indexes, in victim order
-  size_t built_at_decision = 0;                        ///< ssn.decisions.size() when built
-  size_t limit = SIZE_MAX;                             ///< victim jobs ordered (the first `limit`)
+  size_t built_at_decision = 0;                 ///< ssn.decisions.size() when built
+  size_t limit = SIZE_MAX;                      ///< victim jobs ordered (the first `limit`)
 };
 
 /// The entries of a victim job in eviction order (extras in reverse task order, then the core).
@@ -51,8 +51,7 @@ struct SolverOptions {
 /// pipelined, keeping only victims on the nodes the preemptor uses. On success the statement holds
 /// the evictions and the pipelined tasks; on failure it is rolled back.
 bool solve_with_victims(Session& ssn, Statement& stmt, uint32_t preemptor,
-                        const std::vector<const VictimEntry*>& entries,
-                        const SolverOptions& options);
+                        const std::vector<const VictimEntry*>& entries, const SolverOptions& options);
 
 class ReclaimAction final : public Action {
  public:

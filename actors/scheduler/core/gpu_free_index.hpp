@@ -24,7 +24,9 @@ class GpuFreeIndex {
 
   using Entry = std::pair<int64_t, uint32_t>;  ///< (free milli-GPUs, name rank)
   /// Entries with at least `free_milli` free GPUs, in ranking order.
-  std::set<Entry>::const_iterator lower_bound(int64_t free_milli) const { return set_.lower_bound({free_milli, 0}); }
+  std::set<Entry>::const_iterator lower_bound(int64_t free_milli) const {
+    return set_.lower_bound({free_milli, 0});
+  }
   std::set<Entry>::const_iterator end() const { return set_.end(); }
   uint32_t node_of(const Entry& e) const { return node_by_rank_[e.second]; }
 

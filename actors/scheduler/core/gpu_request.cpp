@@ -73,7 +73,8 @@ Result<GpuRequest> parse_gpu_request(const model::Pod& pod, int64_t whole_gpu_mi
     return Status::error("annotations gpu-fraction and gpu-memory cannot be used together");
   }
   if ((fraction || memory) && whole_gpu_milli > 0) {
-    return Status::error(std::string("annotation ") + (fraction ? kGpuFractionAnnotation : kGpuMemoryAnnotation) +
+    return Status::error(std::string("annotation ") +
+                         (fraction ? kGpuFractionAnnotation : kGpuMemoryAnnotation) +
                          " cannot be combined with a " + kGpuResource + " request");
   }
   if (fraction) {
@@ -108,8 +109,9 @@ Result<GpuRequest> parse_gpu_request(const model::Pod& pod, int64_t whole_gpu_mi
   if (r.is_shared()) return r;
   if (whole_gpu_milli > 0) {
     if (whole_gpu_milli % 1000 != 0) {
-      return Status::error("resource nvidia.com/gpu must be a whole number of devices (use annotation "
-                           "gpu-fraction for a part of a device)");
+      return Status::error(
+          "resource nvidia.com/gpu must be a whole number of devices (use annotation "
+          "gpu-fraction for a part of a device)");
     }
     if (has_mig_request) return Status::error("nvidia.com/gpu cannot be combined with MIG instance requests");
     r.kind = GpuRequestKind::kWhole;

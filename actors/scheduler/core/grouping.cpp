@@ -1,18 +1,18 @@
 #include "actors/scheduler/core/grouping.hpp"
 
 #include <map>
-#include <unordered_map>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 namespace kai::core {
 namespace {
 
 // Workload kinds the pod grouper turns into one gang per workload.
 const std::set<std::string>& gang_kinds() {
-  static const std::set<std::string> kinds = {
-      "PyTorchJob", "TFJob",   "MPIJob",  "XGBoostJob", "PaddleJob",       "JAXJob", "TrainJob",
-      "RayCluster", "RayJob",  "JobSet",  "LeaderWorkerSet", "Notebook"};
+  static const std::set<std::string> kinds = {"PyTorchJob", "TFJob",  "MPIJob",          "XGBoostJob",
+                                              "PaddleJob",  "JAXJob", "TrainJob",        "RayCluster",
+                                              "RayJob",     "JobSet", "LeaderWorkerSet", "Notebook"};
   return kinds;
 }
 
@@ -30,7 +30,8 @@ std::string label(const model::Pod& pod, const char* key) {
 
 std::string default_priority_class(const model::OwnerReference* owner) {
   if (owner == nullptr) return "train";
-  if (owner->kind == "ReplicaSet" || owner->kind == "Deployment" || owner->kind == "Service") return "inference";
+  if (owner->kind == "ReplicaSet" || owner->kind == "Deployment" || owner->kind == "Service")
+    return "inference";
   if (owner->kind == "Notebook") return "build";
   return "train";
 }

@@ -19,9 +19,13 @@ JobQueueTree::JobQueueTree(const Session& ssn, const std::vector<uint32_t>& jobs
   for (auto& h : heaps_) std::make_heap(h.begin(), h.end(), cmp);
 }
 
-bool JobQueueTree::job_first(uint32_t a, uint32_t b) const { return ssn_.job_less(ssn_.jobs[a], ssn_.jobs[b]); }
+bool JobQueueTree::job_first(uint32_t a, uint32_t b) const {
+  return ssn_.job_less(ssn_.jobs[a], ssn_.jobs[b]);
+}
 
-bool JobQueueTree::empty() const { return size_ == 0; }
+bool JobQueueTree::empty() const {
+  return size_ == 0;
+}
 
 const JobQueueTree::Best* JobQueueTree::best(uint32_t queue) {
   if (!dirty_[queue]) return cache_[queue] ? &*cache_[queue] : nullptr;
@@ -40,9 +44,10 @@ const JobQueueTree::Best* JobQueueTree::best(uint32_t queue) {
   for (uint32_t child : q.children) {
     const Best* b = best(child);
     if (b == nullptr) continue;
-    if (winner < 0 || (ssn_.queue_order_fn &&
-                       ssn_.queue_order_fn(ssn_.queues[child], ssn_.jobs[b->job], b->request, ssn_.queues[winner],
-                                           ssn_.jobs[winner_best->job], winner_best->request) < 0)) {
+    if (winner < 0 ||
+        (ssn_.queue_order_fn &&
+         ssn_.queue_order_fn(ssn_.queues[child], ssn_.jobs[b->job], b->request, ssn_.queues[winner],
+                             ssn_.jobs[winner_best->job], winner_best->request) < 0)) {
       winner = static_cast<int32_t>(child);
       winner_best = b;
     }
@@ -52,7 +57,8 @@ const JobQueueTree::Best* JobQueueTree::best(uint32_t queue) {
 }
 
 void JobQueueTree::invalidate_path(uint32_t leaf_queue) {
-  for (int32_t q = static_cast<int32_t>(leaf_queue); q != kNoQueue; q = ssn_.queues[q].parent) dirty_[q] = true;
+  for (int32_t q = static_cast<int32_t>(leaf_queue); q != kNoQueue; q = ssn_.queues[q].parent)
+    dirty_[q] = true;
 }
 
 uint32_t JobQueueTree::pop() {
@@ -61,9 +67,10 @@ uint32_t JobQueueTree::pop() {
   for (uint32_t root : roots_) {
     const Best* b = best(root);
     if (b == nullptr) continue;
-    if (winner < 0 || (ssn_.queue_order_fn &&
-                       ssn_.queue_order_fn(ssn_.queues[root], ssn_.jobs[b->job], b->request, ssn_.queues[winner],
-                                           ssn_.jobs[winner_best->job], winner_best->request) < 0)) {
+    if (winner < 0 ||
+        (ssn_.queue_order_fn &&
+         ssn_.queue_order_fn(ssn_.queues[root], ssn_.jobs[b->job], b->request, ssn_.queues[winner],
+                             ssn_.jobs[winner_best->job], winner_best->request) < 0)) {
       winner = static_cast<int32_t>(root);
       winner_best = b;
     }

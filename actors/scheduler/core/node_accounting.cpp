@@ -78,8 +78,12 @@ void apply(NodeInfo& node, const TaskInfo& task, int sign) {
 
 }  // namespace
 
-void node_add_task(NodeInfo& node, const TaskInfo& task) { apply(node, task, +1); }
-void node_remove_task(NodeInfo& node, const TaskInfo& task) { apply(node, task, -1); }
+void node_add_task(NodeInfo& node, const TaskInfo& task) {
+  apply(node, task, +1);
+}
+void node_remove_task(NodeInfo& node, const TaskInfo& task) {
+  apply(node, task, -1);
+}
 
 SharedGpu* NodeInfo::find_group(const std::string& group) {
   for (auto& g : shared_gpus) {

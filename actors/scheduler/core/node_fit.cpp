@@ -9,8 +9,8 @@ namespace {
 // because this runs for every node and task.
 bool non_gpu_fits(const Resources& req, const Resources& a, const Resources* b) {
   const auto sum = [b](int64_t x, int64_t Resources::*f) { return b ? x + (*b).*f : x; };
-  if (req.milli_cpu > sum(a.milli_cpu, &Resources::milli_cpu) || req.memory > sum(a.memory, &Resources::memory) ||
-      req.pods > sum(a.pods, &Resources::pods)) {
+  if (req.milli_cpu > sum(a.milli_cpu, &Resources::milli_cpu) ||
+      req.memory > sum(a.memory, &Resources::memory) || req.pods > sum(a.pods, &Resources::pods)) {
     return false;
   }
   for (const auto& [id, v] : req.scalars) {
@@ -94,7 +94,8 @@ bool has_fitting_shared_group(const TaskInfo& task, const NodeInfo& node) {
 }
 
 bool fits_idle(const TaskInfo& task, const NodeInfo& node) {
-  if (!task.gpu.is_shared()) return task.req.milli_gpu <= node.idle.milli_gpu && non_gpu_fits(task.req, node.idle, nullptr);
+  if (!task.gpu.is_shared())
+    return task.req.milli_gpu <= node.idle.milli_gpu && non_gpu_fits(task.req, node.idle, nullptr);
   if (!non_gpu_fits(task.req, node.idle, nullptr)) return false;
   const DeviceCounts c = count_devices(task, node);
   return c.groups_now + c.whole_now >= task.gpu.num_devices;

@@ -27,7 +27,9 @@ inline bool is_active_used(PodStatus s) {
          s == PodStatus::kBound || s == PodStatus::kRunning || s == PodStatus::kReleasing;
 }
 /// ActiveUsed without Releasing.
-inline bool is_active_allocated(PodStatus s) { return is_active_used(s) && s != PodStatus::kReleasing; }
+inline bool is_active_allocated(PodStatus s) {
+  return is_active_used(s) && s != PodStatus::kReleasing;
+}
 /// Allocated|Bound|Binding|Running: counted as the queue's allocation.
 inline bool is_allocated_status(PodStatus s) {
   return s == PodStatus::kAllocated || s == PodStatus::kBinding || s == PodStatus::kBound ||

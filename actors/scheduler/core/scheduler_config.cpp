@@ -33,10 +33,9 @@ std::vector<std::string> split_actions(std::string_view text) {
 SchedulerConfig SchedulerConfig::defaults() {
   SchedulerConfig c;
   c.actions = split_actions("allocate, consolidation, reclaim, preempt, stalegangeviction");
-  for (const char* name :
-       {"predicates", "proportion", "priority", "elastic", "kubeflow", "ray", "nodeavailability",
-        "gpusharingorder", "gpupack", "resourcetype", "subgrouporder", "taskorder", "nominatednode",
-        "dynamicresources"}) {
+  for (const char* name : {"predicates", "proportion", "priority", "elastic", "kubeflow", "ray",
+                           "nodeavailability", "gpusharingorder", "gpupack", "resourcetype", "subgrouporder",
+                           "taskorder", "nominatednode", "dynamicresources"}) {
     c.plugins.push_back(PluginConfig{name, {}});
   }
   c.plugins.push_back(PluginConfig{"nodeplacement", {{"cpu", "binpack"}, {"gpu", "binpack"}}});

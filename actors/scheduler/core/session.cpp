@@ -15,7 +15,9 @@ namespace {
 
 constexpr const char* kReservationNamespace = "kai-resource-reservation";
 
-int64_t bytes_from_milli(int64_t milli) { return milli <= 0 ? 0 : (milli + 999) / 1000; }
+int64_t bytes_from_milli(int64_t milli) {
+  return milli <= 0 ? 0 : (milli + 999) / 1000;
+}
 
 const std::string* find_label(const model::StringMap& labels, const char* key) {
   auto it = labels.find(key);
@@ -33,7 +35,9 @@ bool parse_int64(const std::string& s, int64_t& out) {
   return true;
 }
 
-bool is_mig_resource(const std::string& name) { return name.rfind("nvidia.com/mig-", 0) == 0; }
+bool is_mig_resource(const std::string& name) {
+  return name.rfind("nvidia.com/mig-", 0) == 0;
+}
 
 }  // namespace
 
@@ -211,7 +215,8 @@ class SessionBuilder {
       info.over_quota_weight.memory = q.memory.over_quota_weight;
       info.preempt_min_runtime = q.preempt_min_runtime_seconds;
       info.reclaim_min_runtime = q.reclaim_min_runtime_seconds;
-      for (const auto& e : q.errors) ssn_.warnings.push_back("queue " + q.meta.name + ": " + e.field + ": " + e.message);
+      for (const auto& e : q.errors)
+        ssn_.warnings.push_back("queue " + q.meta.name + ": " + e.field + ": " + e.message);
       ssn_.queue_index[info.name] = static_cast<uint32_t>(ssn_.queues.size());
       ssn_.queues.push_back(std::move(info));
       queue_objects_.push_back(&q);
@@ -253,7 +258,8 @@ class SessionBuilder {
     bind_request = nullptr;
     if (pod.phase == "Succeeded") return PodStatus::kSucceeded;
     if (pod.phase == "Failed") return PodStatus::kFailed;
-    if (pod.phase == "Running") return pod.meta.deletion_timestamp ? PodStatus::kReleasing : PodStatus::kRunning;
+    if (pod.phase == "Running")
+      return pod.meta.deletion_timestamp ? PodStatus::kReleasing : PodStatus::kRunning;
     if (pod.phase == "Pending" || pod.phase.empty()) {
       if (pod.meta.deletion_timestamp) return PodStatus::kReleasing;
       if (!pod.node_name.empty()) return PodStatus::kBound;
@@ -288,7 +294,8 @@ class SessionBuilder {
         key += ")";
       }
     }
-    for (const auto& tol : pod.tolerations) key += "|t" + tol.key + "/" + tol.op + "/" + tol.value + "/" + tol.effect;
+    for (const auto& tol : pod.tolerations)
+      key += "|t" + tol.key + "/" + tol.op + "/" + tol.value + "/" + tol.effect;
     auto [it, inserted] = signatures_.emplace(std::move(key), static_cast<int32_t>(signatures_.size()));
     return it->second;
   }
@@ -329,12 +336,14 @@ class SessionBuilder {
     if (auto it = pod.meta.labels.find("kai.scheduler/task-priority"); it != pod.meta.labels.end()) {
       int64_t p = 0;
       const bool neg = !it->second.empty() && it->second[0] == '-';
-      if (parse_int64(neg ? it->second.substr(1) : it->second, p)) t.task_priority = static_cast<int32_t>(neg ? -p : p);
+      if (parse_int64(neg ? it->second.substr(1) : it->second, p))
+        t.task_priority = static_cast<int32_t>(neg ? -p : p);
     }
     if (const auto* role = find_label(pod.meta.labels, "training.kubeflow.org/job-role")) {
       t.leader = *role == "master" || *role == "launcher";
     }
-    if (const auto* type = find_label(pod.meta.labels, "ray.io/node-type")) t.leader = t.leader || *type == "head";
+    if (const auto* type = find_label(pod.meta.labels, "ray.io/node-type"))
+      t.leader = t.leader || *type == "head";
     t.constraints = constraint_signature(pod, t);
 
     // Where an active pod sits.
@@ -371,7 +380,8 @@ class SessionBuilder {
     return groups;
   }
 
-  std::optional<int64_t> timestamp_annotation(const model::PodGroup& pg, const char* key, const std::string& job) {
+  std::optional<int64_t> timestamp_annotation(const model::PodGroup& pg, const char* key,
+                                              const std::string& job) {
     auto it = pg.meta.annotations.find(key);
     if (it == pg.meta.annotations.end()) return std::nullopt;
     auto t = model::parse_rfc3339(it->second);
@@ -402,12 +412,14 @@ class SessionBuilder {
         job.last_start = timestamp_annotation(pg, kLastStartAnnotation, job.key);
         job.stale_since = timestamp_annotation(pg, kStaleSinceAnnotation, job.key);
         for (const auto& e : pg.errors) {
-          job.invalid.push_back({"InvalidPodGroup", "PodGroup " + job.key + ": " + e.field + ": " + e.message});
+          job.invalid.push_back(
+              {"InvalidPodGroup", "PodGroup " + job.key + ": " + e.field + ": " + e.message});
         }
         if (!pg.topology_constraint.required_level.empty()) {
-          job.invalid.push_back({"Unsupported", "PodGroup " + job.key +
-                                                    " uses spec.topologyConstraint.requiredTopologyLevel, which "
-                                                    "kai-scheduler does not support yet"});
+          job.invalid.push_back(
+              {"Unsupported", "PodGroup " + job.key +
+                                  " uses spec.topologyConstraint.requiredTopologyLevel, which "
+                                  "kai-scheduler does not support yet"});
         }
         std::set<std::string> parents;
         for (const auto& sg : pg.sub_groups) {
@@ -427,8 +439,9 @@ class SessionBuilder {
         job.creation = g.creation_timestamp;
         job.min_member = std::max(g.min_member, 1);
         if (g.missing_pod_group) {
-          job.invalid.push_back({"PodGroupNotFound", "PodGroup " + job.key +
-                                                         " does not exist; its pods wait until it is created"});
+          job.invalid.push_back(
+              {"PodGroupNotFound",
+               "PodGroup " + job.key + " does not exist; its pods wait until it is created"});
         }
       }
       if (leaf_sets.empty()) leaf_sets.emplace_back("default", job.min_member);
@@ -443,8 +456,9 @@ class SessionBuilder {
       if (auto it = ssn_.queue_index.find(job.queue_name); it == ssn_.queue_index.end()) {
         job.invalid.push_back({"QueueDoesNotExist", "Queue '" + job.queue_name + "' does not exist"});
       } else if (!ssn_.queues[it->second].is_leaf()) {
-        job.invalid.push_back({"QueueIsNotLeaf", "Queue '" + job.queue_name +
-                                                     "' has child queues; only leaf queues can run workloads"});
+        job.invalid.push_back(
+            {"QueueIsNotLeaf",
+             "Queue '" + job.queue_name + "' has child queues; only leaf queues can run workloads"});
       } else {
         job.queue = static_cast<int32_t>(it->second);
       }
@@ -463,9 +477,9 @@ class SessionBuilder {
           }
         }
         if (!found) {
-          job.invalid.push_back({"InvalidPodGroup", "pod " + pod.meta.namespace_ + "/" + pod.meta.name +
-                                                        " names subgroup \"" + set_name +
-                                                        "\", which PodGroup " + job.key + " does not define"});
+          job.invalid.push_back(
+              {"InvalidPodGroup", "pod " + pod.meta.namespace_ + "/" + pod.meta.name + " names subgroup \"" +
+                                      set_name + "\", which PodGroup " + job.key + " does not define"});
         }
         const uint32_t task_id = static_cast<uint32_t>(ssn_.tasks.size());
         if (auto err = add_task(pod_index, job_id, set)) job.invalid.push_back({"InvalidPod", *err});
@@ -519,8 +533,8 @@ class SessionBuilder {
     total.gpu -= static_cast<double>(foreign.milli_gpu) / 1000.0;
     total.cpu -= static_cast<double>(foreign.milli_cpu);
     total.memory -= static_cast<double>(foreign.memory);
-    ssn_.cluster_total = QueueQuantities{std::max(0.0, total.gpu), std::max(0.0, total.cpu),
-                                         std::max(0.0, total.memory)};
+    ssn_.cluster_total =
+        QueueQuantities{std::max(0.0, total.gpu), std::max(0.0, total.cpu), std::max(0.0, total.memory)};
   }
 
   Session& ssn_;
@@ -539,7 +553,8 @@ Session::Session(const model::ClusterObjects& objects, SessionOptions options)
   gpu_free_index.build(nodes, [](const NodeInfo& n) { return n.has_gpus(); });
   shared_room_index.build(nodes, [](const NodeInfo& n) {
     for (const auto& g : n.shared_gpus) {
-      if (!g.empty() && g.free_with_releasing() > 0 && (g.active_tasks > 0 || g.pipelined_tasks > 0)) return true;
+      if (!g.empty() && g.free_with_releasing() > 0 && (g.active_tasks > 0 || g.pipelined_tasks > 0))
+        return true;
     }
     return false;
   });
@@ -562,8 +577,8 @@ void Session::open_plugins() {
   // The fast path is exact only when GPU placement is binpack and no other scorer reorders whole-GPU
   // tasks: gpusharingorder and resourcetype never score them, nodeavailability outweighs placement.
   const PluginConfig* placement = options_.config.plugin("nodeplacement");
-  const bool gpu_binpack = placement != nullptr && (!placement->arguments.count("gpu") ||
-                                                    placement->arguments.at("gpu") != "spread");
+  const bool gpu_binpack = placement != nullptr &&
+                           (!placement->arguments.count("gpu") || placement->arguments.at("gpu") != "spread");
   prefers_idle_nodes = options_.config.plugin("nodeavailability") != nullptr;
   honours_nominated_node = options_.config.plugin("nominatednode") != nullptr;
   prefers_shared_groups = options_.config.plugin("gpusharingorder") != nullptr;
@@ -588,9 +603,9 @@ std::string Session::new_gpu_group_id() {
   b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40);
   b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80);
   char out[37];
-  std::snprintf(out, sizeof(out),
-                "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
-                b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  std::snprintf(out, sizeof(out), "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+                b[15]);
   return out;
 }
 
@@ -641,7 +656,9 @@ bool Session::pod_set_less(const JobInfo& job, const PodSetInfo& a, const PodSet
   return a.name < b.name;
 }
 
-int32_t Session::active_allocated_count(const JobInfo& job) const { return job.active_allocated; }
+int32_t Session::active_allocated_count(const JobInfo& job) const {
+  return job.active_allocated;
+}
 
 int32_t Session::active_used_count(const JobInfo& job) const {
   int32_t n = 0;
@@ -772,9 +789,13 @@ const Session::StaticFit& Session::static_fit(const TaskInfo& task) {
   return *slot;
 }
 
-const std::vector<uint32_t>& Session::statically_fitting_nodes(const TaskInfo& task) { return static_fit(task).nodes; }
+const std::vector<uint32_t>& Session::statically_fitting_nodes(const TaskInfo& task) {
+  return static_fit(task).nodes;
+}
 
-const std::vector<char>& Session::static_fit_mask(const TaskInfo& task) { return static_fit(task).mask; }
+const std::vector<char>& Session::static_fit_mask(const TaskInfo& task) {
+  return static_fit(task).mask;
+}
 
 std::optional<std::string> Session::static_rejection(const TaskInfo& task, const NodeInfo& node) const {
   for (const auto& fn : static_predicate_fns) {

@@ -51,8 +51,8 @@ using PodSetOrderFn = std::function<int(const JobInfo& job, const PodSetInfo& a,
 /// Compares queues `a` and `b` for the pending jobs `job_a` / `job_b` (the best of each subtree), whose
 /// next allocation attempts request `req_a` / `req_b`.
 using QueueOrderFn =
-    std::function<int(const QueueInfo& a, const JobInfo& job_a, const QueueQuantities& req_a, const QueueInfo& b,
-                      const JobInfo& job_b, const QueueQuantities& req_b)>;
+    std::function<int(const QueueInfo& a, const JobInfo& job_a, const QueueQuantities& req_a,
+                      const QueueInfo& b, const JobInfo& job_b, const QueueQuantities& req_b)>;
 /// Called once per task before scoring, with all nodes (binpack computes its min / max here).
 using NodePreOrderFn = std::function<void(const TaskInfo& task)>;
 /// Adds each plugin's score for `task` on every node in `nodes` to `scores`.
@@ -66,14 +66,13 @@ using StaticPredicateFn =
 using JobCapacityFn =
     std::function<std::optional<FitReason>(const JobInfo& job, std::span<const uint32_t> tasks)>;
 /// A task-on-node capacity check (quota converted for that node), nullopt = ok.
-using TaskCapacityFn =
-    std::function<std::optional<std::string>(const TaskInfo& task, const NodeInfo& node)>;
+using TaskCapacityFn = std::function<std::optional<std::string>(const TaskInfo& task, const NodeInfo& node)>;
 /// Statement event handlers keep plugin state (queue usage) in sync.
 using AllocateEventFn = std::function<void(const TaskInfo& task, int sign)>;
 /// Whether `victim` may lose pods to `preemptor` in `action` now (minruntime); elastic victims pass
 /// `core` = false when only their pods beyond minAvailable are asked for.
-using VictimFilterFn = std::function<bool(const std::string& action, const JobInfo& preemptor, const JobInfo& victim,
-                                          bool core)>;
+using VictimFilterFn = std::function<bool(const std::string& action, const JobInfo& preemptor,
+                                          const JobInfo& victim, bool core)>;
 /// Validates a reclaim scenario: `victims` (task ids) are to be evicted so that `reclaimer` gets `request`.
 /// `still_placed` says the victims are not evicted yet (a probe before the search).
 using ReclaimValidatorFn = std::function<bool(const JobInfo& reclaimer, const QueueQuantities& request,

@@ -6,7 +6,9 @@
 
 namespace kai::core {
 
-Statement::~Statement() { discard(); }
+Statement::~Statement() {
+  discard();
+}
 
 void Statement::set_state(uint32_t task_id, const TaskState& state) {
   TaskInfo& task = ssn_.tasks[task_id];

@@ -26,7 +26,8 @@ class MinRuntimePlugin final : public Plugin {
   explicit MinRuntimePlugin(const PluginConfig& c)
       : default_preempt_(duration_argument(c, "defaultPreemptMinRuntime")),
         default_reclaim_(duration_argument(c, "defaultReclaimMinRuntime")) {
-    if (auto it = c.arguments.find("reclaimResolveMethod"); it != c.arguments.end()) lca_ = it->second != "queue";
+    if (auto it = c.arguments.find("reclaimResolveMethod"); it != c.arguments.end())
+      lca_ = it->second != "queue";
   }
   std::string_view name() const override { return "minruntime"; }
 
@@ -36,10 +37,12 @@ class MinRuntimePlugin final : public Plugin {
       if (!core || !victim.last_start || victim.queue == kNoQueue) return true;
       double runtime = 0;
       if (action == "preempt") {
-        runtime = resolve(ssn, victim.queue, kNoQueue, &QueueInfo::preempt_min_runtime).value_or(default_preempt_);
+        runtime =
+            resolve(ssn, victim.queue, kNoQueue, &QueueInfo::preempt_min_runtime).value_or(default_preempt_);
       } else if (action == "reclaim") {
         const int32_t stop = lca_ ? lowest_common_ancestor(ssn, victim.queue, preemptor.queue) : kNoQueue;
-        runtime = resolve(ssn, victim.queue, stop, &QueueInfo::reclaim_min_runtime).value_or(default_reclaim_);
+        runtime =
+            resolve(ssn, victim.queue, stop, &QueueInfo::reclaim_min_runtime).value_or(default_reclaim_);
       } else {
         return true;  // consolidation moves pods; KAI applies no minimum runtime there
       }

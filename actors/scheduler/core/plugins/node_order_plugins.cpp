@@ -21,13 +21,13 @@ class NominatedNodePlugin final : public Plugin {
  public:
   std::string_view name() const override { return "nominatednode"; }
   void on_session_open(Session& ssn) override {
-    ssn.node_order_fns.push_back([&ssn](const TaskInfo& task, std::span<const uint32_t> nodes,
-                                        std::span<double> scores) {
-      if (task.nominated_node.empty()) return;
-      for (size_t i = 0; i < nodes.size(); ++i) {
-        if (ssn.nodes[nodes[i]].name == task.nominated_node) scores[i] += kNominatedNodeScore;
-      }
-    });
+    ssn.node_order_fns.push_back(
+        [&ssn](const TaskInfo& task, std::span<const uint32_t> nodes, std::span<double> scores) {
+          if (task.nominated_node.empty()) return;
+          for (size_t i = 0; i < nodes.size(); ++i) {
+            if (ssn.nodes[nodes[i]].name == task.nominated_node) scores[i] += kNominatedNodeScore;
+          }
+        });
   }
 };
 
@@ -35,13 +35,13 @@ class GpuSharingOrderPlugin final : public Plugin {
  public:
   std::string_view name() const override { return "gpusharingorder"; }
   void on_session_open(Session& ssn) override {
-    ssn.node_order_fns.push_back([&ssn](const TaskInfo& task, std::span<const uint32_t> nodes,
-                                        std::span<double> scores) {
-      if (!task.gpu.is_shared()) return;
-      for (size_t i = 0; i < nodes.size(); ++i) {
-        if (has_fitting_shared_group(task, ssn.nodes[nodes[i]])) scores[i] += kGpuSharingScore;
-      }
-    });
+    ssn.node_order_fns.push_back(
+        [&ssn](const TaskInfo& task, std::span<const uint32_t> nodes, std::span<double> scores) {
+          if (!task.gpu.is_shared()) return;
+          for (size_t i = 0; i < nodes.size(); ++i) {
+            if (has_fitting_shared_group(task, ssn.nodes[nodes[i]])) scores[i] += kGpuSharingScore;
+          }
+        });
   }
 };
 
@@ -49,12 +49,12 @@ class NodeAvailabilityPlugin final : public Plugin {
  public:
   std::string_view name() const override { return "nodeavailability"; }
   void on_session_open(Session& ssn) override {
-    ssn.node_order_fns.push_back([&ssn](const TaskInfo& task, std::span<const uint32_t> nodes,
-                                        std::span<double> scores) {
-      for (size_t i = 0; i < nodes.size(); ++i) {
-        if (fits_idle(task, ssn.nodes[nodes[i]])) scores[i] += kAvailabilityScore;
-      }
-    });
+    ssn.node_order_fns.push_back(
+        [&ssn](const TaskInfo& task, std::span<const uint32_t> nodes, std::span<double> scores) {
+          for (size_t i = 0; i < nodes.size(); ++i) {
+            if (fits_idle(task, ssn.nodes[nodes[i]])) scores[i] += kAvailabilityScore;
+          }
+        });
   }
 };
 
@@ -62,13 +62,13 @@ class ResourceTypePlugin final : public Plugin {
  public:
   std::string_view name() const override { return "resourcetype"; }
   void on_session_open(Session& ssn) override {
-    ssn.node_order_fns.push_back([&ssn](const TaskInfo& task, std::span<const uint32_t> nodes,
-                                        std::span<double> scores) {
-      if (!task.is_cpu_only()) return;
-      for (size_t i = 0; i < nodes.size(); ++i) {
-        if (!ssn.nodes[nodes[i]].has_gpus()) scores[i] += kResourceTypeScore;
-      }
-    });
+    ssn.node_order_fns.push_back(
+        [&ssn](const TaskInfo& task, std::span<const uint32_t> nodes, std::span<double> scores) {
+          if (!task.is_cpu_only()) return;
+          for (size_t i = 0; i < nodes.size(); ++i) {
+            if (!ssn.nodes[nodes[i]].has_gpus()) scores[i] += kResourceTypeScore;
+          }
+        });
   }
 };
 
@@ -93,8 +93,10 @@ class GpuOrderPlugin final : public Plugin {
 class NodePlacementPlugin final : public Plugin {
  public:
   explicit NodePlacementPlugin(const PluginConfig& config) {
-    if (auto it = config.arguments.find("gpu"); it != config.arguments.end()) gpu_spread_ = it->second == "spread";
-    if (auto it = config.arguments.find("cpu"); it != config.arguments.end()) cpu_spread_ = it->second == "spread";
+    if (auto it = config.arguments.find("gpu"); it != config.arguments.end())
+      gpu_spread_ = it->second == "spread";
+    if (auto it = config.arguments.find("cpu"); it != config.arguments.end())
+      cpu_spread_ = it->second == "spread";
   }
   std::string_view name() const override { return "nodeplacement"; }
   void on_session_open(Session& ssn) override {
@@ -113,27 +115,27 @@ class NodePlacementPlugin final : public Plugin {
       min_ = any ? lo : 0;
       max_ = any ? hi : 0;
     });
-    ssn.node_order_fns.push_back([this, &ssn](const TaskInfo& task, std::span<const uint32_t> nodes,
-                                              std::span<double> scores) {
-      const bool gpu = !task.is_cpu_only();
-      const bool spread = gpu ? gpu_spread_ : cpu_spread_;
-      for (size_t i = 0; i < nodes.size(); ++i) {
-        const NodeInfo& n = ssn.nodes[nodes[i]];
-        if (!has_resource(n, gpu)) continue;
-        const double f = free_of(n, gpu);
-        if (spread) {
-          const double count = gpu ? static_cast<double>(n.gpu_count)
-                                   : static_cast<double>(n.allocatable.milli_cpu);
-          scores[i] += f / count;
-        } else if (max_ == 0) {
-          continue;
-        } else if (max_ == min_) {
-          scores[i] += kMaxPlacementScore;
-        } else {
-          scores[i] += kMaxPlacementScore * (1.0 - (f - min_) / (max_ - min_));
-        }
-      }
-    });
+    ssn.node_order_fns.push_back(
+        [this, &ssn](const TaskInfo& task, std::span<const uint32_t> nodes, std::span<double> scores) {
+          const bool gpu = !task.is_cpu_only();
+          const bool spread = gpu ? gpu_spread_ : cpu_spread_;
+          for (size_t i = 0; i < nodes.size(); ++i) {
+            const NodeInfo& n = ssn.nodes[nodes[i]];
+            if (!has_resource(n, gpu)) continue;
+            const double f = free_of(n, gpu);
+            if (spread) {
+              const double count =
+                  gpu ? static_cast<double>(n.gpu_count) : static_cast<double>(n.allocatable.milli_cpu);
+              scores[i] += f / count;
+            } else if (max_ == 0) {
+              continue;
+            } else if (max_ == min_) {
+              scores[i] += kMaxPlacementScore;
+            } else {
+              scores[i] += kMaxPlacementScore * (1.0 - (f - min_) / (max_ - min_));
+            }
+          }
+        });
   }
 
  private:

@@ -52,9 +52,8 @@ class LeaderFirstPlugin final : public Plugin {
   explicit LeaderFirstPlugin(std::string_view name) : name_(name) {}
   std::string_view name() const override { return name_; }
   void on_session_open(Session& ssn) override {
-    ssn.task_order_fns.push_back([](const TaskInfo& a, const TaskInfo& b) {
-      return a.leader == b.leader ? 0 : (a.leader ? -1 : 1);
-    });
+    ssn.task_order_fns.push_back(
+        [](const TaskInfo& a, const TaskInfo& b) { return a.leader == b.leader ? 0 : (a.leader ? -1 : 1); });
   }
 
  private:

@@ -34,7 +34,8 @@ bool requirement_matches(const model::NodeSelectorRequirement& r, const std::str
   if (r.op == "DoesNotExist") return value == nullptr;
   if (r.op == "Gt" || r.op == "Lt") {
     long long have = 0, want = 0;
-    if (!value || r.values.size() != 1 || !parse_long(*value, have) || !parse_long(r.values[0], want)) return false;
+    if (!value || r.values.size() != 1 || !parse_long(*value, have) || !parse_long(r.values[0], want))
+      return false;
     return r.op == "Gt" ? have > want : have < want;
   }
   return false;  // an unknown operator matches nothing, as in Kubernetes
@@ -56,7 +57,8 @@ std::optional<std::string> check(const TaskInfo& task, const NodeInfo& node) {
   const model::Pod& pod = *task.pod;
   const model::Node& obj = *node.object;
   if (task.legacy_mig) {
-    return std::string("pod requests MIG through legacy nvidia.com/mig-* annotations, which are not supported");
+    return std::string(
+        "pod requests MIG through legacy nvidia.com/mig-* annotations, which are not supported");
   }
   if (!node.ready) return std::string("node(s) were not ready");
   if (node.unschedulable) return std::string("node(s) were unschedulable");
@@ -83,7 +85,8 @@ std::optional<std::string> check(const TaskInfo& task, const NodeInfo& node) {
       if (node.mig == MigStrategy::kSingle) {
         return std::string("node(s) use MIG strategy single, which serves only whole-GPU requests");
       }
-      if (node.mig == MigStrategy::kNone && !node.mig_enabled) return std::string("node(s) are not MIG enabled");
+      if (node.mig == MigStrategy::kNone && !node.mig_enabled)
+        return std::string("node(s) are not MIG enabled");
       break;
     case GpuRequestKind::kWhole:
     case GpuRequestKind::kFraction:

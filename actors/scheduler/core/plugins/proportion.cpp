@@ -47,7 +47,8 @@ void divide(Session& ssn, const std::vector<uint32_t>& level, double total, Fiel
       for (;;) {
         auto rem_req = [&](const QueueInfo& q) { return std::max(0.0, requestable(q, r) - q.fair_share.*r); };
         auto unsatisfied = [&](const QueueInfo& q) {
-          return !(q.request.*r <= q.fair_share.*r) && !(q.max_allowed.*r != -1 && q.max_allowed.*r <= q.fair_share.*r);
+          return !(q.request.*r <= q.fair_share.*r) &&
+                 !(q.max_allowed.*r != -1 && q.max_allowed.*r <= q.fair_share.*r);
         };
         double total_weight = 0;
         for (uint32_t id : group) {
@@ -115,7 +116,9 @@ void divide(Session& ssn, const std::vector<uint32_t>& level, double total, Fiel
   }
 }
 
-double total_of(const Session& ssn, Field r) { return ssn.cluster_total.*r; }
+double total_of(const Session& ssn, Field r) {
+  return ssn.cluster_total.*r;
+}
 
 /// max(deserved, fair share) capped by the limit; -1 deserved means the limit (§4.4).
 double allocatable_share(const Session& ssn, const QueueInfo& q, Field r) {
@@ -176,7 +179,8 @@ class ProportionPlugin final : public Plugin {
     const QueueInfo& q = ssn.queues[job.queue];
     for (Field r : kResources) {
       if (q.allocated.*r + req.*r > q.fair_share.*r + kEpsilon) return false;
-      if (!job.preemptible && q.deserved.*r != -1 && q.allocated_non_preemptible.*r + req.*r > q.deserved.*r + kEpsilon) {
+      if (!job.preemptible && q.deserved.*r != -1 &&
+          q.allocated_non_preemptible.*r + req.*r > q.deserved.*r + kEpsilon) {
         return false;
       }
     }
@@ -221,7 +225,8 @@ class ProportionPlugin final : public Plugin {
     for (const auto& [job_id, tasks] : by_job) {
       const JobInfo& victim = ssn.jobs[job_id];
       VictimEntries v{0, path_of(ssn, victim.queue), {}};
-      while (v.level < rpath.size() && v.level < v.vpath.size() && rpath[v.level] == v.vpath[v.level]) ++v.level;
+      while (v.level < rpath.size() && v.level < v.vpath.size() && rpath[v.level] == v.vpath[v.level])
+        ++v.level;
       if (v.level >= v.vpath.size() || v.level >= rpath.size()) return false;  // same queue: not a reclaim
       // Pods beyond minAvailable go one by one, the rest of the gang together.
       const int32_t before =
@@ -247,15 +252,16 @@ class ProportionPlugin final : public Plugin {
       const int32_t leveled = v.vpath[v.level];
       const QueueInfo& reclaimee = ssn.queues[leveled];
       const QueueInfo& reclaimer_level = ssn.queues[rpath[v.level]];
-      auto [it, inserted] =
-          remaining.try_emplace(leveled, still_placed ? reclaimee.allocated : plus(reclaimee.allocated, taken[leveled]));
+      auto [it, inserted] = remaining.try_emplace(
+          leveled, still_placed ? reclaimee.allocated : plus(reclaimee.allocated, taken[leveled]));
       QueueQuantities& rem = it->second;
       QueueQuantities allocatable;
       for (Field r : kResources) allocatable.*r = allocatable_share(ssn, reclaimee, r);
       for (const QueueQuantities& e : v.entries) {
         const bool maintain_fair_share = !all_le(rem, allocatable);
         const bool guarantee_deserved =
-            all_le(plus(reclaimer_level.allocated, req), reclaimer_level.deserved) && !all_le(rem, reclaimee.deserved);
+            all_le(plus(reclaimer_level.allocated, req), reclaimer_level.deserved) &&
+            !all_le(rem, reclaimee.deserved);
         if (!maintain_fair_share && !guarantee_deserved) return false;
         for (Field r : kResources) rem.*r -= e.*r;
       }
@@ -264,7 +270,8 @@ class ProportionPlugin final : public Plugin {
       for (int32_t q : rpath) {
         const QueueInfo& qi = ssn.queues[q];
         for (Field r : kResources) {
-          if (qi.deserved.*r != -1 && qi.allocated_non_preemptible.*r + req.*r > qi.deserved.*r + kEpsilon) return false;
+          if (qi.deserved.*r != -1 && qi.allocated_non_preemptible.*r + req.*r > qi.deserved.*r + kEpsilon)
+            return false;
         }
       }
     }
@@ -275,8 +282,10 @@ class ProportionPlugin final : public Plugin {
     };
     for (int32_t q : rpath) {
       const QueueInfo& mine = ssn.queues[q];
-      const std::vector<uint32_t> roots = mine.parent == kNoQueue ? root_queues(ssn) : std::vector<uint32_t>{};
-      const std::vector<uint32_t>& siblings = mine.parent == kNoQueue ? roots : ssn.queues[mine.parent].children;
+      const std::vector<uint32_t> roots =
+          mine.parent == kNoQueue ? root_queues(ssn) : std::vector<uint32_t>{};
+      const std::vector<uint32_t>& siblings =
+          mine.parent == kNoQueue ? roots : ssn.queues[mine.parent].children;
       for (uint32_t s : siblings) {
         if (static_cast<int32_t>(s) == q || !taken.count(static_cast<int32_t>(s))) continue;
         const QueueInfo& sib = ssn.queues[s];
@@ -303,7 +312,8 @@ class ProportionPlugin final : public Plugin {
 
   static std::string queue_line(const QueueInfo& q) {
     char buf[256];
-    std::snprintf(buf, sizeof buf, "%s uses %g GPUs with a quota of %g GPUs, fair-share of %g GPUs and queue priority of %d.",
+    std::snprintf(buf, sizeof buf,
+                  "%s uses %g GPUs with a quota of %g GPUs, fair-share of %g GPUs and queue priority of %d.",
                   q.name.c_str(), q.allocated.gpu, q.deserved.gpu, q.fair_share.gpu, q.priority);
     return buf;
   }
@@ -324,39 +334,37 @@ class ProportionPlugin final : public Plugin {
     }
     for (Field r : kResources) divide(ssn, roots, total_of(ssn, r), r, k_value_);
 
-    ssn.queue_order_fn = [&ssn](const QueueInfo& a, const JobInfo&, const QueueQuantities& ra, const QueueInfo& b,
-                                const JobInfo&, const QueueQuantities& rb) {
-      return compare_queues(ssn, a, ra, b, rb);
-    };
+    ssn.queue_order_fn = [&ssn](const QueueInfo& a, const JobInfo&, const QueueQuantities& ra,
+                                const QueueInfo& b, const JobInfo&,
+                                const QueueQuantities& rb) { return compare_queues(ssn, a, ra, b, rb); };
     ssn.job_capacity_fns.push_back([&ssn](const JobInfo& job, std::span<const uint32_t> tasks) {
       return check_capacity(ssn, job, ssn.queue_request_of(tasks));
     });
-    ssn.can_reclaim_fns.push_back([&ssn](const JobInfo& job, const QueueQuantities& req) {
-      return can_reclaim(ssn, job, req);
+    ssn.can_reclaim_fns.push_back(
+        [&ssn](const JobInfo& job, const QueueQuantities& req) { return can_reclaim(ssn, job, req); });
+    ssn.reclaim_validator_fns.push_back([this, &ssn](const JobInfo& job, const QueueQuantities& req,
+                                                     std::span<const uint32_t> victims, bool still_placed) {
+      return reclaimable(ssn, job, req, victims, saturation_multiplier_, still_placed);
     });
-    ssn.reclaim_validator_fns.push_back(
-        [this, &ssn](const JobInfo& job, const QueueQuantities& req, std::span<const uint32_t> victims,
-                     bool still_placed) {
-          return reclaimable(ssn, job, req, victims, saturation_multiplier_, still_placed);
-        });
     ssn.reclaim_message_fn = [&ssn](const std::string&, const JobInfo& reclaimer, const JobInfo& victim) {
       return reclaim_message(ssn, reclaimer, victim);
     };
-    ssn.task_capacity_fns.push_back([&ssn](const TaskInfo& task, const NodeInfo& node) -> std::optional<std::string> {
-      QueueQuantities req;
-      req.cpu = static_cast<double>(task.req.milli_cpu);
-      req.memory = static_cast<double>(task.req.memory);
-      req.gpu = static_cast<double>(task.req.milli_gpu) / 1000.0;
-      if (task.gpu.is_shared()) {
-        req.gpu += static_cast<double>(shared_portion_on(task, node)) * task.gpu.num_devices / 1000.0;
-      }
-      if (auto why = check_capacity(ssn, ssn.jobs[task.job], req)) return why->message;
-      return std::nullopt;
-    });
+    ssn.task_capacity_fns.push_back(
+        [&ssn](const TaskInfo& task, const NodeInfo& node) -> std::optional<std::string> {
+          QueueQuantities req;
+          req.cpu = static_cast<double>(task.req.milli_cpu);
+          req.memory = static_cast<double>(task.req.memory);
+          req.gpu = static_cast<double>(task.req.milli_gpu) / 1000.0;
+          if (task.gpu.is_shared()) {
+            req.gpu += static_cast<double>(shared_portion_on(task, node)) * task.gpu.num_devices / 1000.0;
+          }
+          if (auto why = check_capacity(ssn, ssn.jobs[task.job], req)) return why->message;
+          return std::nullopt;
+        });
   }
 
-  static int compare_queues(const Session& ssn, const QueueInfo& a, const QueueQuantities& ra, const QueueInfo& b,
-                            const QueueQuantities& rb) {
+  static int compare_queues(const Session& ssn, const QueueInfo& a, const QueueQuantities& ra,
+                            const QueueInfo& b, const QueueQuantities& rb) {
     auto over_utilized = [](const QueueInfo& q) {
       for (Field r : kResources) {
         if (!(q.fair_share.*r < q.allocated.*r)) return false;
@@ -402,23 +410,26 @@ class ProportionPlugin final : public Plugin {
   }
 
   /// OverLimit on every ancestor-or-self with a limit, NonPreemptibleOverQuota for non-preemptible jobs.
-  static std::optional<FitReason> check_capacity(const Session& ssn, const JobInfo& job, const QueueQuantities& req) {
+  static std::optional<FitReason> check_capacity(const Session& ssn, const JobInfo& job,
+                                                 const QueueQuantities& req) {
     if (job.queue == kNoQueue) return std::nullopt;
     for (int32_t id = job.queue; id != kNoQueue; id = ssn.queues[id].parent) {
       const QueueInfo& q = ssn.queues[id];
       for (Field r : kResources) {
         if (req.*r <= 0) continue;
         if (q.max_allowed.*r != -1 && q.max_allowed.*r + kEpsilon < q.allocated.*r + req.*r) {
-          return FitReason{"OverLimit", q.name + " quota has reached the allowable limit of " + resource_name(r) +
-                                            ". Limit is " + format_amount(q.max_allowed.*r, r) +
-                                            ", currently " + format_amount(q.allocated.*r, r) +
+          return FitReason{"OverLimit", q.name + " quota has reached the allowable limit of " +
+                                            resource_name(r) + ". Limit is " +
+                                            format_amount(q.max_allowed.*r, r) + ", currently " +
+                                            format_amount(q.allocated.*r, r) +
                                             " allocated and workload requested " + format_amount(req.*r, r)};
         }
         if (!job.preemptible && q.deserved.*r != -1 &&
             q.deserved.*r + kEpsilon < q.allocated_non_preemptible.*r + req.*r) {
           return FitReason{"NonPreemptibleOverQuota",
-                           "Non-preemptible workload is over quota. Workload requested " + format_amount(req.*r, r) +
-                               ", but " + q.name + " quota is " + format_amount(q.deserved.*r, r) + ", while " +
+                           "Non-preemptible workload is over quota. Workload requested " +
+                               format_amount(req.*r, r) + ", but " + q.name + " quota is " +
+                               format_amount(q.deserved.*r, r) + ", while " +
                                format_amount(q.allocated_non_preemptible.*r, r) +
                                " are already allocated for non-preemptible pods."};
         }

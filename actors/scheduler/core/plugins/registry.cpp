@@ -5,7 +5,8 @@ namespace {
 
 /// Plugins of KAI's default configuration whose work happens outside the allocate session here:
 /// `dynamicresources` and `topology` (their required constraints are refused at session build, see
-/// contracts.md §9) and `snapshot` (the daemon's /get-snapshot endpoint, not built yet). They are accepted by name so that KAI configurations load unchanged.
+/// contracts.md §9) and `snapshot` (the daemon's /get-snapshot endpoint, not built yet). They are accepted by
+/// name so that KAI configurations load unchanged.
 class AcceptedPlugin final : public Plugin {
  public:
   explicit AcceptedPlugin(std::string name) : name_(std::move(name)) {}
