@@ -31,7 +31,16 @@ double gpu_fraction(const core::TaskInfo& t) {
   return 0;
 }
 
-std::string pending_reason(const core::Session& ssn, const core::TaskInfo& t) {
+/// Why a pod is where it is: the unschedulable reason of a pending pod, or who evicted it and why.
+std::string pod_reason(const core::Session& ssn, const core::TaskInfo& t) {
+  if (t.status == core::PodStatus::kReleasing) {
+    for (auto it = ssn.decisions.rbegin(); it != ssn.decisions.rend(); ++it) {
+      if (it->kind == events::DecisionKind::kEvict && it->pod == t.key) {
+        return "evicted by " + it->action + " for " + it->by + ": " + it->reason;
+      }
+    }
+    return {};
+  }
   if (t.status != core::PodStatus::kPending && t.status != core::PodStatus::kGated) return {};
   const core::JobInfo& job = ssn.jobs[t.job];
   return job.fit_errors.empty() ? std::string() : job.fit_errors.front().message;
@@ -55,7 +64,7 @@ std::string render_json(const core::Session& ssn, const std::vector<events::Deci
                    {"node", t.node == core::kNoNode ? "" : ssn.nodes[t.node].name},
                    {"gpuGroups", t.gpu_groups}};
     if (t.gpu.is_shared()) p["gpuFraction"] = gpu_fraction(t);
-    if (auto r = pending_reason(ssn, t); !r.empty()) p["reason"] = r;
+    if (auto r = pod_reason(ssn, t); !r.empty()) p["reason"] = r;
     pods.push_back(std::move(p));
   }
   ordered_json decisions = ordered_json::array();
@@ -117,7 +126,7 @@ std::string render_table(const core::Session& ssn) {
       if (!groups.empty()) groups.push_back(',');
       groups.append(g, 0, 8);
     }
-    std::string reason = pending_reason(ssn, t);
+    std::string reason = pod_reason(ssn, t);
     std::replace(reason.begin(), reason.end(), '\n', ' ');
     rows.push_back({t.key, core::to_string(t.status), t.node == core::kNoNode ? "-" : ssn.nodes[t.node].name,
                     gpu.empty() ? "-" : gpu, groups.empty() ? "-" : groups, reason});
