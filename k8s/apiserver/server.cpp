@@ -61,15 +61,28 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
  private:
   void read() {
     parser_.emplace();
-    parser_->body_limit(max_body_);
+    parser_->body_limit(boost::none);  // checked against Content-Length below
     parser_->header_limit(64 * 1024);
     beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(300));
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = this->shared_from_this()](beast::error_code ec, size_t) { self->on_read(ec); });
+    too_large_ = false;
+    http::async_read_header(stream_, buffer_, *parser_, [self = this->shared_from_this()](beast::error_code ec, size_t) {
+      if (ec) return self->close();
+      // A body over the limit is still read (and dropped) before the 413, so that a client that
+      // writes its whole body before reading gets the answer instead of a reset connection.
+      const auto length = self->parser_->content_length();
+      if (length && *length > self->max_body_) {
+        if (*length > 16 * self->max_body_) return self->close();
+        self->too_large_ = true;
+      } else if (!length) {
+        self->parser_->body_limit(self->max_body_);  // chunked: Beast counts as it reads
+      }
+      http::async_read(self->stream_, self->buffer_, *self->parser_,
+                       [self](beast::error_code ec2, size_t) { self->on_read(ec2); });
+    });
   }
 
   void on_read(beast::error_code ec) {
-    if (ec == http::error::body_limit) {
+    if (ec == http::error::body_limit || (!ec && too_large_)) {
       HttpResponse r;
       r.status = 413;
       r.body = ApiError(413, "RequestEntityTooLarge",
@@ -235,6 +248,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   std::optional<http::request_parser<http::string_body>> parser_;
   HttpRequest req_;
   bool keep_alive_ = true;
+  bool too_large_ = false;
   http::response<http::empty_body> watch_hdr_;
   std::optional<http::response_serializer<http::empty_body>> watch_sr_;
   std::deque<std::shared_ptr<const std::string>> queue_;

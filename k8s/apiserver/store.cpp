@@ -152,7 +152,8 @@ const char* kModified =
     "the object has been modified; please apply your changes to the latest version and try again";
 
 std::string encode_continue(uint64_t rv, const std::string& start) {
-  static const char* kB64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  // base64 "RawURLEncoding", as the real server: safe in a query string without escaping.
+  static const char* kB64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
   const std::string in = Json{{"v", "meta.k8s.io/v1"}, {"rv", rv}, {"start", start}}.dump();
   std::string out;
   size_t i = 0;
@@ -165,8 +166,7 @@ std::string encode_continue(uint64_t rv, const std::string& start) {
     if (i + 1 < in.size()) n |= uint8_t(in[i + 1]) << 8;
     out += kB64[(n >> 18) & 63];
     out += kB64[(n >> 12) & 63];
-    out += i + 1 < in.size() ? kB64[(n >> 6) & 63] : '=';
-    out += '=';
+    if (i + 1 < in.size()) out += kB64[(n >> 6) & 63];
   }
   return out;
 }
