@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <ctime>
 #include <random>
-#include <regex>
 #include <set>
 
 #include "k8s/apiserver/patch.hpp"
@@ -39,20 +38,30 @@ std::string random_suffix() {
   return s;
 }
 
-const std::regex& dns_label_re() {
-  static const std::regex re("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
-  return re;
+// Hand-written rather than std::regex: g++ 12 reports false maybe-uninitialized warnings inside
+// <regex> under the sanitizers, and these run on every create.
+bool is_dns_label(std::string_view s) {
+  if (s.empty()) return false;
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!alnum(s.front()) || !alnum(s.back())) return false;
+  return std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-'; });
 }
-const std::regex& dns_subdomain_re() {
-  static const std::regex re("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
-  return re;
+
+bool is_dns_subdomain(std::string_view s) {
+  size_t pos = 0;
+  while (true) {
+    const size_t dot = s.find('.', pos);
+    if (!is_dns_label(s.substr(pos, dot == std::string_view::npos ? std::string_view::npos : dot - pos))) return false;
+    if (dot == std::string_view::npos) return true;
+    pos = dot + 1;
+  }
 }
 
 /// The real server's message for a name that is not a DNS-1123 subdomain / label; "" when valid.
 std::string name_error(const std::string& name, bool label) {
   if (label) {
     if (name.size() > 63) return "must be no more than 63 characters";
-    if (!std::regex_match(name, dns_label_re())) {
+    if (!is_dns_label(name)) {
       return "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
              "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
              "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
@@ -60,7 +69,7 @@ std::string name_error(const std::string& name, bool label) {
     return "";
   }
   if (name.size() > 253) return "must be no more than 253 characters";
-  if (!std::regex_match(name, dns_subdomain_re())) {
+  if (!is_dns_subdomain(name)) {
     return "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
            "must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
            "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
@@ -81,8 +90,17 @@ std::string str_at(const Json& j, const char* a, const char* b = nullptr) {
 
 /// MicroTime values need exactly six fractional digits ("2006-01-02T15:04:05.000000Z07:00").
 bool is_micro_time(const std::string& s) {
-  static const std::regex re(R"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}(Z|[+-]\d{2}:\d{2}))");
-  return std::regex_match(s, re);
+  // YYYY-MM-DDTHH:MM:SS.ffffff then Z or +HH:MM / -HH:MM
+  static const std::string_view kShape = "dddd-dd-ddTdd:dd:dd.dddddd";
+  if (s.size() < kShape.size() + 1) return false;
+  for (size_t i = 0; i < kShape.size(); ++i) {
+    if (kShape[i] == 'd' ? !std::isdigit(static_cast<unsigned char>(s[i])) : s[i] != kShape[i]) return false;
+  }
+  const std::string_view zone = std::string_view(s).substr(kShape.size());
+  if (zone == "Z") return true;
+  return zone.size() == 6 && (zone[0] == '+' || zone[0] == '-') && std::isdigit(static_cast<unsigned char>(zone[1])) &&
+         std::isdigit(static_cast<unsigned char>(zone[2])) && zone[3] == ':' &&
+         std::isdigit(static_cast<unsigned char>(zone[4])) && std::isdigit(static_cast<unsigned char>(zone[5]));
 }
 
 /// The object without metadata and status: what a "spec change" compares.
@@ -199,6 +217,37 @@ bool decode_continue(const std::string& token, uint64_t& rv, std::string& start)
   rv = j["rv"].get<uint64_t>();
   start = j["start"].get<std::string>();
   return true;
+}
+
+// events.k8s.io/v1 <-> core/v1 Event field names (the two API versions of one stored object).
+const std::vector<std::pair<const char*, const char*>> kEventFields = {
+    {"regarding", "involvedObject"},
+    {"note", "message"},
+    {"deprecatedSource", "source"},
+    {"deprecatedFirstTimestamp", "firstTimestamp"},
+    {"deprecatedLastTimestamp", "lastTimestamp"},
+    {"deprecatedCount", "count"},
+    {"reportingController", "reportingComponent"}};
+
+void event_to_core(Json& e) {
+  for (const auto& [from, to] : kEventFields) {
+    if (e.contains(from)) {
+      e[to] = e[from];
+      e.erase(from);
+    }
+  }
+  e["apiVersion"] = "v1";
+}
+
+Json event_from_core(Json e) {
+  for (const auto& [to, from] : kEventFields) {
+    if (e.contains(from)) {
+      e[to] = e[from];
+      e.erase(from);
+    }
+  }
+  e["apiVersion"] = "events.k8s.io/v1";
+  return e;
 }
 
 }  // namespace
@@ -363,6 +412,7 @@ void Store::create_crd(const Json& crd) {
 // ------------------------------------------------------------------------------------ helpers
 
 Json Store::output(const ResourceInfo& r, const Json& stored) const {
+  if (r.group == "events.k8s.io") return event_from_core(stored);
   if (str_at(stored, "apiVersion") == r.api_version() && str_at(stored, "kind") == r.kind) return stored;
   Json out = stored;
   out["apiVersion"] = r.api_version();
@@ -391,7 +441,9 @@ void Store::emit_locked(const std::string& storage_key, const std::string& type,
 
 std::shared_ptr<const std::string> Store::line_locked(const Watcher& w, const std::string& type, const Json& obj) {
   Json ev = {{"type", type}, {"object", nullptr}};
-  if (str_at(obj, "apiVersion") == w.api_version) {
+  if (w.api_version == "events.k8s.io/v1") {
+    ev["object"] = event_from_core(obj);
+  } else if (str_at(obj, "apiVersion") == w.api_version) {
     ev["object"] = obj;
   } else {
     Json o = obj;
@@ -579,6 +631,7 @@ Json Store::create_locked(const ResourceInfo& r, const std::string& ns, Json bod
           throw invalid("Event", r.group, name, f, "FieldValueRequired", "Required value");
         }
       }
+      event_to_core(body);
     }
   } else if (r.kind == "PriorityClass") {
     if (!body.contains("value") || !body["value"].is_number_integer()) {
@@ -710,6 +763,7 @@ Json Store::update(const ResourceInfo& r, const std::string& ns, const std::stri
 Json Store::update_locked(const ResourceInfo& r, const std::string& ns, const std::string& name, Json body,
                           const std::string& subresource) {
   if (!body.is_object()) throw bad_request("the body of the request is not a JSON object");
+  if (r.group == "events.k8s.io") event_to_core(body);
   const std::string kind = str_at(body, "kind");
   if (!kind.empty() && kind != r.kind) {
     throw bad_request("the kind in the data (" + kind + ") does not match the expected kind (" + r.kind + ")");

@@ -44,7 +44,8 @@ struct ResourceInfo {
   bool read_only = false;       ///< Only subresource-style kinds (Binding), never stored.
   Json schema;                  ///< openAPIV3Schema of a CRD version (for pruning); null otherwise.
   std::string api_version() const { return group.empty() ? version : group + "/" + version; }
-  std::string storage_key() const { return group + "/" + resource; }
+  /// Where the objects live: events.k8s.io/v1 Events share core/v1's storage, as on a real server.
+  std::string storage_key() const { return (group == "events.k8s.io" ? std::string() : group) + "/" + resource; }
   /// "pods" or "deployments.apps": the name used in error messages.
   std::string qualified() const { return group.empty() ? resource : resource + "." + group; }
 };

@@ -335,6 +335,14 @@ TEST_F(Objects, MicroTimeAndEventRules) {
   EXPECT_EQ(body(no_time)["details"]["causes"][0]["field"], "eventTime");
   ev["eventTime"] = "2024-01-02T03:04:05.000000Z";
   EXPECT_EQ(req("POST", "/apis/events.k8s.io/v1/namespaces/default/events", ev).status, 201);
+  // One stored Event, two API versions with their own field names.
+  Json as_core = get("/api/v1/namespaces/default/events/e1");
+  EXPECT_EQ(as_core["apiVersion"], "v1");
+  EXPECT_EQ(as_core["involvedObject"]["name"], "p");
+  EXPECT_EQ(as_core["reportingComponent"], "kai");
+  Json as_new = get("/apis/events.k8s.io/v1/namespaces/default/events/e1");
+  EXPECT_EQ(as_new["regarding"]["name"], "p");
+  EXPECT_FALSE(as_new.contains("involvedObject"));
   Json core = {{"metadata", {{"name", "e2"}}}, {"reason", "Scheduled"}, {"message", "ok"},
                {"involvedObject", {{"kind", "Pod"}, {"name", "p"}, {"namespace", "default"}}}};
   EXPECT_EQ(req("POST", "/api/v1/namespaces/default/events", core).status, 201);
