@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "k8s/apiserver/table.hpp"
 #include "k8s/model/json_codec.hpp"
 
 namespace kai::apiserver {
@@ -464,14 +465,17 @@ HttpResponse Router::dispatch(const HttpRequest& req, const std::string& path,
     throw bad_request("limit and timeoutSeconds must be integers");
   }
 
+  // kubectl asks for server-side printing first; JSON stays the fallback.
+  const bool table = req.accept.find("as=Table") != std::string::npos && sub.empty();
   if (req.method == "GET") {
     if (!name.empty() && !watch) {
       count("get " + res_name);
-      return json_response(200, store_.get(r, ns, name));
+      return json_response(200, table ? to_table(r, store_.get(r, ns, name)) : store_.get(r, ns, name));
     }
     if (!name.empty()) opt.field_selector = "metadata.name=" + name + (opt.field_selector.empty() ? "" : "," + opt.field_selector);
     if (watch) {
       count("watch " + res_name);
+      opt.table = table;
       // Parse selectors now so that a bad one is a 400 before the stream starts.
       (void)LabelSelector::parse(opt.label_selector);
       (void)FieldSelector::parse(opt.field_selector, r.kind);
@@ -489,7 +493,7 @@ HttpResponse Router::dispatch(const HttpRequest& req, const std::string& path,
       return resp;
     }
     count("list " + res_name);
-    return json_response(200, store_.list(r, ns, opt));
+    return json_response(200, table ? to_table(r, store_.list(r, ns, opt)) : store_.list(r, ns, opt));
   }
   if (req.method == "POST") {
     if (name.empty()) {

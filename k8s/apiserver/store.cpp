@@ -6,6 +6,7 @@
 #include <set>
 
 #include "k8s/apiserver/patch.hpp"
+#include "k8s/apiserver/table.hpp"
 #include "k8s/model/time.hpp"
 
 namespace kai::apiserver {
@@ -387,6 +388,7 @@ void Store::register_crd_locked(const Json& crd) {
     r->has_generation = true;
     r->custom = true;
     if (v.contains("schema")) r->schema = v["schema"].value("openAPIV3Schema", Json());
+    if (v.contains("additionalPrinterColumns")) r->printer_columns = v["additionalPrinterColumns"];
     add_resource_locked(std::move(r));
   }
 }
@@ -431,7 +433,8 @@ void Store::check_namespace_locked(const ResourceInfo& r, const std::string& ns)
 void Store::emit_locked(const std::string& storage_key, const std::string& type, std::shared_ptr<const Json> obj,
                         std::shared_ptr<const Json> old) {
   Event e{rv_, storage_key, type, std::move(obj), std::move(old)};
-  for (auto& [id, w] : watchers_) deliver_locked(id, w, e);
+  LineCache cache;
+  for (auto& [id, w] : watchers_) deliver_locked(w, e, cache);
   history_.push_back(std::move(e));
   while (history_.size() > options_.history_limit) {
     history_start_ = history_.front().rv;
@@ -441,7 +444,9 @@ void Store::emit_locked(const std::string& storage_key, const std::string& type,
 
 std::shared_ptr<const std::string> Store::line_locked(const Watcher& w, const std::string& type, const Json& obj) {
   Json ev = {{"type", type}, {"object", nullptr}};
-  if (w.api_version == "events.k8s.io/v1") {
+  if (w.table && w.info) {
+    ev["object"] = to_table(*w.info, output(*w.info, obj));
+  } else if (w.api_version == "events.k8s.io/v1") {
     ev["object"] = event_from_core(obj);
   } else if (str_at(obj, "apiVersion") == w.api_version) {
     ev["object"] = obj;
@@ -453,7 +458,7 @@ std::shared_ptr<const std::string> Store::line_locked(const Watcher& w, const st
   return std::make_shared<const std::string>(ev.dump() + "\n");
 }
 
-void Store::deliver_locked(uint64_t, Watcher& w, const Event& e) {
+void Store::deliver_locked(Watcher& w, const Event& e, LineCache& cache) {
   if (e.storage_key != w.storage_key) return;
   auto matches = [&](const Json* o) {
     if (o == nullptr) return false;
@@ -470,7 +475,9 @@ void Store::deliver_locked(uint64_t, Watcher& w, const Event& e) {
   } else if (!matches(e.object.get())) {
     return;
   }
-  w.sink.push(line_locked(w, type, *e.object));
+  auto& line = cache[w.api_version + "|" + type + (w.table ? "|table" : "")];
+  if (!line) line = line_locked(w, type, *e.object);
+  w.sink.push(line);
 }
 
 // ------------------------------------------------------------------------------------ create
@@ -1176,6 +1183,8 @@ uint64_t Store::watch(const ResourceInfo& r, const std::string& ns, const ListOp
   w.labels = LabelSelector::parse(opt.label_selector);
   w.fields = FieldSelector::parse(opt.field_selector, r.kind);
   w.bookmarks = opt.allow_bookmarks;
+  w.table = opt.table;
+  w.info = std::make_shared<const ResourceInfo>(r);
   w.sink = std::move(sink);
   std::lock_guard lock(mu_);
   const uint64_t id = next_watch_++;
@@ -1203,7 +1212,8 @@ uint64_t Store::watch(const ResourceInfo& r, const std::string& ns, const ListOp
                          ")");
     }
     for (const Event& e : history_) {
-      if (e.rv > from) deliver_locked(id, w, e);
+      LineCache cache;
+      if (e.rv > from) deliver_locked(w, e, cache);
     }
   }
   watchers_.emplace(id, std::move(w));

@@ -43,6 +43,7 @@ struct ResourceInfo {
   bool custom = false;          ///< Served from a CRD (no strategic merge patch).
   bool read_only = false;       ///< Only subresource-style kinds (Binding), never stored.
   Json schema;                  ///< openAPIV3Schema of a CRD version (for pruning); null otherwise.
+  Json printer_columns;         ///< additionalPrinterColumns of a CRD version; null otherwise.
   std::string api_version() const { return group.empty() ? version : group + "/" + version; }
   /// Where the objects live: events.k8s.io/v1 Events share core/v1's storage, as on a real server.
   std::string storage_key() const { return (group == "events.k8s.io" ? std::string() : group) + "/" + resource; }
@@ -59,6 +60,7 @@ struct ListOptions {
   std::string continue_token;
   bool allow_bookmarks = false;
   int64_t timeout_seconds = 0;  ///< Watch only; 0 = no timeout.
+  bool table = false;           ///< Watch only: send each object as a meta.k8s.io Table (kubectl get -w).
 };
 
 /// Where a watch's events go. Called with the store's lock held, in resourceVersion order: must not
@@ -159,6 +161,8 @@ class Store {
     LabelSelector labels;
     FieldSelector fields;
     bool bookmarks = false;
+    bool table = false;
+    std::shared_ptr<const ResourceInfo> info;
     WatchSink sink;
   };
   struct Action {
@@ -181,7 +185,9 @@ class Store {
   void erase_locked(const ResourceInfo& r, const std::string& key);
   void emit_locked(const std::string& storage_key, const std::string& type, std::shared_ptr<const Json> obj,
                    std::shared_ptr<const Json> old);
-  void deliver_locked(uint64_t id, Watcher& w, const Event& e);
+  using LineCache = std::map<std::string, std::shared_ptr<const std::string>>;
+  /// Sends `e` to `w` if it matches; `cache` shares one serialized line among watchers of an event.
+  void deliver_locked(Watcher& w, const Event& e, LineCache& cache);
   std::shared_ptr<const std::string> line_locked(const Watcher& w, const std::string& type, const Json& obj);
   Json output(const ResourceInfo& r, const Json& stored) const;
   void check_namespace_locked(const ResourceInfo& r, const std::string& ns) const;

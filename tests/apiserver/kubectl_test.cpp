@@ -100,6 +100,12 @@ TEST_F(Kubectl, CreateGetLabelAnnotateDelete) {
   Cmd cols = kubectl("get pods -o custom-columns=NAME:.metadata.name,SCHED:.spec.schedulerName --no-headers");
   EXPECT_NE(cols.out.find("p1"), std::string::npos) << cols.out;
   EXPECT_NE(cols.out.find("kai-scheduler"), std::string::npos) << cols.out;
+  // Server-side printing (Table): pod columns and the CRD's printer columns.
+  Cmd table = kubectl("get pods");
+  EXPECT_NE(table.out.find("STATUS"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("Pending"), std::string::npos) << table.out;
+  Cmd qtable = kubectl("get queues");
+  EXPECT_NE(qtable.out.find("PRIORITY"), std::string::npos) << qtable.out;
   Cmd y = kubectl("get queues -o yaml");
   EXPECT_NE(y.out.find("priority: 5"), std::string::npos) << y.out;
   Cmd d = kubectl("delete pod p1");
