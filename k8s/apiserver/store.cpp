@@ -162,6 +162,95 @@ void prune(Json& v, const Json& s) {
   }
 }
 
+/// Structural-schema validation of a custom resource, as the real server's OpenAPI validator: type,
+/// required, enum, nullable, int-or-string, minimum / maximum. Appends "field: detail" causes.
+void validate(const Json& v, const Json& s, const std::string& path, std::vector<std::pair<std::string, std::string>>& errs) {
+  if (!s.is_object()) return;
+  if (v.is_null()) {
+    if (!s.value("nullable", false) && s.contains("type")) {
+      errs.emplace_back(path, "Invalid value: \"null\": " + path + " in body must be of type " +
+                                  s["type"].get<std::string>() + ": \"null\"");
+    }
+    return;
+  }
+  const std::string type = s.value("type", "");
+  const char* got = v.is_object()            ? "object"
+                    : v.is_array()           ? "array"
+                    : v.is_string()          ? "string"
+                    : v.is_boolean()         ? "boolean"
+                    : v.is_number_integer()  ? "integer"
+                                             : "number";
+  const bool int_or_string = s.value("x-kubernetes-int-or-string", false);
+  bool ok = type.empty() || type == got || (type == "number" && std::string(got) == "integer");
+  if (int_or_string) ok = v.is_number_integer() || v.is_string();
+  if (!ok) {
+    errs.emplace_back(path, "Invalid value: \"" + std::string(got) + "\": " + path + " in body must be of type " +
+                                (int_or_string ? std::string("integer,string") : type) + ": \"" + got + "\"");
+    return;
+  }
+  if (auto e = s.find("enum"); e != s.end() && e->is_array() && std::find(e->begin(), e->end(), v) == e->end()) {
+    std::string allowed;
+    for (const auto& a : *e) allowed += (allowed.empty() ? "" : ", ") + a.dump();
+    errs.emplace_back(path, "Unsupported value: " + v.dump() + ": supported values: " + allowed);
+  }
+  if (v.is_number()) {
+    if (s.contains("minimum") && s["minimum"].is_number() && v.get<double>() < s["minimum"].get<double>()) {
+      errs.emplace_back(path, "Invalid value: " + v.dump() + ": " + path + " in body should be greater than or equal to " +
+                                  s["minimum"].dump());
+    }
+    if (s.contains("maximum") && s["maximum"].is_number() && v.get<double>() > s["maximum"].get<double>()) {
+      errs.emplace_back(path, "Invalid value: " + v.dump() + ": " + path + " in body should be less than or equal to " +
+                                  s["maximum"].dump());
+    }
+  }
+  const std::string prefix = path.empty() ? "" : path + ".";
+  if (v.is_object()) {
+    for (const auto& req : s.value("required", Json::array())) {
+      if (req.is_string() && !v.contains(req.get<std::string>())) {
+        errs.emplace_back(prefix + req.get<std::string>(), "Required value");
+      }
+    }
+    auto props = s.find("properties");
+    auto addl = s.find("additionalProperties");
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      if (path.empty() && (it.key() == "metadata" || it.key() == "apiVersion" || it.key() == "kind")) continue;
+      if (props != s.end() && props->contains(it.key())) {
+        validate(it.value(), (*props)[it.key()], prefix + it.key(), errs);
+      } else if (addl != s.end() && addl->is_object()) {
+        validate(it.value(), *addl, prefix + it.key(), errs);
+      }
+    }
+  } else if (v.is_array()) {
+    if (auto items = s.find("items"); items != s.end()) {
+      for (size_t i = 0; i < v.size(); ++i) validate(v[i], *items, path + "[" + std::to_string(i) + "]", errs);
+    }
+  }
+}
+
+/// Prunes and validates a custom resource against its CRD schema; throws 422 with every cause.
+void check_custom(const ResourceInfo& r, Json& obj) {
+  if (!r.schema.is_object()) return;
+  Json m = obj["metadata"];
+  prune(obj, r.schema);
+  obj["metadata"] = m;
+  obj["apiVersion"] = r.api_version();
+  obj["kind"] = r.kind;
+  std::vector<std::pair<std::string, std::string>> errs;
+  validate(obj, r.schema, "", errs);
+  if (errs.empty()) return;
+  const std::string name = m.value("name", "");
+  std::string msg;
+  Json causes = Json::array();
+  for (const auto& [field, detail] : errs) {
+    msg += (msg.empty() ? "" : ", ") + field + ": " + detail;
+    causes.push_back({{"reason", detail.rfind("Required", 0) == 0 ? "FieldValueRequired" : "FieldValueInvalid"},
+                      {"message", detail}, {"field", field}});
+  }
+  if (errs.size() > 1) msg = "[" + msg + "]";
+  throw ApiError(422, "Invalid", r.kind + "." + r.group + " \"" + name + "\" is invalid: " + msg,
+                 Json{{"name", name}, {"group", r.group}, {"kind", r.kind}, {"causes", causes}});
+}
+
 ApiError conflict(const ResourceInfo& r, const std::string& name, const std::string& why) {
   return {409, "Conflict", "Operation cannot be fulfilled on " + r.qualified() + " \"" + name + "\": " + why,
           Json{{"name", name}, {"group", r.group}, {"kind", r.resource}}};
@@ -602,13 +691,7 @@ Json Store::create_locked(const ResourceInfo& r, const std::string& ns, Json bod
   // Kind-specific admission and validation.
   if (r.custom) {
     if (r.has_status) body.erase("status");
-    if (r.schema.is_object()) {
-      Json m = body["metadata"];
-      prune(body, r.schema);
-      body["metadata"] = m;
-      body["apiVersion"] = r.api_version();
-      body["kind"] = r.kind;
-    }
+    check_custom(r, body);
   } else if (r.kind == "Pod") {
     admit_pod_locked(body, nullptr);
   } else if (r.kind == "Namespace") {
@@ -824,11 +907,6 @@ Json Store::update_locked(const ResourceInfo& r, const std::string& ns, const st
         next.erase("status");
       }
     }
-    if (r.custom && r.schema.is_object()) {
-      Json m = next["metadata"];
-      prune(next, r.schema);
-      next["metadata"] = m;
-    }
     if (r.kind == "Pod") {
       // Pod spec is immutable except images, activeDeadlineSeconds, added tolerations and removed
       // scheduling gates.
@@ -881,6 +959,7 @@ Json Store::update_locked(const ResourceInfo& r, const std::string& ns, const st
       next["spec"] = old.value("spec", Json::object());
     }
   }
+  if (r.custom) check_custom(r, next);
   if (r.has_generation && spec_part(next) != spec_part(old)) {
     next["metadata"]["generation"] = old["metadata"].value("generation", int64_t{0}) + 1;
   }

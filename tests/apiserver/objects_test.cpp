@@ -361,6 +361,14 @@ TEST_F(Objects, CustomResourcesFromCrdFiles) {
   EXPECT_FALSE(got["spec"].contains("unknownField")) << "pruned by the structural schema";
   EXPECT_FALSE(got.contains("status")) << "status ignored on create";
   EXPECT_EQ(got["metadata"]["generation"], 1);
+  Json bad_type = q;
+  bad_type["metadata"]["name"] = "team-b";
+  bad_type["spec"]["priority"] = "high";
+  auto invalid = req("POST", "/apis/scheduling.run.ai/v2/queues", bad_type);
+  EXPECT_EQ(invalid.status, 422) << invalid.body;
+  EXPECT_EQ(body(invalid)["message"],
+            "Queue.scheduling.run.ai \"team-b\" is invalid: spec.priority: Invalid value: \"string\": spec.priority in "
+            "body must be of type integer: \"string\"");
   EXPECT_EQ(req("POST", "/apis/scheduling.run.ai/v2/namespaces/default/queues", q).status, 404)
       << "queues are cluster-scoped";
   Json pg = {{"apiVersion", "scheduling.run.ai/v2alpha2"},
