@@ -817,10 +817,28 @@ Json Store::list(const ResourceInfo& r, const std::string& ns, const ListOptions
   int64_t remaining = 0;
   bool more = false;
   auto objs = objects_.find(r.storage_key());
-  if (objs != objects_.end()) {
+  // A continuation reads the snapshot at the first page's resourceVersion, as etcd does: the
+  // current objects with every later change undone from the history (newest first).
+  Objects snapshot;
+  const Objects* view = objs == objects_.end() ? nullptr : &objs->second;
+  if (list_rv < rv_ && view != nullptr) {
+    snapshot = *view;
+    for (auto e = history_.rbegin(); e != history_.rend() && e->rv > list_rv; ++e) {
+      if (e->storage_key != r.storage_key()) continue;
+      const std::string key = obj_key(r.namespaced ? str_at(*e->object, "metadata", "namespace") : "",
+                                      str_at(*e->object, "metadata", "name"));
+      if (e->type == "ADDED") {
+        snapshot.erase(key);
+      } else if (e->old) {
+        snapshot[key] = e->old;
+      }
+    }
+    view = &snapshot;
+  }
+  if (view != nullptr) {
     const std::string prefix = r.namespaced && !ns.empty() ? ns + "/" : "";
-    auto it = start.empty() ? objs->second.lower_bound(prefix) : objs->second.upper_bound(start);
-    for (; it != objs->second.end(); ++it) {
+    auto it = start.empty() ? view->lower_bound(prefix) : view->upper_bound(start);
+    for (; it != view->end(); ++it) {
       if (!prefix.empty() && it->first.compare(0, prefix.size(), prefix) != 0) break;
       const Json& o = *it->second;
       if (!labels.matches(o) || !fields.matches(o)) continue;
@@ -974,8 +992,9 @@ Json Store::update_locked(const ResourceInfo& r, const std::string& ns, const st
                                         next["metadata"].value("deletionGracePeriodSeconds", 0) > 0)) {
     next["metadata"]["resourceVersion"] = next_rv_locked();
     auto stored = std::make_shared<const Json>(std::move(next));
+    auto prev = it->second;
     objs.erase(it);
-    emit_locked(r.storage_key(), "DELETED", stored, nullptr);
+    emit_locked(r.storage_key(), "DELETED", stored, prev);
     return *stored;
   }
   next["metadata"]["resourceVersion"] = next_rv_locked();
@@ -1030,10 +1049,11 @@ void Store::erase_locked(const ResourceInfo& r, const std::string& key) {
   auto& objs = objects_[r.storage_key()];
   auto it = objs.find(key);
   if (it == objs.end()) return;
-  Json last = *it->second;
+  auto prev = it->second;
+  Json last = *prev;
   objs.erase(it);
   last["metadata"]["resourceVersion"] = next_rv_locked();
-  emit_locked(r.storage_key(), "DELETED", std::make_shared<const Json>(std::move(last)), nullptr);
+  emit_locked(r.storage_key(), "DELETED", std::make_shared<const Json>(std::move(last)), prev);
 }
 
 Json Store::remove_locked(const ResourceInfo& r, const std::string& ns, const std::string& name,

@@ -208,6 +208,25 @@ TEST_F(Objects, Pagination) {
   EXPECT_EQ(all["items"].size(), 7u) << "resourceVersion=0 is served unpaginated";
   EXPECT_FALSE(all["metadata"].contains("continue"));
   EXPECT_EQ(req("GET", "/api/v1/namespaces/default/pods?limit=2&continue=%21%21").status, 400);
+  // Later pages show the snapshot of the first page's resourceVersion, whatever changed since.
+  Json first = get("/api/v1/namespaces/default/pods?limit=3");
+  ASSERT_EQ(req("DELETE", "/api/v1/namespaces/default/pods/p4").status, 200);
+  ASSERT_EQ(create_pod("p3a").status, 201);
+  ASSERT_EQ(req("PATCH", "/api/v1/namespaces/default/pods/p5", Json{{"metadata", {{"labels", {{"new", "1"}}}}}},
+                "application/merge-patch+json")
+                .status,
+            200);
+  Json rest = get("/api/v1/namespaces/default/pods?limit=10&continue=" + first["metadata"]["continue"].get<std::string>());
+  std::vector<std::string> later;
+  for (const auto& i : rest["items"]) later.push_back(i["metadata"]["name"]);
+  EXPECT_EQ(later, (std::vector<std::string>{"p3", "p4", "p5", "p6"}));
+  EXPECT_FALSE(rest["items"][2]["metadata"]["labels"].contains("new"));
+  EXPECT_EQ(rest["metadata"]["resourceVersion"], first["metadata"]["resourceVersion"]);
+  server_->compact_history();
+  EXPECT_EQ(req("GET", "/api/v1/namespaces/default/pods?limit=10&continue=" +
+                           first["metadata"]["continue"].get<std::string>())
+                .status,
+            410);
 }
 
 TEST_F(Objects, DeletePreconditionsGraceAndFinalizers) {
