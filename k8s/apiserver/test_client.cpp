@@ -268,7 +268,9 @@ WatchStream::~WatchStream() { stop(); }
 
 void WatchStream::stop() {
   if (!impl_->thread.joinable()) return;
-  net::post(impl_->conn.ioc, [impl = impl_] { impl->conn.close(); });
+  // A raw pointer: the join below keeps Impl alive, and a handler left queued (the stream already
+  // ended and run() returned) must not own the Impl that owns its io_context.
+  net::post(impl_->conn.ioc, [impl = impl_.get()] { impl->conn.close(); });
   impl_->thread.join();
 }
 
