@@ -88,8 +88,8 @@ void BM_WatchFanout(benchmark::State& state) {
   std::vector<std::unique_ptr<t::WatchStream>> ws;
   const std::string from = std::to_string(server->resource_version());
   for (int w = 0; w < watchers; ++w) {
-    ws.push_back(std::make_unique<t::WatchStream>(endpoint(*server, false),
-                                                  "/api/v1/namespaces/default/pods?watch=1&resourceVersion=" + from));
+    ws.push_back(std::make_unique<t::WatchStream>(
+        endpoint(*server, false), "/api/v1/namespaces/default/pods?watch=1&resourceVersion=" + from));
     ws.back()->status();
   }
   t::HttpClient c(endpoint(*server, false));
@@ -110,9 +110,16 @@ void BM_WatchFanout(benchmark::State& state) {
     }
   }
   state.SetItemsProcessed(state.iterations() * watchers);
-  state.counters["creates_per_s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["creates_per_s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_WatchFanout)->Arg(1)->Arg(10)->Arg(50)->Iterations(1000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_WatchFanout)
+    ->Arg(1)
+    ->Arg(10)
+    ->Arg(50)
+    ->Iterations(1000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 long rss_bytes() {
   std::ifstream in("/proc/self/statm");

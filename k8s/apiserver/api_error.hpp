@@ -21,15 +21,18 @@ struct ApiError : std::exception {
   const char* what() const noexcept override { return message.c_str(); }
   /// The Kubernetes `Status` object for this error.
   Json status() const {
-    Json s = {{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", Json::object()}, {"status", "Failure"},
-              {"message", message}, {"reason", reason}, {"code", code}};
+    Json s = {{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", Json::object()},
+              {"status", "Failure"}, {"message", message}, {"reason", reason},
+              {"code", code}};
     if (!details.empty()) s["details"] = details;
     return s;
   }
 };
 
 /// 400 BadRequest.
-inline ApiError bad_request(std::string message) { return {400, "BadRequest", std::move(message)}; }
+inline ApiError bad_request(std::string message) {
+  return {400, "BadRequest", std::move(message)};
+}
 
 /// 404 NotFound for `name` of `qualified` resource ("pods", "deployments.apps").
 inline ApiError not_found(const std::string& group, const std::string& resource, const std::string& name) {

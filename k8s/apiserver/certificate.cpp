@@ -41,8 +41,8 @@ model::Status write_self_signed_certificate(const std::string& cert_path, const 
   X509_gmtime_adj(X509_getm_notAfter(cert.get()), 365L * 24 * 3600);
   X509_set_pubkey(cert.get(), key.get());
   X509_NAME* name = X509_get_subject_name(cert.get());
-  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("kai-apiserver"), -1, -1,
-                             0);
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
+                             reinterpret_cast<const unsigned char*>("kai-apiserver"), -1, -1, 0);
   X509_set_issuer_name(cert.get(), name);
   if (!add_ext(cert.get(), NID_basic_constraints, "critical,CA:TRUE") ||
       !add_ext(cert.get(), NID_key_usage, "critical,digitalSignature,keyCertSign") ||
@@ -51,7 +51,8 @@ model::Status write_self_signed_certificate(const std::string& cert_path, const 
       !add_ext(cert.get(), NID_subject_alt_name, "IP:127.0.0.1,DNS:localhost")) {
     return model::Status::error("cannot add certificate extensions");
   }
-  if (X509_sign(cert.get(), key.get(), EVP_sha256()) == 0) return model::Status::error("cannot sign the certificate");
+  if (X509_sign(cert.get(), key.get(), EVP_sha256()) == 0)
+    return model::Status::error("cannot sign the certificate");
   {
     std::unique_ptr<FILE, Deleter> f(std::fopen(key_path.c_str(), "w"));
     if (!f) return model::Status::error("cannot write " + key_path);
@@ -61,7 +62,8 @@ model::Status write_self_signed_certificate(const std::string& cert_path, const 
     }
   }
   std::unique_ptr<FILE, Deleter> f(std::fopen(cert_path.c_str(), "w"));
-  if (!f || PEM_write_X509(f.get(), cert.get()) != 1) return model::Status::error("cannot write " + cert_path);
+  if (!f || PEM_write_X509(f.get(), cert.get()) != 1)
+    return model::Status::error("cannot write " + cert_path);
   return model::Status::ok();
 }
 

@@ -8,17 +8,28 @@ namespace {
 
 /// Merge key of a list field, "" when the list is replaced as a whole.
 std::string merge_key(const std::string& field) {
-  static const std::map<std::string, std::string> kKeys = {
-      {"containers", "name"},       {"initContainers", "name"},  {"ephemeralContainers", "name"},
-      {"env", "name"},              {"volumes", "name"},         {"imagePullSecrets", "name"},
-      {"resourceClaims", "name"},   {"schedulingGates", "name"}, {"volumeMounts", "mountPath"},
-      {"volumeDevices", "devicePath"}, {"ports", "containerPort"}, {"conditions", "type"},
-      {"addresses", "type"},        {"ownerReferences", "uid"},  {"hostAliases", "ip"}};
+  static const std::map<std::string, std::string> kKeys = {{"containers", "name"},
+                                                           {"initContainers", "name"},
+                                                           {"ephemeralContainers", "name"},
+                                                           {"env", "name"},
+                                                           {"volumes", "name"},
+                                                           {"imagePullSecrets", "name"},
+                                                           {"resourceClaims", "name"},
+                                                           {"schedulingGates", "name"},
+                                                           {"volumeMounts", "mountPath"},
+                                                           {"volumeDevices", "devicePath"},
+                                                           {"ports", "containerPort"},
+                                                           {"conditions", "type"},
+                                                           {"addresses", "type"},
+                                                           {"ownerReferences", "uid"},
+                                                           {"hostAliases", "ip"}};
   auto it = kKeys.find(field);
   return it == kKeys.end() ? "" : it->second;
 }
 
-bool primitive_set(const std::string& field) { return field == "finalizers"; }
+bool primitive_set(const std::string& field) {
+  return field == "finalizers";
+}
 
 Json merge_map(const Json& target, const Json& patch);
 
@@ -130,7 +141,8 @@ Json merge_map(const Json& target, const Json& patch) {
       }
     } else if (it->is_array()) {
       auto order = patch.find("$setElementOrder/" + k);
-      out[k] = merge_list(k, out.contains(k) ? out[k] : Json(), *it, order == patch.end() ? nullptr : &*order);
+      out[k] =
+          merge_list(k, out.contains(k) ? out[k] : Json(), *it, order == patch.end() ? nullptr : &*order);
     } else {
       out[k] = *it;
     }
@@ -141,8 +153,9 @@ Json merge_map(const Json& target, const Json& patch) {
 }  // namespace
 
 Json apply_merge_patch(const Json& target, const Json& patch) {
-  if (!patch.is_object()) throw bad_request("json: cannot unmarshal " + std::string(patch.type_name()) +
-                                            " into Go value of type map[string]interface {}");
+  if (!patch.is_object())
+    throw bad_request("json: cannot unmarshal " + std::string(patch.type_name()) +
+                      " into Go value of type map[string]interface {}");
   Json out = target;
   out.merge_patch(patch);
   return out;
@@ -161,7 +174,8 @@ Json apply_json_patch(const Json& target, const Json& patch) {
 }
 
 Json apply_strategic_merge_patch(const Json& target, const Json& patch) {
-  if (!patch.is_object()) throw bad_request("unable to find api field in struct for the patch: not an object");
+  if (!patch.is_object())
+    throw bad_request("unable to find api field in struct for the patch: not an object");
   return merge_map(target, patch);
 }
 

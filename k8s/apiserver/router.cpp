@@ -61,9 +61,13 @@ HttpResponse json_response(int status, const Json& body) {
   return r;
 }
 
-HttpResponse error_response(const ApiError& e) { return json_response(e.code, e.status()); }
+HttpResponse error_response(const ApiError& e) {
+  return json_response(e.code, e.status());
+}
 
-ApiError path_not_found() { return {404, "NotFound", "the server could not find the requested resource"}; }
+ApiError path_not_found() {
+  return {404, "NotFound", "the server could not find the requested resource"};
+}
 
 ApiError method_not_allowed() {
   return {405, "MethodNotAllowed", "the server does not allow this method on the requested resource"};
@@ -74,7 +78,8 @@ bool is_true(const std::map<std::string, std::string>& q, const char* key) {
   return it != q.end() && (it->second == "true" || it->second == "1");
 }
 
-std::string query_or(const std::map<std::string, std::string>& q, const char* key, const std::string& def = "") {
+std::string query_or(const std::map<std::string, std::string>& q, const char* key,
+                     const std::string& def = "") {
   auto it = q.find(key);
   return it == q.end() ? def : it->second;
 }
@@ -94,15 +99,20 @@ Json parse_body(const HttpRequest& req) {
   }
   Json j = Json::parse(req.body, nullptr, false);
   if (j.is_discarded()) {
-    throw bad_request("the request body could not be decoded: invalid JSON (Object 'Kind' is missing or the "
-                      "document is malformed)");
+    throw bad_request(
+        "the request body could not be decoded: invalid JSON (Object 'Kind' is missing or the "
+        "document is malformed)");
   }
   return j;
 }
 
-Json resource_entry(const std::string& name, const std::string& singular, bool namespaced, const std::string& kind,
-                    std::vector<std::string> verbs, const std::vector<std::string>& short_names) {
-  Json e = {{"name", name}, {"singularName", singular}, {"namespaced", namespaced}, {"kind", kind},
+Json resource_entry(const std::string& name, const std::string& singular, bool namespaced,
+                    const std::string& kind, std::vector<std::string> verbs,
+                    const std::vector<std::string>& short_names) {
+  Json e = {{"name", name},
+            {"singularName", singular},
+            {"namespaced", namespaced},
+            {"kind", kind},
             {"verbs", std::move(verbs)}};
   if (!short_names.empty()) e["shortNames"] = short_names;
   return e;
@@ -116,7 +126,8 @@ const std::vector<std::string> kAllVerbs = {"create", "delete", "deletecollectio
 Router::Router(ServerOptions options, std::string token)
     : options_(options),
       token_(std::move(token)),
-      store_(StoreOptions{options.history_limit, options.bookmark_interval, options.kubelet, options.kubelet_delay}),
+      store_(StoreOptions{options.history_limit, options.bookmark_interval, options.kubelet,
+                          options.kubelet_delay}),
       cost_(options.cost) {}
 
 void Router::set_faults(const Faults& f) {
@@ -200,7 +211,8 @@ HttpResponse Router::handle(const HttpRequest& req) {
         }
         if (faults_.internal_errors > 0) {
           --faults_.internal_errors;
-          return json_response(500, ApiError(500, "InternalError", "Internal error occurred: injected fault").status());
+          return json_response(
+              500, ApiError(500, "InternalError", "Internal error occurred: injected fault").status());
         }
         const bool watch = is_true(query, "watch") || path.find("/watch/") != std::string::npos;
         if (watch && faults_.expire_watches > 0) {
@@ -228,7 +240,8 @@ HttpResponse Router::handle(const HttpRequest& req) {
   } catch (const ApiError& e) {
     return error_response(e);
   } catch (const std::exception& e) {
-    return error_response(ApiError(500, "InternalError", std::string("Internal error occurred: ") + e.what()));
+    return error_response(
+        ApiError(500, "InternalError", std::string("Internal error occurred: ") + e.what()));
   }
 }
 
@@ -281,16 +294,23 @@ HttpResponse Router::discovery(const std::string& path, bool& handled) {
     return r;
   }
   if (path == "/version") {
-    return json_response(200, Json{{"major", "1"}, {"minor", "32"}, {"gitVersion", "v1.32.0-kai"},
-                                   {"gitCommit", "kai-apiserver"}, {"gitTreeState", "clean"},
-                                   {"buildDate", "2026-01-01T00:00:00Z"}, {"goVersion", "c++20"},
-                                   {"compiler", "gc"}, {"platform", "linux/amd64"}});
+    return json_response(200, Json{{"major", "1"},
+                                   {"minor", "32"},
+                                   {"gitVersion", "v1.32.0-kai"},
+                                   {"gitCommit", "kai-apiserver"},
+                                   {"gitTreeState", "clean"},
+                                   {"buildDate", "2026-01-01T00:00:00Z"},
+                                   {"goVersion", "c++20"},
+                                   {"compiler", "gc"},
+                                   {"platform", "linux/amd64"}});
   }
   const auto all = store_.resources();
   if (path == "/api") {
-    return json_response(200, Json{{"kind", "APIVersions"}, {"versions", {"v1"}},
-                                   {"serverAddressByClientCIDRs",
-                                    Json::array({{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", address_}}})}});
+    return json_response(200,
+                         Json{{"kind", "APIVersions"},
+                              {"versions", {"v1"}},
+                              {"serverAddressByClientCIDRs",
+                               Json::array({{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", address_}}})}});
   }
   // group -> versions (in registration order of the first resource)
   std::map<std::string, std::vector<std::string>> groups;
@@ -331,7 +351,8 @@ HttpResponse Router::discovery(const std::string& path, bool& handled) {
   for (const auto& r : all) {
     if (r->group != group || r->version != version) continue;
     any = true;
-    resources.push_back(resource_entry(r->resource, r->singular, r->namespaced, r->kind, kAllVerbs, r->short_names));
+    resources.push_back(
+        resource_entry(r->resource, r->singular, r->namespaced, r->kind, kAllVerbs, r->short_names));
     if (r->has_status) {
       resources.push_back(resource_entry(r->resource + "/status", "", r->namespaced, r->kind,
                                          {"get", "patch", "update"}, {}));
@@ -348,7 +369,8 @@ HttpResponse Router::discovery(const std::string& path, bool& handled) {
     handled = false;
     return {};
   }
-  return json_response(200, Json{{"kind", "APIResourceList"}, {"apiVersion", "v1"},
+  return json_response(200, Json{{"kind", "APIResourceList"},
+                                 {"apiVersion", "v1"},
                                  {"groupVersion", group.empty() ? version : group + "/" + version},
                                  {"resources", resources}});
 }
@@ -369,7 +391,8 @@ HttpResponse Router::openapi(const std::string& path, bool& handled) {
     for (const auto& [gv, rs] : gvs) {
       std::string sig;
       for (const auto& r : rs) sig += r->resource + r->kind;
-      paths[gv] = {{"serverRelativeURL", "/openapi/v3/" + gv + "?hash=" + std::to_string(std::hash<std::string>{}(sig))}};
+      paths[gv] = {{"serverRelativeURL",
+                    "/openapi/v3/" + gv + "?hash=" + std::to_string(std::hash<std::string>{}(sig))}};
     }
     return json_response(200, Json{{"paths", paths}});
   }
@@ -381,19 +404,23 @@ HttpResponse Router::openapi(const std::string& path, bool& handled) {
   }
   Json paths = Json::object();
   for (const auto& r : it->second) {
-    const std::string base = "/" + gv + (r->namespaced ? "/namespaces/{namespace}/" : "/") + r->resource + "/{name}";
+    const std::string base =
+        "/" + gv + (r->namespaced ? "/namespaces/{namespace}/" : "/") + r->resource + "/{name}";
     Json op = {{"operationId", "patch" + r->kind},
-               {"x-kubernetes-group-version-kind", {{"group", r->group}, {"version", r->version}, {"kind", r->kind}}},
+               {"x-kubernetes-group-version-kind",
+                {{"group", r->group}, {"version", r->version}, {"kind", r->kind}}},
                {"x-kubernetes-action", "patch"},
-               {"parameters",
-                Json::array({{{"name", "fieldValidation"}, {"in", "query"}, {"schema", {{"type", "string"}}},
-                              {"description", "Strict, Warn or Ignore"}}})},
+               {"parameters", Json::array({{{"name", "fieldValidation"},
+                                            {"in", "query"},
+                                            {"schema", {{"type", "string"}}},
+                                            {"description", "Strict, Warn or Ignore"}}})},
                {"responses", {{"200", {{"description", "OK"}}}}}};
     paths[base] = {{"patch", op}};
   }
-  HttpResponse r = json_response(
-      200, Json{{"openapi", "3.0.0"}, {"info", {{"title", "Kubernetes"}, {"version", "v1.32.0"}}},
-                {"paths", paths}, {"components", {{"schemas", Json::object()}}}});
+  HttpResponse r = json_response(200, Json{{"openapi", "3.0.0"},
+                                           {"info", {{"title", "Kubernetes"}, {"version", "v1.32.0"}}},
+                                           {"paths", paths},
+                                           {"components", {{"schemas", Json::object()}}}});
   return r;
 }
 
@@ -430,7 +457,8 @@ HttpResponse Router::dispatch(const HttpRequest& req, const std::string& path,
     rest.erase(rest.begin());
   }
   std::string ns;
-  if (rest.size() >= 3 && rest[0] == "namespaces" && !(rest.size() == 3 && (rest[2] == "status" || rest[2] == "finalize"))) {
+  if (rest.size() >= 3 && rest[0] == "namespaces" &&
+      !(rest.size() == 3 && (rest[2] == "status" || rest[2] == "finalize"))) {
     ns = rest[1];
     rest.erase(rest.begin(), rest.begin() + 2);
   }
@@ -448,7 +476,8 @@ HttpResponse Router::dispatch(const HttpRequest& req, const std::string& path,
   }
   const bool dry_run = query_or(query, "dryRun") == "All";
   if (query.count("dryRun") && !dry_run) {
-    throw bad_request("dryRun: Unsupported value: \"" + query_or(query, "dryRun") + "\": supported values: \"All\"");
+    throw bad_request("dryRun: Unsupported value: \"" + query_or(query, "dryRun") +
+                      "\": supported values: \"All\"");
   }
   const std::string res_name = sub.empty() ? r.qualified() : r.qualified() + "/" + sub;
 
@@ -472,7 +501,9 @@ HttpResponse Router::dispatch(const HttpRequest& req, const std::string& path,
       count("get " + res_name);
       return json_response(200, table ? to_table(r, store_.get(r, ns, name)) : store_.get(r, ns, name));
     }
-    if (!name.empty()) opt.field_selector = "metadata.name=" + name + (opt.field_selector.empty() ? "" : "," + opt.field_selector);
+    if (!name.empty())
+      opt.field_selector =
+          "metadata.name=" + name + (opt.field_selector.empty() ? "" : "," + opt.field_selector);
     if (watch) {
       count("watch " + res_name);
       opt.table = table;
@@ -485,7 +516,8 @@ HttpResponse Router::dispatch(const HttpRequest& req, const std::string& path,
         try {
           return store_.watch(*info, ns, opt, sink);
         } catch (const ApiError& e) {
-          sink.push(std::make_shared<const std::string>(Json{{"type", "ERROR"}, {"object", e.status()}}.dump() + "\n"));
+          sink.push(std::make_shared<const std::string>(
+              Json{{"type", "ERROR"}, {"object", e.status()}}.dump() + "\n"));
           sink.close();
           return 0;
         }
@@ -536,7 +568,8 @@ HttpResponse Router::dispatch(const HttpRequest& req, const std::string& path,
       Json listed = store_.list(r, ns, opt);
       for (const auto& item : listed["items"]) {
         try {
-          store_.remove(r, item["metadata"].value("namespace", ""), item["metadata"].value("name", ""), options);
+          store_.remove(r, item["metadata"].value("namespace", ""), item["metadata"].value("name", ""),
+                        options);
         } catch (const ApiError& e) {
           if (e.code != 404) throw;
         }

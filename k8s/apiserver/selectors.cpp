@@ -60,15 +60,25 @@ std::string label_of(const Json& obj, const std::string& key, bool& present) {
 
 const std::set<std::string>& supported_fields(const std::string& kind) {
   static const std::set<std::string> kCommon = {"metadata.name", "metadata.namespace"};
-  static const std::set<std::string> kPod = {"metadata.name",      "metadata.namespace", "spec.nodeName",
-                                             "spec.schedulerName", "status.phase",       "spec.restartPolicy",
-                                             "spec.serviceAccountName", "status.podIP", "status.nominatedNodeName"};
+  static const std::set<std::string> kPod = {
+      "metadata.name",           "metadata.namespace", "spec.nodeName",
+      "spec.schedulerName",      "status.phase",       "spec.restartPolicy",
+      "spec.serviceAccountName", "status.podIP",       "status.nominatedNodeName"};
   static const std::set<std::string> kNode = {"metadata.name", "spec.unschedulable"};
   static const std::set<std::string> kNamespace = {"metadata.name", "status.phase"};
-  static const std::set<std::string> kEvent = {
-      "metadata.name", "metadata.namespace", "involvedObject.kind", "involvedObject.namespace",
-      "involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
-      "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"};
+  static const std::set<std::string> kEvent = {"metadata.name",
+                                               "metadata.namespace",
+                                               "involvedObject.kind",
+                                               "involvedObject.namespace",
+                                               "involvedObject.name",
+                                               "involvedObject.uid",
+                                               "involvedObject.apiVersion",
+                                               "involvedObject.resourceVersion",
+                                               "involvedObject.fieldPath",
+                                               "reason",
+                                               "reportingComponent",
+                                               "source",
+                                               "type"};
   if (kind == "Pod") return kPod;
   if (kind == "Node") return kNode;
   if (kind == "Namespace") return kNamespace;

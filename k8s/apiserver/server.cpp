@@ -34,8 +34,12 @@ using tcp = net::ip::tcp;
 using PlainStream = beast::tcp_stream;
 using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
-tcp::socket& raw_socket(PlainStream& s) { return s.socket(); }
-tcp::socket& raw_socket(TlsStream& s) { return beast::get_lowest_layer(s).socket(); }
+tcp::socket& raw_socket(PlainStream& s) {
+  return s.socket();
+}
+tcp::socket& raw_socket(TlsStream& s) {
+  return beast::get_lowest_layer(s).socket();
+}
 
 /// One connection. Holds itself alive through pending operations and, while a watch streams, through
 /// the store's sink (toolchain.md pitfall 7: an idle watch has no pending write).
@@ -43,8 +47,7 @@ template <class Stream>
 class Session : public std::enable_shared_from_this<Session<Stream>> {
  public:
   Session(Stream stream, Router& router, size_t max_body)
-      : stream_(std::move(stream)), router_(router), max_body_(max_body),
-        timer_(stream_.get_executor()) {}
+      : stream_(std::move(stream)), router_(router), max_body_(max_body), timer_(stream_.get_executor()) {}
 
   void start() {
     if constexpr (std::is_same_v<Stream, TlsStream>) {
@@ -65,20 +68,21 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     parser_->header_limit(64 * 1024);
     beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(300));
     too_large_ = false;
-    http::async_read_header(stream_, buffer_, *parser_, [self = this->shared_from_this()](beast::error_code ec, size_t) {
-      if (ec) return self->close();
-      // A body over the limit is still read (and dropped) before the 413, so that a client that
-      // writes its whole body before reading gets the answer instead of a reset connection.
-      const auto length = self->parser_->content_length();
-      if (length && *length > self->max_body_) {
-        if (*length > 16 * self->max_body_) return self->close();
-        self->too_large_ = true;
-      } else if (!length) {
-        self->parser_->body_limit(self->max_body_);  // chunked: Beast counts as it reads
-      }
-      http::async_read(self->stream_, self->buffer_, *self->parser_,
-                       [self](beast::error_code ec2, size_t) { self->on_read(ec2); });
-    });
+    http::async_read_header(
+        stream_, buffer_, *parser_, [self = this->shared_from_this()](beast::error_code ec, size_t) {
+          if (ec) return self->close();
+          // A body over the limit is still read (and dropped) before the 413, so that a client that
+          // writes its whole body before reading gets the answer instead of a reset connection.
+          const auto length = self->parser_->content_length();
+          if (length && *length > self->max_body_) {
+            if (*length > 16 * self->max_body_) return self->close();
+            self->too_large_ = true;
+          } else if (!length) {
+            self->parser_->body_limit(self->max_body_);  // chunked: Beast counts as it reads
+          }
+          http::async_read(self->stream_, self->buffer_, *self->parser_,
+                           [self](beast::error_code ec2, size_t) { self->on_read(ec2); });
+        });
   }
 
   void on_read(beast::error_code ec) {
@@ -129,11 +133,12 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       res->body() = r.body.substr(0, full / 2);
       res->content_length(full);
       auto sr = std::make_shared<http::response_serializer<http::string_body>>(*res);
-      http::async_write_header(stream_, *sr, [self = this->shared_from_this(), res, sr](beast::error_code ec, size_t) {
-        if (ec) return self->close();
-        net::async_write(self->stream_, net::buffer(res->body()),
-                         [self, res](beast::error_code, size_t) { self->close(); });
-      });
+      http::async_write_header(stream_, *sr,
+                               [self = this->shared_from_this(), res, sr](beast::error_code ec, size_t) {
+                                 if (ec) return self->close();
+                                 net::async_write(self->stream_, net::buffer(res->body()),
+                                                  [self, res](beast::error_code, size_t) { self->close(); });
+                               });
       return;
     }
     res->body() = std::move(r.body);
@@ -161,7 +166,8 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     beast::get_lowest_layer(stream_).expires_never();
     watching_ = true;
     http::async_write_header(
-        stream_, *watch_sr_, [self = this->shared_from_this(), r = std::move(r)](beast::error_code ec, size_t) {
+        stream_, *watch_sr_,
+        [self = this->shared_from_this(), r = std::move(r)](beast::error_code ec, size_t) {
           if (ec) return self->end_watch(false);
           self->begin_stream(r);
         });
@@ -183,7 +189,8 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       });
     }
     // A read that only completes when the client goes away.
-    raw_socket(stream_).async_wait(tcp::socket::wait_read, [self](beast::error_code) { self->end_watch(false); });
+    raw_socket(stream_).async_wait(tcp::socket::wait_read,
+                                   [self](beast::error_code) { self->end_watch(false); });
   }
 
   void enqueue(std::shared_ptr<const std::string> line) {
@@ -295,7 +302,8 @@ struct ApiServer::Impl {
                                                options.max_body_bytes)
               ->start();
         } else {
-          std::make_shared<Session<PlainStream>>(PlainStream(std::move(socket)), *router, options.max_body_bytes)
+          std::make_shared<Session<PlainStream>>(PlainStream(std::move(socket)), *router,
+                                                 options.max_body_bytes)
               ->start();
         }
       }
@@ -424,25 +432,57 @@ void ApiServer::stop() {
   if (m.thread.joinable()) m.thread.join();
 }
 
-std::string ApiServer::https_url() const { return "https://127.0.0.1:" + std::to_string(impl_->https_port); }
+std::string ApiServer::https_url() const {
+  return "https://127.0.0.1:" + std::to_string(impl_->https_port);
+}
 std::string ApiServer::http_url() const {
   return impl_->http_port == 0 ? "" : "http://127.0.0.1:" + std::to_string(impl_->http_port);
 }
-uint16_t ApiServer::https_port() const { return impl_->https_port; }
-uint16_t ApiServer::http_port() const { return impl_->http_port; }
-std::string ApiServer::kubeconfig_path() const { return impl_->dir + "/kubeconfig"; }
-std::string ApiServer::ca_path() const { return impl_->dir + "/apiserver.crt"; }
-const std::string& ApiServer::token() const { return impl_->token; }
-void ApiServer::set_faults(const Faults& faults) { impl_->router->set_faults(faults); }
-void ApiServer::drop_watches() { impl_->router->store().drop_watches(); }
-void ApiServer::set_cost_model(const CostModel& cost) { impl_->router->set_cost_model(cost); }
-void ApiServer::set_kubelet(bool on) { impl_->router->store().set_kubelet(on); }
-void ApiServer::compact_history() { impl_->router->store().compact_history(); }
-std::map<std::string, uint64_t> ApiServer::request_counts() const { return impl_->router->counts(); }
-void ApiServer::reset_request_counts() { impl_->router->reset_counts(); }
-uint64_t ApiServer::resource_version() const { return impl_->router->store().resource_version(); }
-size_t ApiServer::watch_count() const { return impl_->router->store().watch_count(); }
-size_t ApiServer::object_count() const { return impl_->router->store().object_count(); }
+uint16_t ApiServer::https_port() const {
+  return impl_->https_port;
+}
+uint16_t ApiServer::http_port() const {
+  return impl_->http_port;
+}
+std::string ApiServer::kubeconfig_path() const {
+  return impl_->dir + "/kubeconfig";
+}
+std::string ApiServer::ca_path() const {
+  return impl_->dir + "/apiserver.crt";
+}
+const std::string& ApiServer::token() const {
+  return impl_->token;
+}
+void ApiServer::set_faults(const Faults& faults) {
+  impl_->router->set_faults(faults);
+}
+void ApiServer::drop_watches() {
+  impl_->router->store().drop_watches();
+}
+void ApiServer::set_cost_model(const CostModel& cost) {
+  impl_->router->set_cost_model(cost);
+}
+void ApiServer::set_kubelet(bool on) {
+  impl_->router->store().set_kubelet(on);
+}
+void ApiServer::compact_history() {
+  impl_->router->store().compact_history();
+}
+std::map<std::string, uint64_t> ApiServer::request_counts() const {
+  return impl_->router->counts();
+}
+void ApiServer::reset_request_counts() {
+  impl_->router->reset_counts();
+}
+uint64_t ApiServer::resource_version() const {
+  return impl_->router->store().resource_version();
+}
+size_t ApiServer::watch_count() const {
+  return impl_->router->store().watch_count();
+}
+size_t ApiServer::object_count() const {
+  return impl_->router->store().object_count();
+}
 
 model::Result<std::string> ApiServer::create_object(const std::string& document) {
   auto j = model::yaml_to_json(document);
@@ -456,8 +496,8 @@ model::Result<std::string> ApiServer::create_object(const std::string& document)
   for (const auto& r : impl_->router->store().resources()) {
     if (r->group != group || r->version != version || r->kind != kind) continue;
     try {
-      const std::string ns = r->namespaced && obj.contains("metadata") ? obj["metadata"].value("namespace", "default")
-                                                                        : "";
+      const std::string ns =
+          r->namespaced && obj.contains("metadata") ? obj["metadata"].value("namespace", "default") : "";
       return impl_->router->store().create(*r, ns, obj).dump();
     } catch (const ApiError& e) {
       return model::Status::error(e.message);

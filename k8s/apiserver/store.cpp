@@ -12,7 +12,9 @@
 namespace kai::apiserver {
 namespace {
 
-std::string now_rfc3339() { return model::format_rfc3339(static_cast<int64_t>(std::time(nullptr))); }
+std::string now_rfc3339() {
+  return model::format_rfc3339(static_cast<int64_t>(std::time(nullptr)));
+}
 
 std::mt19937_64& rng() {
   static thread_local std::mt19937_64 gen{std::random_device{}()};
@@ -52,7 +54,8 @@ bool is_dns_subdomain(std::string_view s) {
   size_t pos = 0;
   while (true) {
     const size_t dot = s.find('.', pos);
-    if (!is_dns_label(s.substr(pos, dot == std::string_view::npos ? std::string_view::npos : dot - pos))) return false;
+    if (!is_dns_label(s.substr(pos, dot == std::string_view::npos ? std::string_view::npos : dot - pos)))
+      return false;
     if (dot == std::string_view::npos) return true;
     pos = dot + 1;
   }
@@ -71,14 +74,18 @@ std::string name_error(const std::string& name, bool label) {
   }
   if (name.size() > 253) return "must be no more than 253 characters";
   if (!is_dns_subdomain(name)) {
-    return "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
-           "must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+    return "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+           "and "
+           "must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation "
+           "is "
            "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
   }
   return "";
 }
 
-std::string obj_key(const std::string& ns, const std::string& name) { return ns + "/" + name; }
+std::string obj_key(const std::string& ns, const std::string& name) {
+  return ns + "/" + name;
+}
 
 std::string str_at(const Json& j, const char* a, const char* b = nullptr) {
   auto it = j.find(a);
@@ -99,9 +106,11 @@ bool is_micro_time(const std::string& s) {
   }
   const std::string_view zone = std::string_view(s).substr(kShape.size());
   if (zone == "Z") return true;
-  return zone.size() == 6 && (zone[0] == '+' || zone[0] == '-') && std::isdigit(static_cast<unsigned char>(zone[1])) &&
+  return zone.size() == 6 && (zone[0] == '+' || zone[0] == '-') &&
+         std::isdigit(static_cast<unsigned char>(zone[1])) &&
          std::isdigit(static_cast<unsigned char>(zone[2])) && zone[3] == ':' &&
-         std::isdigit(static_cast<unsigned char>(zone[4])) && std::isdigit(static_cast<unsigned char>(zone[5]));
+         std::isdigit(static_cast<unsigned char>(zone[4])) &&
+         std::isdigit(static_cast<unsigned char>(zone[5]));
 }
 
 /// The object without metadata and status: what a "spec change" compares.
@@ -164,7 +173,8 @@ void prune(Json& v, const Json& s) {
 
 /// Structural-schema validation of a custom resource, as the real server's OpenAPI validator: type,
 /// required, enum, nullable, int-or-string, minimum / maximum. Appends "field: detail" causes.
-void validate(const Json& v, const Json& s, const std::string& path, std::vector<std::pair<std::string, std::string>>& errs) {
+void validate(const Json& v, const Json& s, const std::string& path,
+              std::vector<std::pair<std::string, std::string>>& errs) {
   if (!s.is_object()) return;
   if (v.is_null()) {
     if (!s.value("nullable", false) && s.contains("type")) {
@@ -174,33 +184,35 @@ void validate(const Json& v, const Json& s, const std::string& path, std::vector
     return;
   }
   const std::string type = s.value("type", "");
-  const char* got = v.is_object()            ? "object"
-                    : v.is_array()           ? "array"
-                    : v.is_string()          ? "string"
-                    : v.is_boolean()         ? "boolean"
-                    : v.is_number_integer()  ? "integer"
-                                             : "number";
+  const char* got = v.is_object()           ? "object"
+                    : v.is_array()          ? "array"
+                    : v.is_string()         ? "string"
+                    : v.is_boolean()        ? "boolean"
+                    : v.is_number_integer() ? "integer"
+                                            : "number";
   const bool int_or_string = s.value("x-kubernetes-int-or-string", false);
   bool ok = type.empty() || type == got || (type == "number" && std::string(got) == "integer");
   if (int_or_string) ok = v.is_number_integer() || v.is_string();
   if (!ok) {
-    errs.emplace_back(path, "Invalid value: \"" + std::string(got) + "\": " + path + " in body must be of type " +
+    errs.emplace_back(path, "Invalid value: \"" + std::string(got) + "\": " + path +
+                                " in body must be of type " +
                                 (int_or_string ? std::string("integer,string") : type) + ": \"" + got + "\"");
     return;
   }
-  if (auto e = s.find("enum"); e != s.end() && e->is_array() && std::find(e->begin(), e->end(), v) == e->end()) {
+  if (auto e = s.find("enum");
+      e != s.end() && e->is_array() && std::find(e->begin(), e->end(), v) == e->end()) {
     std::string allowed;
     for (const auto& a : *e) allowed += (allowed.empty() ? "" : ", ") + a.dump();
     errs.emplace_back(path, "Unsupported value: " + v.dump() + ": supported values: " + allowed);
   }
   if (v.is_number()) {
     if (s.contains("minimum") && s["minimum"].is_number() && v.get<double>() < s["minimum"].get<double>()) {
-      errs.emplace_back(path, "Invalid value: " + v.dump() + ": " + path + " in body should be greater than or equal to " +
-                                  s["minimum"].dump());
+      errs.emplace_back(path, "Invalid value: " + v.dump() + ": " + path +
+                                  " in body should be greater than or equal to " + s["minimum"].dump());
     }
     if (s.contains("maximum") && s["maximum"].is_number() && v.get<double>() > s["maximum"].get<double>()) {
-      errs.emplace_back(path, "Invalid value: " + v.dump() + ": " + path + " in body should be less than or equal to " +
-                                  s["maximum"].dump());
+      errs.emplace_back(path, "Invalid value: " + v.dump() + ": " + path +
+                                  " in body should be less than or equal to " + s["maximum"].dump());
     }
   }
   const std::string prefix = path.empty() ? "" : path + ".";
@@ -213,7 +225,8 @@ void validate(const Json& v, const Json& s, const std::string& path, std::vector
     auto props = s.find("properties");
     auto addl = s.find("additionalProperties");
     for (auto it = v.begin(); it != v.end(); ++it) {
-      if (path.empty() && (it.key() == "metadata" || it.key() == "apiVersion" || it.key() == "kind")) continue;
+      if (path.empty() && (it.key() == "metadata" || it.key() == "apiVersion" || it.key() == "kind"))
+        continue;
       if (props != s.end() && props->contains(it.key())) {
         validate(it.value(), (*props)[it.key()], prefix + it.key(), errs);
       } else if (addl != s.end() && addl->is_object()) {
@@ -222,7 +235,8 @@ void validate(const Json& v, const Json& s, const std::string& path, std::vector
     }
   } else if (v.is_array()) {
     if (auto items = s.find("items"); items != s.end()) {
-      for (size_t i = 0; i < v.size(); ++i) validate(v[i], *items, path + "[" + std::to_string(i) + "]", errs);
+      for (size_t i = 0; i < v.size(); ++i)
+        validate(v[i], *items, path + "[" + std::to_string(i) + "]", errs);
     }
   }
 }
@@ -243,8 +257,10 @@ void check_custom(const ResourceInfo& r, Json& obj) {
   Json causes = Json::array();
   for (const auto& [field, detail] : errs) {
     msg += (msg.empty() ? "" : ", ") + field + ": " + detail;
-    causes.push_back({{"reason", detail.rfind("Required", 0) == 0 ? "FieldValueRequired" : "FieldValueInvalid"},
-                      {"message", detail}, {"field", field}});
+    causes.push_back(
+        {{"reason", detail.rfind("Required", 0) == 0 ? "FieldValueRequired" : "FieldValueInvalid"},
+         {"message", detail},
+         {"field", field}});
   }
   if (errs.size() > 1) msg = "[" + msg + "]";
   throw ApiError(422, "Invalid", r.kind + "." + r.group + " \"" + name + "\" is invalid: " + msg,
@@ -285,13 +301,20 @@ bool decode_continue(const std::string& token, uint64_t& rv, std::string& start)
   int bits = 0;
   for (char c : token) {
     int v;
-    if (c >= 'A' && c <= 'Z') v = c - 'A';
-    else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') v = c - '0' + 52;
-    else if (c == '+' || c == '-') v = 62;
-    else if (c == '/' || c == '_') v = 63;
-    else if (c == '=') break;
-    else return false;
+    if (c >= 'A' && c <= 'Z')
+      v = c - 'A';
+    else if (c >= 'a' && c <= 'z')
+      v = c - 'a' + 26;
+    else if (c >= '0' && c <= '9')
+      v = c - '0' + 52;
+    else if (c == '+' || c == '-')
+      v = 62;
+    else if (c == '/' || c == '_')
+      v = 63;
+    else if (c == '=')
+      break;
+    else
+      return false;
     acc = (acc << 6) | static_cast<uint32_t>(v);
     bits += 6;
     if (bits >= 8) {
@@ -356,7 +379,9 @@ Store::Store(StoreOptions options) : options_(std::move(options)) {
   }
 }
 
-Store::~Store() { stop(); }
+Store::~Store() {
+  stop();
+}
 
 void Store::start() {
   std::lock_guard lock(mu_);
@@ -393,7 +418,9 @@ void Store::tick() {
         if (!w.bookmarks) continue;
         Json ev = {{"type", "BOOKMARK"},
                    {"object",
-                    {{"kind", w.kind}, {"apiVersion", w.api_version}, {"metadata", {{"resourceVersion", std::to_string(rv_)}}}}}};
+                    {{"kind", w.kind},
+                     {"apiVersion", w.api_version},
+                     {"metadata", {{"resourceVersion", std::to_string(rv_)}}}}}};
         w.sink.push(std::make_shared<const std::string>(ev.dump() + "\n"));
       }
     }
@@ -430,7 +457,8 @@ void Store::register_builtins() {
   add("", "v1", "configmaps", "configmap", "ConfigMap", true, false, false, {"cm"});
   add("events.k8s.io", "v1", "events", "event", "Event", true, false, false, {"ev"});
   add("coordination.k8s.io", "v1", "leases", "lease", "Lease", true, false, false, {});
-  add("scheduling.k8s.io", "v1", "priorityclasses", "priorityclass", "PriorityClass", false, false, false, {"pc"});
+  add("scheduling.k8s.io", "v1", "priorityclasses", "priorityclass", "PriorityClass", false, false, false,
+      {"pc"});
   add("apps", "v1", "deployments", "deployment", "Deployment", true, true, true, {"deploy"});
   add("apps", "v1", "replicasets", "replicaset", "ReplicaSet", true, true, true, {"rs"});
   add("batch", "v1", "jobs", "job", "Job", true, true, true, {});
@@ -519,8 +547,8 @@ void Store::check_namespace_locked(const ResourceInfo& r, const std::string& ns)
   }
 }
 
-void Store::emit_locked(const std::string& storage_key, const std::string& type, std::shared_ptr<const Json> obj,
-                        std::shared_ptr<const Json> old) {
+void Store::emit_locked(const std::string& storage_key, const std::string& type,
+                        std::shared_ptr<const Json> obj, std::shared_ptr<const Json> old) {
   Event e{rv_, storage_key, type, std::move(obj), std::move(old)};
   LineCache cache;
   for (auto& [id, w] : watchers_) deliver_locked(w, e, cache);
@@ -531,7 +559,8 @@ void Store::emit_locked(const std::string& storage_key, const std::string& type,
   }
 }
 
-std::shared_ptr<const std::string> Store::line_locked(const Watcher& w, const std::string& type, const Json& obj) {
+std::shared_ptr<const std::string> Store::line_locked(const Watcher& w, const std::string& type,
+                                                      const Json& obj) {
   Json ev = {{"type", type}, {"object", nullptr}};
   if (w.table && w.info) {
     ev["object"] = to_table(*w.info, output(*w.info, obj));
@@ -634,7 +663,8 @@ void Store::admit_pod_locked(Json& pod, const Json* old) {
   const int64_t prio = cls ? cls->value("value", int64_t{0}) : 0;
   if (spec.contains("priority") && spec["priority"] != prio) {
     throw ApiError(403, "Forbidden",
-                   "pods \"" + name + "\" is forbidden: the integer value of priority (" + spec["priority"].dump() +
+                   "pods \"" + name + "\" is forbidden: the integer value of priority (" +
+                       spec["priority"].dump() +
                        ") must not be provided in pod spec; priority admission controller computed " +
                        std::to_string(prio) + " from the given PriorityClass name",
                    Json{{"name", name}, {"kind", "pods"}});
@@ -654,11 +684,12 @@ Json Store::create_locked(const ResourceInfo& r, const std::string& ns, Json bod
   const std::string kind = str_at(body, "kind");
   const std::string api_version = str_at(body, "apiVersion");
   if (!kind.empty() && kind != r.kind) {
-    throw bad_request("the kind in the data (" + kind + ") does not match the expected kind (" + r.kind + ")");
+    throw bad_request("the kind in the data (" + kind + ") does not match the expected kind (" + r.kind +
+                      ")");
   }
   if (!api_version.empty() && api_version != r.api_version()) {
-    throw bad_request("the API version in the data (" + api_version + ") does not match the expected API version (" +
-                      r.api_version() + ")");
+    throw bad_request("the API version in the data (" + api_version +
+                      ") does not match the expected API version (" + r.api_version() + ")");
   }
   if (!body.contains("metadata") || !body["metadata"].is_object()) body["metadata"] = Json::object();
   Json& meta = body["metadata"];
@@ -674,7 +705,8 @@ Json Store::create_locked(const ResourceInfo& r, const std::string& ns, Json bod
   if (r.namespaced) {
     const std::string body_ns = str_at(meta, "namespace");
     if (!body_ns.empty() && body_ns != ns) {
-      throw bad_request("the namespace of the provided object does not match the namespace sent on the request");
+      throw bad_request(
+          "the namespace of the provided object does not match the namespace sent on the request");
     }
     meta["namespace"] = ns;
   } else {
@@ -717,7 +749,8 @@ Json Store::create_locked(const ResourceInfo& r, const std::string& ns, Json bod
     }
     if (r.group == "events.k8s.io") {
       for (const char* f : {"eventTime", "reportingController", "reportingInstance", "action", "reason"}) {
-        if (!body.contains(f) || body[f].is_null() || (body[f].is_string() && body[f].get<std::string>().empty())) {
+        if (!body.contains(f) || body[f].is_null() ||
+            (body[f].is_string() && body[f].get<std::string>().empty())) {
           throw invalid("Event", r.group, name, f, "FieldValueRequired", "Required value");
         }
       }
@@ -743,14 +776,18 @@ Json Store::create_locked(const ResourceInfo& r, const std::string& ns, Json bod
     for (const auto& v : spec["versions"]) {
       if (v.value("storage", false)) storage = v.value("name", "");
     }
-    body["status"] = Json{
-        {"acceptedNames", spec["names"]},
-        {"conditions",
-         Json::array({{{"type", "NamesAccepted"}, {"status", "True"}, {"reason", "NoConflicts"},
-                       {"message", "no conflicts found"}, {"lastTransitionTime", now_rfc3339()}},
-                      {{"type", "Established"}, {"status", "True"}, {"reason", "InitialNamesAccepted"},
-                       {"message", "the initial names have been accepted"}, {"lastTransitionTime", now_rfc3339()}}})},
-        {"storedVersions", Json::array({storage})}};
+    body["status"] = Json{{"acceptedNames", spec["names"]},
+                          {"conditions", Json::array({{{"type", "NamesAccepted"},
+                                                       {"status", "True"},
+                                                       {"reason", "NoConflicts"},
+                                                       {"message", "no conflicts found"},
+                                                       {"lastTransitionTime", now_rfc3339()}},
+                                                      {{"type", "Established"},
+                                                       {"status", "True"},
+                                                       {"reason", "InitialNamesAccepted"},
+                                                       {"message", "the initial names have been accepted"},
+                                                       {"lastTransitionTime", now_rfc3339()}}})},
+                          {"storedVersions", Json::array({storage})}};
   }
 
   auto& objs = objects_[r.storage_key()];
@@ -799,15 +836,17 @@ Json Store::list(const ResourceInfo& r, const std::string& ns, const ListOptions
   std::string start;
   if (!opt.continue_token.empty()) {
     if (!decode_continue(opt.continue_token, list_rv, start)) {
-      throw bad_request("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
+      throw bad_request(
+          "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
     }
     if (list_rv < history_start_) {
-      throw ApiError(410, "Expired",
-                     "The provided continue parameter is too old to display a consistent list result. You can start "
-                     "a new list without the continue parameter, or use the continue token in this response to "
-                     "retrieve the remainder of the results. Continuing with the provided token results in an "
-                     "inconsistent list - objects that were created, modified, or deleted between the time the "
-                     "first chunk was returned and now may show up in the list.");
+      throw ApiError(
+          410, "Expired",
+          "The provided continue parameter is too old to display a consistent list result. You can start "
+          "a new list without the continue parameter, or use the continue token in this response to "
+          "retrieve the remainder of the results. Continuing with the provided token results in an "
+          "inconsistent list - objects that were created, modified, or deleted between the time the "
+          "first chunk was returned and now may show up in the list.");
     }
   }
   // resourceVersion=0 is served from the watch cache, which ignores limit.
@@ -856,7 +895,10 @@ Json Store::list(const ResourceInfo& r, const std::string& ns, const ListOptions
     meta["continue"] = encode_continue(list_rv, last_key);
     if (labels.empty() && fields.empty()) meta["remainingItemCount"] = remaining;
   }
-  return Json{{"kind", r.list_kind}, {"apiVersion", r.api_version()}, {"metadata", meta}, {"items", std::move(items)}};
+  return Json{{"kind", r.list_kind},
+              {"apiVersion", r.api_version()},
+              {"metadata", meta},
+              {"items", std::move(items)}};
 }
 
 // ------------------------------------------------------------------------------------ update
@@ -874,17 +916,20 @@ Json Store::update_locked(const ResourceInfo& r, const std::string& ns, const st
   if (r.group == "events.k8s.io") event_to_core(body);
   const std::string kind = str_at(body, "kind");
   if (!kind.empty() && kind != r.kind) {
-    throw bad_request("the kind in the data (" + kind + ") does not match the expected kind (" + r.kind + ")");
+    throw bad_request("the kind in the data (" + kind + ") does not match the expected kind (" + r.kind +
+                      ")");
   }
   if (!body.contains("metadata") || !body["metadata"].is_object()) body["metadata"] = Json::object();
   const std::string body_name = str_at(body, "metadata", "name");
   if (body_name != name) {
-    throw bad_request("the name of the object (" + body_name + ") does not match the name on the URL (" + name + ")");
+    throw bad_request("the name of the object (" + body_name + ") does not match the name on the URL (" +
+                      name + ")");
   }
   if (r.namespaced) {
     const std::string body_ns = str_at(body, "metadata", "namespace");
     if (!body_ns.empty() && body_ns != ns) {
-      throw bad_request("the namespace of the provided object does not match the namespace sent on the request");
+      throw bad_request(
+          "the namespace of the provided object does not match the namespace sent on the request");
     }
   }
   auto& objs = objects_[r.storage_key()];
@@ -934,7 +979,8 @@ Json Store::update_locked(const ResourceInfo& r, const std::string& ns, const st
         if (a.contains(list) && b.contains(list) && a[list].is_array() && b[list].is_array() &&
             a[list].size() == b[list].size()) {
           for (size_t i = 0; i < a[list].size(); ++i) {
-            if (b[list][i].is_object() && b[list][i].contains("image")) a[list][i]["image"] = b[list][i]["image"];
+            if (b[list][i].is_object() && b[list][i].contains("image"))
+              a[list][i]["image"] = b[list][i]["image"];
           }
         }
       }
@@ -951,7 +997,8 @@ Json Store::update_locked(const ResourceInfo& r, const std::string& ns, const st
       if (a.contains("schedulingGates")) {
         bool subset = true;
         for (const auto& g : b.value("schedulingGates", Json::array())) {
-          if (std::find(a["schedulingGates"].begin(), a["schedulingGates"].end(), g) == a["schedulingGates"].end()) {
+          if (std::find(a["schedulingGates"].begin(), a["schedulingGates"].end(), g) ==
+              a["schedulingGates"].end()) {
             subset = false;
           }
         }
@@ -964,11 +1011,12 @@ Json Store::update_locked(const ResourceInfo& r, const std::string& ns, const st
         }
       }
       if (a != b) {
-        throw invalid("Pod", "", name, "spec", "FieldValueForbidden",
-                      "Forbidden: pod updates may not change fields other than `spec.containers[*].image`,"
-                      "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only "
-                      "additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set "
-                      "to 1 if it was previously negative)");
+        throw invalid(
+            "Pod", "", name, "spec", "FieldValueForbidden",
+            "Forbidden: pod updates may not change fields other than `spec.containers[*].image`,"
+            "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only "
+            "additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set "
+            "to 1 if it was previously negative)");
       }
     } else if (r.kind == "PriorityClass" && next.value("value", Json()) != old.value("value", Json())) {
       throw invalid("PriorityClass", r.group, name, "value", "FieldValueForbidden",
@@ -988,8 +1036,9 @@ Json Store::update_locked(const ResourceInfo& r, const std::string& ns, const st
   const bool terminating = next["metadata"].contains("deletionTimestamp");
   const bool no_finalizers =
       !next["metadata"].contains("finalizers") || next["metadata"]["finalizers"].empty();
-  if (terminating && no_finalizers && !(r.kind == "Pod" && !str_at(next["spec"], "nodeName").empty() &&
-                                        next["metadata"].value("deletionGracePeriodSeconds", 0) > 0)) {
+  if (terminating && no_finalizers &&
+      !(r.kind == "Pod" && !str_at(next["spec"], "nodeName").empty() &&
+        next["metadata"].value("deletionGracePeriodSeconds", 0) > 0)) {
     next["metadata"]["resourceVersion"] = next_rv_locked();
     auto stored = std::make_shared<const Json>(std::move(next));
     auto prev = it->second;
@@ -1070,7 +1119,8 @@ Json Store::remove_locked(const ResourceInfo& r, const std::string& ns, const st
     const std::string have_uid = str_at(old, "metadata", "uid");
     const std::string have_rv = str_at(old, "metadata", "resourceVersion");
     if (!uid.empty() && uid != have_uid) {
-      throw conflict(r, name, "Precondition failed: UID in precondition: " + uid + ", UID in object meta: " + have_uid);
+      throw conflict(
+          r, name, "Precondition failed: UID in precondition: " + uid + ", UID in object meta: " + have_uid);
     }
     if (!rv.empty() && rv != have_rv) {
       throw conflict(r, name,
@@ -1082,14 +1132,16 @@ Json Store::remove_locked(const ResourceInfo& r, const std::string& ns, const st
   int64_t grace = 0;
   if (r.kind == "Pod") {
     grace = old["spec"].value("terminationGracePeriodSeconds", int64_t{30});
-    if (options.is_object() && options.contains("gracePeriodSeconds") && options["gracePeriodSeconds"].is_number()) {
+    if (options.is_object() && options.contains("gracePeriodSeconds") &&
+        options["gracePeriodSeconds"].is_number()) {
       grace = options["gracePeriodSeconds"].get<int64_t>();
     }
     const std::string phase = str_at(old, "status", "phase");
     if (str_at(old["spec"], "nodeName").empty() || phase == "Succeeded" || phase == "Failed") grace = 0;
     if (grace < 0) grace = 1;
   }
-  const bool has_finalizers = old["metadata"].contains("finalizers") && !old["metadata"]["finalizers"].empty();
+  const bool has_finalizers =
+      old["metadata"].contains("finalizers") && !old["metadata"]["finalizers"].empty();
   if (grace > 0 || has_finalizers) {
     Json next = old;
     Json& meta = next["metadata"];
@@ -1143,11 +1195,13 @@ Json Store::bind(const std::string& ns, const std::string& pod, const Json& bind
   const auto pods_info = resources_.at("/v1/pods");
   if (!binding.is_object()) throw bad_request("the body of the request is not a JSON object");
   if (!str_at(binding, "kind").empty() && str_at(binding, "kind") != "Binding") {
-    throw bad_request("the kind in the data (" + str_at(binding, "kind") + ") does not match the expected kind (Binding)");
+    throw bad_request("the kind in the data (" + str_at(binding, "kind") +
+                      ") does not match the expected kind (Binding)");
   }
   const std::string bname = str_at(binding, "metadata", "name");
   if (!bname.empty() && bname != pod) {
-    throw bad_request("the name of the object (" + bname + ") does not match the name on the URL (" + pod + ")");
+    throw bad_request("the name of the object (" + bname + ") does not match the name on the URL (" + pod +
+                      ")");
   }
   const std::string node = binding.contains("target") ? str_at(binding["target"], "name") : "";
   if (node.empty()) {
@@ -1180,9 +1234,12 @@ Json Store::bind(const std::string& ns, const std::string& pod, const Json& bind
   }
   Json& conds = next["status"]["conditions"];
   if (!conds.is_array()) conds = Json::array();
-  Json cond = {{"type", "PodScheduled"}, {"status", "True"}, {"lastProbeTime", nullptr},
+  Json cond = {{"type", "PodScheduled"},
+               {"status", "True"},
+               {"lastProbeTime", nullptr},
                {"lastTransitionTime", now_rfc3339()}};
-  auto c = std::find_if(conds.begin(), conds.end(), [](const Json& x) { return x.value("type", "") == "PodScheduled"; });
+  auto c = std::find_if(conds.begin(), conds.end(),
+                        [](const Json& x) { return x.value("type", "") == "PodScheduled"; });
   if (c != conds.end()) {
     *c = cond;
   } else {
@@ -1194,7 +1251,10 @@ Json Store::bind(const std::string& ns, const std::string& pod, const Json& bind
   it->second = stored;
   emit_locked("/pods", "MODIFIED", stored, prev);
   if (options_.kubelet) schedule_locked("run", *stored);
-  return Json{{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", Json::object()}, {"status", "Success"},
+  return Json{{"kind", "Status"},
+              {"apiVersion", "v1"},
+              {"metadata", Json::object()},
+              {"status", "Success"},
               {"code", 201}};
 }
 
@@ -1204,7 +1264,10 @@ Json Store::evict(const std::string& ns, const std::string& pod, const Json& evi
   const auto pods_info = resources_.at("/v1/pods");
   Json options = eviction.value("deleteOptions", Json::object());
   remove_locked(*pods_info, ns, pod, options);
-  return Json{{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", Json::object()}, {"status", "Success"},
+  return Json{{"kind", "Status"},
+              {"apiVersion", "v1"},
+              {"metadata", Json::object()},
+              {"status", "Success"},
               {"code", 201}};
 }
 
@@ -1230,7 +1293,8 @@ void Store::set_kubelet(bool on) {
 void Store::run_actions_locked(std::chrono::steady_clock::time_point now) {
   if (actions_.empty()) return;
   std::vector<Action> due;
-  auto split = std::stable_partition(actions_.begin(), actions_.end(), [&](const Action& a) { return a.at > now; });
+  auto split =
+      std::stable_partition(actions_.begin(), actions_.end(), [&](const Action& a) { return a.at > now; });
   due.assign(split, actions_.end());
   actions_.erase(split, actions_.end());
   const auto& pods_info = *resources_.at("/v1/pods");
@@ -1243,7 +1307,8 @@ void Store::run_actions_locked(std::chrono::steady_clock::time_point now) {
       continue;
     }
     const Json& old = *it->second;
-    if (old["metadata"].contains("deletionTimestamp") || str_at(old, "status", "phase") != "Pending") continue;
+    if (old["metadata"].contains("deletionTimestamp") || str_at(old, "status", "phase") != "Pending")
+      continue;
     Json next = old;
     const std::string t = now_rfc3339();
     Json& st = next["status"];
@@ -1253,13 +1318,19 @@ void Store::run_actions_locked(std::chrono::steady_clock::time_point now) {
     st["podIP"] = "10.244.0." + std::to_string(1 + rng()() % 250);
     Json conds = Json::array();
     for (const char* type : {"Initialized", "Ready", "ContainersReady", "PodScheduled"}) {
-      conds.push_back({{"type", type}, {"status", "True"}, {"lastProbeTime", nullptr}, {"lastTransitionTime", t}});
+      conds.push_back(
+          {{"type", type}, {"status", "True"}, {"lastProbeTime", nullptr}, {"lastTransitionTime", t}});
     }
     st["conditions"] = conds;
     Json statuses = Json::array();
     for (const auto& c : old["spec"].value("containers", Json::array())) {
-      statuses.push_back({{"name", c.value("name", "")}, {"image", c.value("image", "")}, {"ready", true},
-                          {"started", true}, {"restartCount", 0}, {"imageID", ""}, {"containerID", ""},
+      statuses.push_back({{"name", c.value("name", "")},
+                          {"image", c.value("image", "")},
+                          {"ready", true},
+                          {"started", true},
+                          {"restartCount", 0},
+                          {"imageID", ""},
+                          {"containerID", ""},
                           {"state", {{"running", {{"startedAt", t}}}}}});
     }
     st["containerStatuses"] = statuses;
@@ -1307,8 +1378,8 @@ uint64_t Store::watch(const ResourceInfo& r, const std::string& ns, const ListOp
     }
     if (from < history_start_) {
       throw ApiError(410, "Expired",
-                     "too old resource version: " + std::to_string(from) + " (" + std::to_string(history_start_ + 1) +
-                         ")");
+                     "too old resource version: " + std::to_string(from) + " (" +
+                         std::to_string(history_start_ + 1) + ")");
     }
     for (const Event& e : history_) {
       LineCache cache;

@@ -46,7 +46,9 @@ struct ResourceInfo {
   Json printer_columns;         ///< additionalPrinterColumns of a CRD version; null otherwise.
   std::string api_version() const { return group.empty() ? version : group + "/" + version; }
   /// Where the objects live: events.k8s.io/v1 Events share core/v1's storage, as on a real server.
-  std::string storage_key() const { return (group == "events.k8s.io" ? std::string() : group) + "/" + resource; }
+  std::string storage_key() const {
+    return (group == "events.k8s.io" ? std::string() : group) + "/" + resource;
+  }
   /// "pods" or "deployments.apps": the name used in error messages.
   std::string qualified() const { return group.empty() ? resource : resource + "." + group; }
 };
@@ -181,7 +183,8 @@ class Store {
   Json create_locked(const ResourceInfo& r, const std::string& ns, Json body);
   Json update_locked(const ResourceInfo& r, const std::string& ns, const std::string& name, Json body,
                      const std::string& subresource);
-  Json remove_locked(const ResourceInfo& r, const std::string& ns, const std::string& name, const Json& options);
+  Json remove_locked(const ResourceInfo& r, const std::string& ns, const std::string& name,
+                     const Json& options);
   void erase_locked(const ResourceInfo& r, const std::string& key);
   void emit_locked(const std::string& storage_key, const std::string& type, std::shared_ptr<const Json> obj,
                    std::shared_ptr<const Json> old);

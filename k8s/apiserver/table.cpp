@@ -29,8 +29,10 @@ Json at_path(const Json& obj, const std::string& path) {
   return *cur;
 }
 
-Json column(const std::string& name, const std::string& type, int priority = 0, const std::string& format = "") {
-  return Json{{"name", name}, {"type", type}, {"format", format}, {"description", ""}, {"priority", priority}};
+Json column(const std::string& name, const std::string& type, int priority = 0,
+            const std::string& format = "") {
+  return Json{
+      {"name", name}, {"type", type}, {"format", format}, {"description", ""}, {"priority", priority}};
 }
 
 Json columns(const ResourceInfo& r) {
@@ -89,7 +91,8 @@ Json cells(const ResourceInfo& r, const Json& obj) {
       Json v = at_path(obj, c.value("jsonPath", ""));
       if (c.value("type", "") == "date" && v.is_string()) {
         auto t = model::parse_rfc3339(v.get<std::string>());
-        v = t.is_ok() ? Json(human_duration(static_cast<int64_t>(std::time(nullptr)) - t.value())) : Json(nullptr);
+        v = t.is_ok() ? Json(human_duration(static_cast<int64_t>(std::time(nullptr)) - t.value()))
+                      : Json(nullptr);
       }
       row.push_back(v);
     }
@@ -117,16 +120,19 @@ std::string human_duration(int64_t s) {
 Json to_table(const ResourceInfo& r, const Json& object_or_list) {
   Json rows = Json::array();
   const bool is_list = object_or_list.contains("items");
-  Json meta = is_list ? object_or_list["metadata"] : Json{{"resourceVersion", object_or_list["metadata"].value(
-                                                                                   "resourceVersion", "")}};
+  Json meta = is_list ? object_or_list["metadata"]
+                      : Json{{"resourceVersion", object_or_list["metadata"].value("resourceVersion", "")}};
   auto add = [&](const Json& obj) { rows.push_back(Json{{"cells", cells(r, obj)}, {"object", obj}}); };
   if (is_list) {
     for (const auto& o : object_or_list["items"]) add(o);
   } else {
     add(object_or_list);
   }
-  return Json{{"kind", "Table"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", meta},
-              {"columnDefinitions", columns(r)}, {"rows", rows}};
+  return Json{{"kind", "Table"},
+              {"apiVersion", "meta.k8s.io/v1"},
+              {"metadata", meta},
+              {"columnDefinitions", columns(r)},
+              {"rows", rows}};
 }
 
 }  // namespace kai::apiserver

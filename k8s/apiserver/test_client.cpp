@@ -70,8 +70,9 @@ struct Conn {
   }
 };
 
-http::request<http::string_body> make_request(const Endpoint& ep, const std::string& method, const std::string& target,
-                                              const std::string& body, const std::string& content_type) {
+http::request<http::string_body> make_request(const Endpoint& ep, const std::string& method,
+                                              const std::string& target, const std::string& body,
+                                              const std::string& content_type) {
   http::request<http::string_body> req;
   req.method_string(method);
   req.target(target);
@@ -171,7 +172,9 @@ struct HttpClient::Impl {
   }
 };
 
-HttpClient::HttpClient(Endpoint endpoint) : impl_(std::make_unique<Impl>()) { impl_->ep = std::move(endpoint); }
+HttpClient::HttpClient(Endpoint endpoint) : impl_(std::make_unique<Impl>()) {
+  impl_->ep = std::move(endpoint);
+}
 HttpClient::~HttpClient() = default;
 
 Reply HttpClient::request(const std::string& method, const std::string& target, const std::string& body,
@@ -264,7 +267,9 @@ WatchStream::WatchStream(Endpoint endpoint, std::string target) : impl_(std::mak
   impl_->thread = std::thread([impl = impl_] { impl->run(); });
 }
 
-WatchStream::~WatchStream() { stop(); }
+WatchStream::~WatchStream() {
+  stop();
+}
 
 void WatchStream::stop() {
   if (!impl_->thread.joinable()) return;

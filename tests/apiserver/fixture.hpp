@@ -62,17 +62,21 @@ class ApiServerTest : public ::testing::Test {
   Json get(const std::string& target) { return body(req("GET", target)); }
 
   static Json pod(const std::string& name, const std::string& ns = "default") {
-    return Json{{"apiVersion", "v1"},
-                {"kind", "Pod"},
-                {"metadata", {{"name", name}, {"namespace", ns}, {"labels", {{"app", "demo"}}}}},
-                {"spec", {{"schedulerName", "kai-scheduler"}, {"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}};
+    return Json{
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata", {{"name", name}, {"namespace", ns}, {"labels", {{"app", "demo"}}}}},
+        {"spec",
+         {{"schedulerName", "kai-scheduler"}, {"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}};
   }
   testing::Reply create_pod(const std::string& name, const std::string& ns = "default") {
     return req("POST", "/api/v1/namespaces/" + ns + "/pods", pod(name, ns));
   }
   testing::Reply bind(const std::string& name, const std::string& node, const std::string& ns = "default") {
     return req("POST", "/api/v1/namespaces/" + ns + "/pods/" + name + "/binding",
-               Json{{"apiVersion", "v1"}, {"kind", "Binding"}, {"metadata", {{"name", name}}},
+               Json{{"apiVersion", "v1"},
+                    {"kind", "Binding"},
+                    {"metadata", {{"name", name}}},
                     {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}});
   }
 

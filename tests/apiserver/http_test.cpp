@@ -58,8 +58,8 @@ TEST_F(Http, Discovery) {
   EXPECT_EQ(v1["kind"], "APIResourceList");
   std::set<std::string> names;
   for (const auto& r : v1["resources"]) names.insert(r["name"]);
-  for (const char* n : {"pods", "pods/binding", "pods/status", "pods/eviction", "nodes", "nodes/status", "namespaces",
-                        "events", "configmaps"}) {
+  for (const char* n : {"pods", "pods/binding", "pods/status", "pods/eviction", "nodes", "nodes/status",
+                        "namespaces", "events", "configmaps"}) {
     EXPECT_TRUE(names.count(n)) << n;
   }
   std::set<std::string> groups;
@@ -94,8 +94,9 @@ TEST_F(Http, BadRequestsGetRealStatusCodes) {
   Json wrong_version = pod("p");
   wrong_version["apiVersion"] = "apps/v1";
   EXPECT_EQ(req("POST", "/api/v1/namespaces/default/pods", wrong_version).status, 400);
-  auto big = client_->request("POST", "/api/v1/namespaces/default/configmaps",
-                              R"({"metadata":{"name":"big"},"data":{"x":")" + std::string(4 << 20, 'a') + "\"}}");
+  auto big =
+      client_->request("POST", "/api/v1/namespaces/default/configmaps",
+                       R"({"metadata":{"name":"big"},"data":{"x":")" + std::string(4 << 20, 'a') + "\"}}");
   EXPECT_EQ(big.status, 413);
   EXPECT_EQ(body(big)["reason"], "RequestEntityTooLarge");
   auto unknown = req("GET", "/api/v1/namespaces/default/widgets");

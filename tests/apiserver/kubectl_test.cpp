@@ -50,7 +50,8 @@ class Kubectl : public ApiServerTest {
     dir_ = std::filesystem::path(server_->kubeconfig_path()).parent_path().string();
   }
   Cmd kubectl(const std::string& args) {
-    return run("kubectl --kubeconfig " + server_->kubeconfig_path() + " --cache-dir " + dir_ + "/cache " + args);
+    return run("kubectl --kubeconfig " + server_->kubeconfig_path() + " --cache-dir " + dir_ + "/cache " +
+               args);
   }
   std::string write(const std::string& name, const std::string& text) {
     const std::string path = dir_ + "/" + name;
@@ -122,7 +123,8 @@ TEST_F(Kubectl, ApplyCreatesThenPatches) {
   ASSERT_EQ(first.code, 0) << first.out;
   std::string changed = kManifest;
   changed.replace(changed.find("{app: demo}"), 11, "{app: demo, v: \"2\"}");
-  changed.replace(changed.find("[{name: A, value: \"1\"}]"), 23, "[{name: A, value: \"1\"}, {name: B, value: \"2\"}]");
+  changed.replace(changed.find("[{name: A, value: \"1\"}]"), 23,
+                  "[{name: A, value: \"1\"}, {name: B, value: \"2\"}]");
   changed.replace(changed.find("priority: 5"), 11, "priority: 9");
   Cmd second = kubectl("apply -f " + write("m2.yaml", changed));
   EXPECT_EQ(second.code, 1) << "the pod part fails: " << second.out;

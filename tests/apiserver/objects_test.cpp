@@ -95,7 +95,8 @@ TEST_F(Objects, UpdateConcurrencyAndImmutability) {
   auto stale = req("PUT", "/api/v1/namespaces/default/pods/p1", p);
   EXPECT_EQ(stale.status, 409);
   EXPECT_EQ(body(stale)["reason"], "Conflict");
-  EXPECT_NE(body(stale)["message"].get<std::string>().find("the object has been modified"), std::string::npos);
+  EXPECT_NE(body(stale)["message"].get<std::string>().find("the object has been modified"),
+            std::string::npos);
   // A no-op update writes nothing.
   Json cur = body(ok);
   auto same = req("PUT", "/api/v1/namespaces/default/pods/p1", cur);
@@ -108,7 +109,8 @@ TEST_F(Objects, UpdateConcurrencyAndImmutability) {
   cur["spec"]["schedulerName"] = "other";
   auto imm = req("PUT", "/api/v1/namespaces/default/pods/p1", cur);
   EXPECT_EQ(imm.status, 422);
-  EXPECT_NE(body(imm)["message"].get<std::string>().find("pod updates may not change fields"), std::string::npos);
+  EXPECT_NE(body(imm)["message"].get<std::string>().find("pod updates may not change fields"),
+            std::string::npos);
   // Name mismatch and missing object.
   EXPECT_EQ(req("PUT", "/api/v1/namespaces/default/pods/other", cur).status, 400);
   Json ghost = cur;
@@ -212,11 +214,12 @@ TEST_F(Objects, Pagination) {
   Json first = get("/api/v1/namespaces/default/pods?limit=3");
   ASSERT_EQ(req("DELETE", "/api/v1/namespaces/default/pods/p4").status, 200);
   ASSERT_EQ(create_pod("p3a").status, 201);
-  ASSERT_EQ(req("PATCH", "/api/v1/namespaces/default/pods/p5", Json{{"metadata", {{"labels", {{"new", "1"}}}}}},
-                "application/merge-patch+json")
+  ASSERT_EQ(req("PATCH", "/api/v1/namespaces/default/pods/p5",
+                Json{{"metadata", {{"labels", {{"new", "1"}}}}}}, "application/merge-patch+json")
                 .status,
             200);
-  Json rest = get("/api/v1/namespaces/default/pods?limit=10&continue=" + first["metadata"]["continue"].get<std::string>());
+  Json rest = get("/api/v1/namespaces/default/pods?limit=10&continue=" +
+                  first["metadata"]["continue"].get<std::string>());
   std::vector<std::string> later;
   for (const auto& i : rest["items"]) later.push_back(i["metadata"]["name"]);
   EXPECT_EQ(later, (std::vector<std::string>{"p3", "p4", "p5", "p6"}));
@@ -234,11 +237,14 @@ TEST_F(Objects, DeletePreconditionsGraceAndFinalizers) {
   Json wrong_uid = {{"preconditions", {{"uid", "00000000-0000-0000-0000-000000000000"}}}};
   auto c = req("DELETE", "/api/v1/namespaces/default/pods/p1", wrong_uid);
   EXPECT_EQ(c.status, 409);
-  EXPECT_NE(body(c)["message"].get<std::string>().find("Precondition failed: UID in precondition"), std::string::npos);
-  auto c2 = req("DELETE", "/api/v1/namespaces/default/pods/p1", Json{{"preconditions", {{"resourceVersion", "1"}}}});
+  EXPECT_NE(body(c)["message"].get<std::string>().find("Precondition failed: UID in precondition"),
+            std::string::npos);
+  auto c2 = req("DELETE", "/api/v1/namespaces/default/pods/p1",
+                Json{{"preconditions", {{"resourceVersion", "1"}}}});
   EXPECT_EQ(c2.status, 409);
   // An unbound pod goes at once, whatever the grace period.
-  auto d = req("DELETE", "/api/v1/namespaces/default/pods/p1", Json{{"preconditions", {{"uid", p["metadata"]["uid"]}}}});
+  auto d = req("DELETE", "/api/v1/namespaces/default/pods/p1",
+               Json{{"preconditions", {{"uid", p["metadata"]["uid"]}}}});
   EXPECT_EQ(d.status, 200);
   EXPECT_EQ(req("GET", "/api/v1/namespaces/default/pods/p1").status, 404);
   EXPECT_EQ(req("DELETE", "/api/v1/namespaces/default/pods/p1").status, 404);
@@ -276,7 +282,8 @@ TEST_F(Objects, BindingAndEviction) {
   auto again = bind("p1", "node-b");
   EXPECT_EQ(again.status, 409);
   EXPECT_EQ(body(again)["reason"], "Conflict");
-  EXPECT_NE(body(again)["message"].get<std::string>().find("already assigned to node \"node-a\""), std::string::npos);
+  EXPECT_NE(body(again)["message"].get<std::string>().find("already assigned to node \"node-a\""),
+            std::string::npos);
   EXPECT_EQ(bind("ghost", "node-a").status, 404);
   // Eviction deletes through the same grace rules.
   auto ev = req("POST", "/api/v1/namespaces/default/pods/p1/eviction",
@@ -284,15 +291,18 @@ TEST_F(Objects, BindingAndEviction) {
   EXPECT_EQ(ev.status, 201) << ev.body;
   EXPECT_TRUE(get("/api/v1/namespaces/default/pods/p1")["metadata"].contains("deletionTimestamp"));
   ASSERT_EQ(create_pod("p2").status, 201);
-  EXPECT_EQ(req("POST", "/api/v1/namespaces/default/pods/p2/eviction", Json{{"metadata", {{"name", "p2"}}}}).status, 201);
+  EXPECT_EQ(
+      req("POST", "/api/v1/namespaces/default/pods/p2/eviction", Json{{"metadata", {{"name", "p2"}}}}).status,
+      201);
   EXPECT_EQ(req("GET", "/api/v1/namespaces/default/pods/p2").status, 404);
   EXPECT_EQ(req("POST", "/api/v1/namespaces/default/pods/ghost/eviction", Json::object()).status, 404);
 }
 
 TEST_F(Objects, Patches) {
   ASSERT_EQ(create_pod("p1").status, 201);
-  auto m = req("PATCH", "/api/v1/namespaces/default/pods/p1", Json{{"metadata", {{"labels", {{"app", nullptr}, {"x", "1"}}}}}},
-               "application/merge-patch+json");
+  auto m =
+      req("PATCH", "/api/v1/namespaces/default/pods/p1",
+          Json{{"metadata", {{"labels", {{"app", nullptr}, {"x", "1"}}}}}}, "application/merge-patch+json");
   ASSERT_EQ(m.status, 200) << m.body;
   EXPECT_EQ(body(m)["metadata"]["labels"], (Json{{"x", "1"}}));
   auto jp = req("PATCH", "/api/v1/namespaces/default/pods/p1",
@@ -311,7 +321,8 @@ TEST_F(Objects, Patches) {
   Json smp = Json::parse(R"({"spec":{"template":{"spec":{
       "$setElementOrder/containers":[{"name":"b"},{"name":"a"}],
       "containers":[{"name":"a","env":[{"name":"Y","value":"2"}]},{"name":"b","image":"i3"}]}}}})");
-  auto s = req("PATCH", "/apis/apps/v1/namespaces/default/deployments/d", smp, "application/strategic-merge-patch+json");
+  auto s = req("PATCH", "/apis/apps/v1/namespaces/default/deployments/d", smp,
+               "application/strategic-merge-patch+json");
   ASSERT_EQ(s.status, 200) << s.body;
   Json cs = body(s)["spec"]["template"]["spec"]["containers"];
   ASSERT_EQ(cs.size(), 2u);
@@ -320,22 +331,27 @@ TEST_F(Objects, Patches) {
   EXPECT_EQ(cs[1]["image"], "i1");
   EXPECT_EQ(cs[1]["env"].size(), 2u);
   Json del = Json::parse(R"({"spec":{"template":{"spec":{"containers":[{"name":"b","$patch":"delete"}]}}}})");
-  auto s2 = req("PATCH", "/apis/apps/v1/namespaces/default/deployments/d", del, "application/strategic-merge-patch+json");
+  auto s2 = req("PATCH", "/apis/apps/v1/namespaces/default/deployments/d", del,
+                "application/strategic-merge-patch+json");
   EXPECT_EQ(body(s2)["spec"]["template"]["spec"]["containers"].size(), 1u);
   // A resourceVersion in a patch is a precondition.
-  auto stale = req("PATCH", "/api/v1/namespaces/default/pods/p1", Json{{"metadata", {{"resourceVersion", "1"}}}},
-                   "application/merge-patch+json");
+  auto stale = req("PATCH", "/api/v1/namespaces/default/pods/p1",
+                   Json{{"metadata", {{"resourceVersion", "1"}}}}, "application/merge-patch+json");
   EXPECT_EQ(stale.status, 409);
   EXPECT_EQ(req("PATCH", "/api/v1/namespaces/default/pods/p1", Json::object(), "text/plain").status, 415);
-  EXPECT_EQ(req("PATCH", "/api/v1/namespaces/default/pods/ghost", Json::object(), "application/merge-patch+json").status,
-            404);
+  EXPECT_EQ(
+      req("PATCH", "/api/v1/namespaces/default/pods/ghost", Json::object(), "application/merge-patch+json")
+          .status,
+      404);
 }
 
 TEST_F(Objects, MicroTimeAndEventRules) {
-  Json lease = {{"apiVersion", "coordination.k8s.io/v1"},
-                {"kind", "Lease"},
-                {"metadata", {{"name", "l"}}},
-                {"spec", {{"holderIdentity", "a"}, {"leaseDurationSeconds", 2}, {"renewTime", "2024-01-02T03:04:05Z"}}}};
+  Json lease = {
+      {"apiVersion", "coordination.k8s.io/v1"},
+      {"kind", "Lease"},
+      {"metadata", {{"name", "l"}}},
+      {"spec",
+       {{"holderIdentity", "a"}, {"leaseDurationSeconds", 2}, {"renewTime", "2024-01-02T03:04:05Z"}}}};
   auto bad = req("POST", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases", lease);
   EXPECT_EQ(bad.status, 400) << "the real server fails to decode a MicroTime without 6 fractional digits";
   lease["spec"]["renewTime"] = "2024-01-02T03:04:05.123456Z";
@@ -362,7 +378,9 @@ TEST_F(Objects, MicroTimeAndEventRules) {
   Json as_new = get("/apis/events.k8s.io/v1/namespaces/default/events/e1");
   EXPECT_EQ(as_new["regarding"]["name"], "p");
   EXPECT_FALSE(as_new.contains("involvedObject"));
-  Json core = {{"metadata", {{"name", "e2"}}}, {"reason", "Scheduled"}, {"message", "ok"},
+  Json core = {{"metadata", {{"name", "e2"}}},
+               {"reason", "Scheduled"},
+               {"message", "ok"},
                {"involvedObject", {{"kind", "Pod"}, {"name", "p"}, {"namespace", "default"}}}};
   EXPECT_EQ(req("POST", "/api/v1/namespaces/default/events", core).status, 201);
 }
@@ -386,7 +404,8 @@ TEST_F(Objects, CustomResourcesFromCrdFiles) {
   auto invalid = req("POST", "/apis/scheduling.run.ai/v2/queues", bad_type);
   EXPECT_EQ(invalid.status, 422) << invalid.body;
   EXPECT_EQ(body(invalid)["message"],
-            "Queue.scheduling.run.ai \"team-b\" is invalid: spec.priority: Invalid value: \"string\": spec.priority in "
+            "Queue.scheduling.run.ai \"team-b\" is invalid: spec.priority: Invalid value: \"string\": "
+            "spec.priority in "
             "body must be of type integer: \"string\"");
   EXPECT_EQ(req("POST", "/apis/scheduling.run.ai/v2/namespaces/default/queues", q).status, 404)
       << "queues are cluster-scoped";
@@ -403,22 +422,27 @@ TEST_F(Objects, CustomResourcesFromCrdFiles) {
   auto st = req("PATCH", "/apis/scheduling.run.ai/v2alpha2/namespaces/default/podgroups/g/status",
                 Json{{"status", {{"phase", "Running"}}}}, "application/merge-patch+json");
   EXPECT_EQ(st.status, 200) << st.body;
-  EXPECT_EQ(get("/apis/scheduling.run.ai/v1alpha2/namespaces/default/bindrequests")["kind"], "BindRequestList");
+  EXPECT_EQ(get("/apis/scheduling.run.ai/v1alpha2/namespaces/default/bindrequests")["kind"],
+            "BindRequestList");
 }
 
 TEST_F(Objects, CrdAtRunTime) {
-  Json crd = {{"apiVersion", "apiextensions.k8s.io/v1"},
-              {"kind", "CustomResourceDefinition"},
-              {"metadata", {{"name", "widgets.example.com"}}},
-              {"spec",
-               {{"group", "example.com"},
-                {"scope", "Namespaced"},
-                {"names", {{"plural", "widgets"}, {"singular", "widget"}, {"kind", "Widget"}, {"listKind", "WidgetList"}}},
-                {"versions",
-                 {{{"name", "v1"},
-                   {"served", true},
-                   {"storage", true},
-                   {"schema", {{"openAPIV3Schema", {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}}}}}}}};
+  Json crd = {
+      {"apiVersion", "apiextensions.k8s.io/v1"},
+      {"kind", "CustomResourceDefinition"},
+      {"metadata", {{"name", "widgets.example.com"}}},
+      {"spec",
+       {{"group", "example.com"},
+        {"scope", "Namespaced"},
+        {"names",
+         {{"plural", "widgets"}, {"singular", "widget"}, {"kind", "Widget"}, {"listKind", "WidgetList"}}},
+        {"versions",
+         {{{"name", "v1"},
+           {"served", true},
+           {"storage", true},
+           {"schema",
+            {{"openAPIV3Schema",
+              {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}}}}}}}};
   EXPECT_EQ(req("GET", "/apis/example.com/v1/namespaces/default/widgets").status, 404);
   auto c = req("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
   ASSERT_EQ(c.status, 201) << c.body;
@@ -432,7 +456,9 @@ TEST_F(Objects, CrdAtRunTime) {
   EXPECT_TRUE(listed);
   crd["metadata"]["name"] = "wrong.example.com";
   EXPECT_EQ(req("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd).status, 422);
-  ASSERT_EQ(req("DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com").status, 200);
+  ASSERT_EQ(
+      req("DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com").status,
+      200);
   EXPECT_EQ(req("GET", "/apis/example.com/v1/namespaces/default/widgets/w").status, 404);
 }
 
@@ -455,8 +481,9 @@ TEST_F(Objects, DryRunStoresNothing) {
 }
 
 TEST_F(Objects, NodesAreClusterScopedAndKeepStatusOnCreate) {
-  Json n = {{"metadata", {{"name", "n1"}}},
-            {"status", {{"capacity", {{"nvidia.com/gpu", "8"}}}, {"allocatable", {{"nvidia.com/gpu", "8"}}}}}};
+  Json n = {
+      {"metadata", {{"name", "n1"}}},
+      {"status", {{"capacity", {{"nvidia.com/gpu", "8"}}}, {"allocatable", {{"nvidia.com/gpu", "8"}}}}}};
   auto r = req("POST", "/api/v1/nodes", n);
   ASSERT_EQ(r.status, 201);
   EXPECT_EQ(body(r)["status"]["capacity"]["nvidia.com/gpu"], "8");

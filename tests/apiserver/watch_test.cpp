@@ -80,8 +80,9 @@ TEST_F(Watches, BoundedHistoryGivesGone) {
 }
 
 TEST_F(Watches, BookmarksWhenAllowed) {
-  testing::WatchStream w(endpoint(), "/api/v1/namespaces/default/pods?watch=1&allowWatchBookmarks=true&resourceVersion=" +
-                                         std::to_string(server_->resource_version()));
+  testing::WatchStream w(endpoint(),
+                         "/api/v1/namespaces/default/pods?watch=1&allowWatchBookmarks=true&resourceVersion=" +
+                             std::to_string(server_->resource_version()));
   Json e = next_event(w);
   EXPECT_EQ(e["type"], "BOOKMARK");
   EXPECT_EQ(e["object"]["kind"], "Pod");
@@ -93,7 +94,8 @@ TEST_F(Watches, BookmarksWhenAllowed) {
 
 TEST_F(Watches, SelectorTransitionsAndTimeout) {
   ASSERT_EQ(create_pod("a").status, 201);
-  testing::WatchStream w(endpoint(), "/api/v1/pods?watch=1&fieldSelector=spec.nodeName%3Dn1&timeoutSeconds=2");
+  testing::WatchStream w(endpoint(),
+                         "/api/v1/pods?watch=1&fieldSelector=spec.nodeName%3Dn1&timeoutSeconds=2");
   ASSERT_EQ(w.status(), 200);
   ASSERT_EQ(bind("a", "n1").status, 201);
   Json e = next_event(w);
@@ -104,7 +106,8 @@ TEST_F(Watches, SelectorTransitionsAndTimeout) {
   EXPECT_TRUE(w.ended_cleanly()) << "timeoutSeconds ends the stream with its last chunk";
   // Watching one object by name, as kubectl does.
   ASSERT_EQ(create_pod("b").status, 201);
-  testing::WatchStream one(endpoint(), "/api/v1/namespaces/default/pods?watch=1&fieldSelector=metadata.name%3Db");
+  testing::WatchStream one(endpoint(),
+                           "/api/v1/namespaces/default/pods?watch=1&fieldSelector=metadata.name%3Db");
   EXPECT_EQ(next_event(one)["object"]["metadata"]["name"], "b");
   EXPECT_EQ(req("GET", "/api/v1/pods?watch=1&labelSelector=%3D%3D").status, 400);
 }
@@ -127,8 +130,8 @@ TEST_F(Watches, ConcurrentWritersAndWatchersSeeEveryChangeOnceInOrder) {
       for (int i = 0; i < kPerWriter; ++i) {
         const std::string name = "w" + std::to_string(w) + "-" + std::to_string(i);
         if (c.request("POST", "/api/v1/namespaces/default/pods", pod(name).dump()).status != 201) ++failures;
-        if (c.request("PATCH", "/api/v1/namespaces/default/pods/" + name, R"({"metadata":{"labels":{"n":"1"}}})",
-                      "application/merge-patch+json")
+        if (c.request("PATCH", "/api/v1/namespaces/default/pods/" + name,
+                      R"({"metadata":{"labels":{"n":"1"}}})", "application/merge-patch+json")
                 .status != 200) {
           ++failures;
         }
@@ -147,7 +150,8 @@ TEST_F(Watches, ConcurrentWritersAndWatchersSeeEveryChangeOnceInOrder) {
       const uint64_t rv = std::stoull(e["object"]["metadata"]["resourceVersion"].get<std::string>());
       EXPECT_GT(rv, last);
       last = rv;
-      EXPECT_TRUE(seen.emplace(e["type"], e["object"]["metadata"]["name"]).second) << "duplicate " << e.dump();
+      EXPECT_TRUE(seen.emplace(e["type"], e["object"]["metadata"]["name"]).second)
+          << "duplicate " << e.dump();
     }
     EXPECT_FALSE(w->next(milliseconds(100)).has_value()) << "no extra events";
   }
