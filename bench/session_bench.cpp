@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "actors/scheduler/core/allocate.hpp"
+#include "actors/scheduler/core/plugin.hpp"
 #include "actors/scheduler/core/session.hpp"
 #include "tools/kai-gen/generator.hpp"
 
@@ -131,8 +132,125 @@ void BM_GangAttempt3Pods(benchmark::State& state) {
   state.counters["nodes"] = static_cast<double>(ssn.nodes.size());
 }
 
+/// All five default actions in one session (session build included and excluded).
+void BM_FullSession(benchmark::State& state) {
+  const auto& objects = cluster(state.range(0), false);
+  SessionOptions options = allocate_only();
+  options.config.actions = kai::core::SchedulerConfig::defaults().actions;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto ssn = std::make_unique<Session>(objects, options);
+    state.ResumeTiming();
+    kai::core::run_actions(*ssn, options.config.actions);
+    benchmark::DoNotOptimize(ssn->decisions.data());
+    state.PauseTiming();
+    report(state, *ssn);
+    ssn.reset();
+    state.ResumeTiming();
+  }
+}
+
+/// KAI's reclaim benchmark shape: N nodes x 8 GPUs full of 1-GPU pods of a queue with quota 0, and one
+/// gang of N/10 pods x 8 GPUs in a queue that deserves everything. Session build excluded.
+const kai::model::ClusterObjects& reclaim_cluster(int64_t n) {
+  static std::map<int64_t, std::unique_ptr<kai::model::ClusterObjects>> cache;
+  auto& slot = cache[n];
+  if (slot) return *slot;
+  slot = std::make_unique<kai::model::ClusterObjects>();
+  auto& c = *slot;
+  auto queue = [&](const std::string& name, const std::string& parent, double gpu_quota) {
+    kai::model::Queue q;
+    q.meta.name = name;
+    q.parent_queue = parent;
+    q.has_resources = true;
+    q.gpu = {gpu_quota, 1, -1};
+    q.cpu = {-1, 1, -1};
+    q.memory = {-1, 1, -1};
+    c.queues.push_back(q);
+  };
+  queue("root", "", -1);
+  queue("idle-users", "root", 0);
+  queue("owner", "root", static_cast<double>(n * 8));
+  auto pod = [&](const std::string& name, int gpus) {
+    kai::model::Pod p;
+    p.meta.namespace_ = "bench";
+    p.meta.name = name;
+    p.meta.uid = "uid-" + name;
+    p.scheduler_name = "kai-scheduler";
+    kai::model::Container ctr;
+    ctr.requests = {{"cpu", 1000}, {"memory", 1024LL * 1024 * 1024 * 1000}, {"nvidia.com/gpu", gpus * 1000}};
+    p.containers.push_back(ctr);
+    return p;
+  };
+  for (int64_t i = 0; i < n; ++i) {
+    kai::model::Node node;
+    node.meta.name = "node-" + std::to_string(100000 + i);
+    node.allocatable = {{"cpu", 128000}, {"memory", 1024LL * 1024 * 1024 * 1024 * 1000}, {"pods", 110000},
+                        {"nvidia.com/gpu", 8000}};
+    node.conditions.push_back({"Ready", "True"});
+    for (int g = 0; g < 8; ++g) {
+      auto p = pod("run-" + std::to_string(i) + "-" + std::to_string(g), 1);
+      p.node_name = node.meta.name;
+      p.phase = "Running";
+      p.meta.labels["kai.scheduler/queue"] = "idle-users";
+      p.meta.creation_timestamp = 1767225600 + i * 8 + g;
+      c.pods.push_back(p);
+    }
+    c.nodes.push_back(node);
+  }
+  kai::model::PodGroup pg;
+  pg.meta.namespace_ = "bench";
+  pg.meta.name = "big-gang";
+  pg.meta.uid = "uid-big-gang";
+  pg.min_member = static_cast<int32_t>(std::max<int64_t>(1, n / 10));
+  pg.queue = "owner";
+  c.pod_groups.push_back(pg);
+  for (int64_t i = 0; i < pg.min_member; ++i) {
+    auto p = pod("gang-" + std::to_string(i), 8);
+    p.meta.annotations["pod-group-name"] = "big-gang";
+    p.phase = "Pending";
+    c.pods.push_back(p);
+  }
+  return c;
+}
+
+void BM_ReclaimShape(benchmark::State& state) {
+  const auto& objects = reclaim_cluster(state.range(0));
+  SessionOptions options = allocate_only();
+  options.config.actions = {"allocate", "reclaim"};
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto ssn = std::make_unique<Session>(objects, options);
+    state.ResumeTiming();
+    kai::core::run_actions(*ssn, options.config.actions);
+    benchmark::DoNotOptimize(ssn->decisions.data());
+    state.PauseTiming();
+    report(state, *ssn);
+    ssn.reset();
+    state.ResumeTiming();
+  }
+}
+
+/// The proportion plugin's fair-share division alone, 1,000 leaf queues under 3 levels (10 x 10 x 10).
+void BM_FairShare(benchmark::State& state) {
+  const auto& objects = cluster(state.range(0), false);
+  SessionOptions options = allocate_only();
+  options.config.plugins = {kai::core::PluginConfig{"proportion", {}}};
+  auto ssn = std::make_unique<Session>(objects, options);
+  const auto* plugin_factory = kai::core::builtin_plugins().find("proportion");
+  for (auto _ : state) {
+    auto plugin = (*plugin_factory)(kai::core::PluginConfig{"proportion", {}});
+    plugin->on_session_open(*ssn);
+    benchmark::DoNotOptimize(ssn->queues.data());
+  }
+  state.counters["queues"] = static_cast<double>(ssn->queues.size());
+}
+
 }  // namespace
 
+BENCHMARK(BM_FullSession)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ReclaimShape)->Arg(20)->Arg(500)->Arg(1000)->Arg(5000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FairShare)->Arg(20)->Arg(1000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SessionBuild)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AllocateOnly)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BuildAndAllocate)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMillisecond);

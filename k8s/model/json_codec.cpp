@@ -64,66 +64,6 @@ std::optional<int64_t> as_int64(const json& v) {
 
 // ---------------------------------------------------------------------------------- time
 
-/// Parses a Go time.Duration string ("1m30s", "2h", "500ms", "-1.5h", "0") into nanoseconds.
-std::optional<int64_t> parse_go_duration_ns(std::string_view s) {
-  size_t pos = 0;
-  bool negative = false;
-  if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) {
-    negative = s[pos] == '-';
-    ++pos;
-  }
-  if (s.substr(pos) == "0") return 0;
-  if (pos == s.size()) return std::nullopt;
-  __int128 total = 0;
-  constexpr __int128 kLimit = static_cast<__int128>(std::numeric_limits<int64_t>::max()) + 1;
-  while (pos < s.size()) {
-    __int128 whole = 0;
-    bool any = false;
-    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
-      whole = whole * 10 + (s[pos] - '0');
-      if (whole > kLimit) return std::nullopt;
-      any = true;
-      ++pos;
-    }
-    __int128 frac = 0, frac_scale = 1;
-    if (pos < s.size() && s[pos] == '.') {
-      ++pos;
-      while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
-        // Digits beyond nanosecond resolution of the largest unit cannot change the result.
-        if (frac_scale < 1'000'000'000'000'000'000) {
-          frac = frac * 10 + (s[pos] - '0');
-          frac_scale *= 10;
-        }
-        any = true;
-        ++pos;
-      }
-    }
-    if (!any) return std::nullopt;
-    const size_t unit_start = pos;
-    while (pos < s.size() && s[pos] != '.' && (s[pos] < '0' || s[pos] > '9')) ++pos;
-    const std::string_view unit = s.substr(unit_start, pos - unit_start);
-    int64_t unit_ns = 0;
-    if (unit == "ns") {
-      unit_ns = 1;
-    } else if (unit == "us" || unit == "\xC2\xB5s" || unit == "\xCE\xBCs") {
-      unit_ns = 1'000;
-    } else if (unit == "ms") {
-      unit_ns = 1'000'000;
-    } else if (unit == "s") {
-      unit_ns = 1'000'000'000;
-    } else if (unit == "m") {
-      unit_ns = 60'000'000'000;
-    } else if (unit == "h") {
-      unit_ns = 3'600'000'000'000;
-    } else {
-      return std::nullopt;
-    }
-    total += whole * unit_ns + frac * unit_ns / frac_scale;
-    if (total > kLimit) return std::nullopt;
-  }
-  if (!negative && total == kLimit) return std::nullopt;
-  return static_cast<int64_t>(negative ? -total : total);
-}
 
 /// Formats nanoseconds the way Go's Duration.String() does ("1h30m0s", "500ms", "1.5s").
 std::string format_go_duration(int64_t ns) {
@@ -332,8 +272,8 @@ class Decoder {
     if (v == nullptr) return;
     if (!v->is_string()) return wrong_type(path, "a duration string", *v);
     const std::string s = v->get<std::string>();
-    const std::optional<int64_t> ns = parse_go_duration_ns(s);
-    if (!ns) return fail(path, "duration \"" + s + "\" does not parse");
+    const Result<int64_t> ns = parse_go_duration_ns(s);
+    if (!ns) return fail(path, ns.message());
     out = static_cast<double>(*ns) / 1e9;
   }
 

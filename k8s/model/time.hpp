@@ -16,4 +16,7 @@ Result<int64_t> parse_rfc3339(std::string_view text);
 /// Formats unix seconds as "YYYY-MM-DDTHH:MM:SSZ".
 std::string format_rfc3339(int64_t unix_seconds);
 
+/// Parses a Go time.Duration string ("1m30s", "2h", "500ms", "-1.5h", "0") into nanoseconds.
+Result<int64_t> parse_go_duration_ns(std::string_view text);
+
 }  // namespace kai::model

@@ -6,6 +6,7 @@
 #include <random>
 #include <sstream>
 
+#include "actors/scheduler/core/action.hpp"
 #include "actors/scheduler/core/allocate.hpp"
 #include "actors/scheduler/core/node_fit.hpp"
 #include "actors/scheduler/core/session.hpp"
@@ -177,6 +178,82 @@ TEST_P(RandomClusters, GpuFastPathDecidesLikeScoringEveryNode) {
     return out.str();
   };
   EXPECT_EQ(run(true), run(false));
+}
+
+int64_t evictions_seen = 0;
+
+/// Every pending group moves to one queue that deserves every GPU; the other queues deserve none, so
+/// what they run is reclaimable.
+void make_reclaim_likely(kai::model::ClusterObjects& objects) {
+  const std::string owner = objects.pod_groups.front().queue;
+  for (auto& pg : objects.pod_groups) pg.queue = owner;
+  for (auto& q : objects.queues) {
+    const bool on_owner_path = q.meta.name == owner || owner.rfind(q.meta.name + "-", 0) == 0;
+    q.gpu = on_owner_path ? kai::model::QueueResource{-1, 1, -1} : kai::model::QueueResource{0, 0, -1};
+  }
+}
+
+SessionOptions all_actions() {
+  SessionOptions o = allocate_options();
+  o.config.actions = SchedulerConfig::defaults().actions;
+  return o;
+}
+
+TEST_P(RandomClusters, FairSharesFitTheirParentAndTheCluster) {
+  const auto objects = random_cluster(GetParam());
+  Session ssn(objects, all_actions());
+  for (double QueueQuantities::*r : {&QueueQuantities::gpu, &QueueQuantities::cpu, &QueueQuantities::memory}) {
+    double roots = 0;
+    for (const auto& q : ssn.queues) {
+      EXPECT_GE(q.fair_share.*r, 0) << q.name;
+      if (q.parent == kNoQueue) roots += q.fair_share.*r;
+      double children = 0;
+      for (uint32_t c : q.children) children += ssn.queues[c].fair_share.*r;
+      EXPECT_LE(children, q.fair_share.*r + 1e-6) << q.name;
+    }
+    EXPECT_LE(roots, ssn.cluster_total.*r + 1e-6);
+  }
+}
+
+TEST_P(RandomClusters, FullSessionNeverEvictsNonPreemptibleWorkAndOverCommitsNothing) {
+  auto objects = random_cluster(GetParam());
+  // Mix in non-preemptible work: every third running group gets a build-class priority.
+  for (size_t i = 0; i < objects.pods.size(); i += 3) objects.pods[i].priority_class_name = "build";
+  make_reclaim_likely(objects);
+  Session ssn(objects, all_actions());
+  run_actions(ssn, ssn.options().config.actions);
+  for (const auto& d : ssn.decisions) {
+    if (d.kind != kai::events::DecisionKind::kEvict) continue;
+    for (const auto& t : ssn.tasks) {
+      if (t.key == d.pod && !t.ghost) {
+        EXPECT_TRUE(ssn.jobs[t.job].preemptible) << d.pod << " evicted by " << d.action;
+      }
+    }
+  }
+  for (uint32_t n = 0; n < ssn.nodes.size(); ++n) {
+    Resources later;  // what the node holds once releasing pods are gone: pipelined pods count
+    for (const auto& t : ssn.tasks) {
+      if (t.node == static_cast<int32_t>(n) && is_active_used(t.status) && t.status != PodStatus::kReleasing) {
+        later += t.req;
+      }
+    }
+    EXPECT_TRUE(later.fits_in(ssn.nodes[n].allocatable)) << ssn.nodes[n].name;
+  }
+  evictions_seen += std::count_if(ssn.decisions.begin(), ssn.decisions.end(),
+                                  [](const auto& d) { return d.kind == kai::events::DecisionKind::kEvict; });
+}
+
+// Guards the property above against passing vacuously: the seeds together must evict something.
+TEST(RandomClustersSummary, EvictionsHappen) {
+  for (uint64_t seed = 1; seed <= 30 && evictions_seen == 0; ++seed) {
+    auto objects = random_cluster(seed);
+    make_reclaim_likely(objects);
+    Session ssn(objects, all_actions());
+    run_actions(ssn, ssn.options().config.actions);
+    evictions_seen += std::count_if(ssn.decisions.begin(), ssn.decisions.end(),
+                                    [](const auto& d) { return d.kind == kai::events::DecisionKind::kEvict; });
+  }
+  EXPECT_GT(evictions_seen, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, RandomClusters, ::testing::Range<uint64_t>(1, 31),

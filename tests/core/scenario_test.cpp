@@ -12,6 +12,7 @@
 
 #include "actors/scheduler/core/action.hpp"
 #include "actors/scheduler/core/session.hpp"
+#include "actors/scheduler/core/simulation.hpp"
 #include "k8s/model/codec.hpp"
 #include "k8s/model/json_codec.hpp"
 #include "k8s/model/time.hpp"
@@ -97,11 +98,9 @@ TEST_P(ScenarioTest, MatchesExpectation) {
     ASSERT_TRUE(now) << now.message();
     options.now = *now;
   }
-  kai::core::Session ssn(*objects, options);
-  const auto skipped = kai::core::run_actions(ssn, options.config.actions);
-  ASSERT_TRUE(skipped.empty()) << "action not available: " << skipped.front();
-
-  const json result = json::parse(kai::sim::render_json(ssn));
+  const auto sim = kai::core::simulate(std::move(objects).value(), options, scenario.value("rounds", 1));
+  ASSERT_TRUE(sim.skipped_actions.empty()) << "action not available: " << sim.skipped_actions.front();
+  const json result = json::parse(kai::sim::render_json(*sim.session, &sim.decisions));
   std::map<std::string, json> pods, groups;
   for (const auto& p : result["pods"]) pods[p["namespace"].get<std::string>() + "/" + p["name"].get<std::string>()] = p;
   for (const auto& g : result["podGroups"]) {
@@ -110,6 +109,10 @@ TEST_P(ScenarioTest, MatchesExpectation) {
   const json& expect = scenario["expect"];
   if (expect.contains("pods")) {
     for (const auto& [key, want] : expect["pods"].items()) {
+      if (want.value("status", "") == "Deleted") {
+        EXPECT_FALSE(pods.count(key)) << "pod " << key << " should be gone: " << pods[key].dump();
+        continue;
+      }
       ASSERT_TRUE(pods.count(key)) << "pod " << key << " is not in the result";
       const json& got = pods[key];
       const std::string context = "pod " + key + " -> " + got.dump();
@@ -155,6 +158,38 @@ TEST_P(ScenarioTest, MatchesExpectation) {
                            std::string::npos;
         }
         EXPECT_TRUE(any) << context;
+      }
+    }
+  }
+  if (expect.contains("decisionsContain")) {
+    for (const auto& want : expect["decisionsContain"]) {
+      bool found = false;
+      for (const auto& d : result["decisions"]) {
+        bool match = true;
+        for (const char* k : {"action", "kind", "pod", "node", "by"}) {
+          if (want.contains(k) && d[k] != want[k]) match = false;
+        }
+        if (want.contains("reasonContains") &&
+            d["reason"].get<std::string>().find(want["reasonContains"].get<std::string>()) == std::string::npos) {
+          match = false;
+        }
+        found = found || match;
+      }
+      EXPECT_TRUE(found) << "no decision matches " << want.dump() << " in " << result["decisions"].dump();
+    }
+  }
+  if (expect.contains("queues")) {
+    std::map<std::string, json> queues;
+    for (const auto& q : result["queues"]) queues[q["name"].get<std::string>()] = q;
+    for (const auto& [name, want] : expect["queues"].items()) {
+      ASSERT_TRUE(queues.count(name)) << "queue " << name << " is not in the result";
+      for (const auto& [field, values] : want.items()) {
+        for (const auto& [resource, value] : values.items()) {
+          const json& got = queues[name][field][resource];
+          ASSERT_TRUE(got.is_number()) << name << "." << field << "." << resource;
+          EXPECT_NEAR(got.get<double>(), value.get<double>(), 1e-6)
+              << "queue " << name << " " << field << "." << resource << " -> " << queues[name].dump();
+        }
       }
     }
   }

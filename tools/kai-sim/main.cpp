@@ -7,6 +7,7 @@
 
 #include "actors/scheduler/core/action.hpp"
 #include "actors/scheduler/core/session.hpp"
+#include "actors/scheduler/core/simulation.hpp"
 #include "k8s/model/codec.hpp"
 #include "k8s/model/time.hpp"
 #include "tools/kai-sim/sim_report.hpp"
@@ -33,12 +34,17 @@ int main(int argc, char** argv) {
   CLI::App app{"kai-sim: run one KAI scheduling session on a cluster snapshot"};
   std::string snapshot_path, config_path, actions, now_text, format = "json";
   uint64_t seed = 1;
+  int rounds = 1;
   app.add_option("--snapshot", snapshot_path, "Kubernetes List (JSON or YAML) of nodes, pods, queues, ...")
       ->required();
   app.add_option("--config", config_path, "KAI scheduler configuration (JSON or YAML)");
   app.add_option("--actions", actions, "Comma-separated actions, overriding the configuration's");
   app.add_option("--now", now_text, "The session's clock, RFC 3339 (default: the wall clock)");
   app.add_option("--seed", seed, "Seed for new GPU-group IDs")->capture_default_str();
+  app.add_option("--rounds", rounds,
+                 "Run up to N sessions, applying each one's decisions before the next (stops when stable)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
   app.add_option("--format", format, "json or table")->check(CLI::IsMember({"json", "table"}))->capture_default_str();
   try {
     app.parse(argc, argv);
@@ -71,12 +77,14 @@ int main(int argc, char** argv) {
                       .count();
   }
 
-  kai::core::Session ssn(*objects, options);
-  for (const auto& w : ssn.warnings) std::cerr << "warning: " << w << "\n";
   for (const auto& skipped : objects->skipped) std::cerr << "note: skipped " << skipped << "\n";
-  for (const auto& a : kai::core::run_actions(ssn, options.config.actions)) {
+  const auto result = kai::core::simulate(std::move(objects).value(), options, rounds);
+  const kai::core::Session& ssn = *result.session;
+  for (const auto& w : ssn.warnings) std::cerr << "warning: " << w << "\n";
+  for (const auto& a : result.skipped_actions) {
     std::cerr << "warning: action \"" << a << "\" is not available in this build and was skipped\n";
   }
-  std::cout << (format == "table" ? kai::sim::render_table(ssn) : kai::sim::render_json(ssn));
+  if (rounds > 1) std::cerr << "note: ran " << result.rounds << " round(s)\n";
+  std::cout << (format == "table" ? kai::sim::render_table(ssn) : kai::sim::render_json(ssn, &result.decisions));
   return 0;
 }

@@ -15,8 +15,10 @@ ordered_json quantities(const core::QueueQuantities& q) {
 }
 
 std::vector<uint32_t> sorted_task_ids(const core::Session& ssn) {
-  std::vector<uint32_t> ids(ssn.tasks.size());
-  for (uint32_t i = 0; i < ids.size(); ++i) ids[i] = i;
+  std::vector<uint32_t> ids;
+  for (uint32_t i = 0; i < ssn.tasks.size(); ++i) {
+    if (!ssn.tasks[i].ghost) ids.push_back(i);
+  }
   std::sort(ids.begin(), ids.end(), [&](uint32_t a, uint32_t b) { return ssn.tasks[a].key < ssn.tasks[b].key; });
   return ids;
 }
@@ -39,10 +41,12 @@ bool is_unschedulable(const core::Session& ssn, const core::JobInfo& job) {
   return !job.fit_errors.empty() && ssn.active_allocated_count(job) < job.min_member;
 }
 
-std::string render_json(const core::Session& ssn) {
+std::string render_json(const core::Session& ssn, const std::vector<events::Decision>* all_decisions) {
   ordered_json pods = ordered_json::array();
   for (uint32_t id : sorted_task_ids(ssn)) {
-    const core::TaskInfo& t = ssn.tasks[id];
+    // A pod consolidation moved is reported where it was pipelined (its stand-in's place).
+    const core::TaskInfo* moved = ssn.moved_to(id);
+    const core::TaskInfo& t = moved ? *moved : ssn.tasks[id];
     ordered_json p{{"namespace", t.pod->meta.namespace_},
                    {"name", t.pod->meta.name},
                    {"status", core::to_string(t.status)},
@@ -53,7 +57,7 @@ std::string render_json(const core::Session& ssn) {
     pods.push_back(std::move(p));
   }
   ordered_json decisions = ordered_json::array();
-  for (const auto& d : ssn.decisions) {
+  for (const auto& d : all_decisions ? *all_decisions : ssn.decisions) {
     decisions.push_back(ordered_json{{"seq", d.seq},
                                      {"action", d.action},
                                      {"kind", events::to_string(d.kind)},
@@ -95,7 +99,8 @@ std::string render_json(const core::Session& ssn) {
 std::string render_table(const core::Session& ssn) {
   std::vector<std::vector<std::string>> rows = {{"POD", "STATUS", "NODE", "GPU", "GPU-GROUP", "REASON"}};
   for (uint32_t id : sorted_task_ids(ssn)) {
-    const core::TaskInfo& t = ssn.tasks[id];
+    const core::TaskInfo* moved = ssn.moved_to(id);
+    const core::TaskInfo& t = moved ? *moved : ssn.tasks[id];
     std::string gpu;
     if (t.gpu.is_shared()) {
       char buf[32];

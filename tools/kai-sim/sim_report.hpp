@@ -8,7 +8,8 @@
 namespace kai::sim {
 
 /// The result document: pods, decisions, podGroups, queues. Byte-identical for the same session.
-std::string render_json(const core::Session& ssn);
+/// `decisions` defaults to the session's own (several rounds pass all of theirs).
+std::string render_json(const core::Session& ssn, const std::vector<events::Decision>* decisions = nullptr);
 
 /// One line per pod: POD, STATUS, NODE, GPU fraction, GPU group, reason.
 std::string render_table(const core::Session& ssn);

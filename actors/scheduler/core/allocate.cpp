@@ -5,8 +5,11 @@
 #include <functional>
 #include <numeric>
 
+#include "actors/scheduler/core/eviction.hpp"
+#include "actors/scheduler/core/grouping.hpp"
 #include "actors/scheduler/core/job_queue_tree.hpp"
 #include "actors/scheduler/core/node_fit.hpp"
+#include "k8s/model/time.hpp"
 
 namespace kai::core {
 namespace {
@@ -37,11 +40,11 @@ std::optional<std::string> capacity_rejection(const Session& ssn, const TaskInfo
   return std::nullopt;
 }
 
-bool place_on_node(Session& ssn, Statement& stmt, uint32_t task_id, uint32_t node_id) {
+bool place_on_node(Session& ssn, Statement& stmt, uint32_t task_id, uint32_t node_id, bool pipeline_only) {
   const TaskInfo& task = ssn.tasks[task_id];
   const NodeInfo& node = ssn.nodes[node_id];
   if (!task.gpu.is_shared()) {
-    if (fits_idle(task, node)) {
+    if (!pipeline_only && fits_idle(task, node)) {
       stmt.allocate(task_id, node_id);
     } else {
       stmt.pipeline(task_id, node_id);
@@ -61,7 +64,7 @@ bool place_on_node(Session& ssn, Statement& stmt, uint32_t task_id, uint32_t nod
   non_gpu.milli_gpu = 0;
   Resources idle = node.idle;
   idle.milli_gpu = 0;
-  bool pipelined = !non_gpu.fits_in(idle);
+  bool pipelined = pipeline_only || !non_gpu.fits_in(idle);
   std::vector<std::string> groups;
   for (int32_t k = 0; k < task.gpu.num_devices; ++k) {
     const GpuCandidate& cand = c.candidates[order[k]];
@@ -83,6 +86,7 @@ bool place_on_node(Session& ssn, Statement& stmt, uint32_t task_id, uint32_t nod
 template <class Accept>
 std::optional<uint32_t> walk_index(Session& ssn, const TaskInfo& task, const GpuFreeIndex& index, int64_t from,
                                    Accept accept) {
+  // `accept` also rules out the excluded node (see place_task).
   const std::vector<char>& mask = ssn.static_fit_mask(task);
   std::optional<uint32_t> fallback;
   for (auto it = index.lower_bound(from); it != index.end(); ++it) {
@@ -119,12 +123,15 @@ bool uses_gpu_fast_path(const Session& ssn, const TaskInfo& task) {
          (task.nominated_node.empty() || !ssn.honours_nominated_node);
 }
 
-bool allocate_task(Session& ssn, Statement& stmt, uint32_t task_id) {
+}  // namespace
+
+bool place_task(Session& ssn, Statement& stmt, uint32_t task_id, bool pipeline_only, int32_t excluded_node) {
   const TaskInfo& task = ssn.tasks[task_id];
   // The queue-capacity check depends on the node only through the GPU portion the task would take
   // there (gpu-memory is converted per node), so it is computed once per distinct portion.
   std::vector<std::pair<int64_t, bool>> capacity_by_portion;
   auto capacity_ok = [&](const NodeInfo& node) {
+    if (excluded_node != kNoNode && &node == &ssn.nodes[excluded_node]) return false;
     const int64_t portion = task.gpu.is_shared() ? shared_portion_on(task, node) : -1;
     for (const auto& [p, ok] : capacity_by_portion) {
       if (p == portion) return ok;
@@ -135,7 +142,7 @@ bool allocate_task(Session& ssn, Statement& stmt, uint32_t task_id) {
   };
   if (uses_gpu_fast_path(ssn, task)) {
     auto best = best_gpu_node(ssn, task, capacity_ok);
-    return best && place_on_node(ssn, stmt, task_id, *best);
+    return best && place_on_node(ssn, stmt, task_id, *best, pipeline_only);
   }
   std::vector<uint32_t> fitting;
   for (uint32_t n : ssn.statically_fitting_nodes(task)) {
@@ -159,10 +166,12 @@ bool allocate_task(Session& ssn, Statement& stmt, uint32_t task_id) {
       }
     }
     tried[best] = true;
-    if (place_on_node(ssn, stmt, task_id, fitting[best])) return true;
+    if (place_on_node(ssn, stmt, task_id, fitting[best], pipeline_only)) return true;
   }
   return false;
 }
+
+namespace {
 
 bool should_pipeline_job(const Session& ssn, const JobInfo& job) {
   for (const auto& ps : job.pod_sets) {
@@ -233,7 +242,7 @@ bool allocate_job(Session& ssn, Statement& stmt, uint32_t job_id, bool& pipeline
   }
   const auto cp = stmt.checkpoint();
   for (size_t i = 0; i < tasks.size(); ++i) {
-    if (allocate_task(ssn, stmt, tasks[i])) continue;
+    if (place_task(ssn, stmt, tasks[i], false)) continue;
     stmt.rollback(cp);
     const TaskInfo& task = ssn.tasks[tasks[i]];
     const std::string why = explain_task_fit(ssn, task);
@@ -282,13 +291,20 @@ void AllocateAction::execute(Session& ssn) {
       continue;
     }
     stmt.commit(std::string(name()), job.key);
-    if (!pipelined && !already_allocated) job.last_start = ssn.now();
+    if (!pipelined && !already_allocated) {
+      job.last_start = ssn.now();
+      ssn.annotation_updates[j][kLastStartAnnotation] = model::format_rfc3339(ssn.now());
+    }
     if (ssn.has_pending_tasks(job)) tree.push(j);
   }
 }
 
 std::unique_ptr<Action> make_action(std::string_view name) {
   if (name == "allocate") return std::make_unique<AllocateAction>();
+  if (name == "reclaim") return std::make_unique<ReclaimAction>();
+  if (name == "preempt") return std::make_unique<PreemptAction>();
+  if (name == "consolidation") return std::make_unique<ConsolidationAction>();
+  if (name == "stalegangeviction") return std::make_unique<StaleGangEvictionAction>();
   return nullptr;
 }
 

@@ -19,6 +19,10 @@ class AllocateAction final : public Action {
 /// it was and the job carries a fit error. `pipelined` says the job was placed on releasing resources.
 bool allocate_job(Session& ssn, Statement& stmt, uint32_t job, bool& pipelined);
 
+/// Places one task on the best node that takes it (allocated if it fits idle resources, else pipelined;
+/// always pipelined when `pipeline_only`), never on `excluded_node`. False when no node takes it.
+bool place_task(Session& ssn, Statement& stmt, uint32_t task, bool pipeline_only, int32_t excluded_node = kNoNode);
+
 /// Why no node takes `task`: KAI's message, e.g. "no nodes with enough resources were found:
 /// 2 node(s) didn't have enough resources: GPUs."
 std::string explain_task_fit(Session& ssn, const TaskInfo& task);

@@ -83,6 +83,10 @@ struct TaskInfo {
   int64_t creation = 0;
   std::string uid;
   std::string nominated_node;
+  /// A stand-in used by the eviction solver to hold the place a moved victim would take elsewhere; it
+  /// belongs to no job's task list and is never reported.
+  bool ghost = false;
+  int32_t ghost_of = -1;  ///< The task a ghost stands in for.
   bool is_cpu_only() const { return gpu.kind == GpuRequestKind::kNone; }
 };
 
@@ -112,10 +116,15 @@ struct JobInfo {
   int32_t min_member = 1;
   std::vector<PodSetInfo> pod_sets;
   std::vector<uint32_t> tasks;
+  /// Tasks in an active-allocated status, kept current by the session and the statement.
+  int32_t active_allocated = 0;
   /// Input errors that make the whole group unschedulable before any attempt (bad annotations...).
   std::vector<FitReason> invalid;
   std::vector<FitReason> fit_errors;
+  /// Unix seconds of the last start (annotation kai.scheduler/last-start-timestamp), set by allocate.
   std::optional<int64_t> last_start;
+  /// Since when the gang has been stale (annotation kai.scheduler/stale-podgroup-timestamp).
+  std::optional<int64_t> stale_since;
 };
 
 /// Per-resource queue quantities in scheduler units: GPU devices, CPU millicores, memory bytes.
@@ -138,6 +147,8 @@ struct QueueInfo {
   QueueQuantities allocated;
   QueueQuantities allocated_non_preemptible;
   QueueQuantities request;
+  std::optional<double> preempt_min_runtime;  ///< seconds; spec.preemptMinRuntime
+  std::optional<double> reclaim_min_runtime;  ///< seconds; spec.reclaimMinRuntime
   bool is_leaf() const { return children.empty(); }
 };
 

@@ -1,6 +1,7 @@
 #include "actors/scheduler/core/grouping.hpp"
 
 #include <map>
+#include <unordered_map>
 #include <set>
 #include <tuple>
 
@@ -48,9 +49,18 @@ std::vector<PodGroupAssignment> group_pods(const model::ClusterObjects& objects,
                                            const std::string& scheduler_name,
                                            const std::string& default_queue) {
   std::vector<PodGroupAssignment> out;
-  std::map<std::pair<std::string, std::string>, size_t> by_name;
+  // "namespace/name" -> index into out; '/' cannot occur in either part.
+  std::unordered_map<std::string, size_t> by_name;
+  by_name.reserve(objects.pod_groups.size() + objects.pods.size());
+  auto key_of = [](const std::string& ns, const std::string& name) {
+    std::string k;
+    k.reserve(ns.size() + name.size() + 1);
+    k.append(ns).push_back('/');
+    k.append(name);
+    return k;
+  };
   for (const auto& pg : objects.pod_groups) {
-    auto key = std::make_pair(pg.meta.namespace_, pg.meta.name);
+    auto key = key_of(pg.meta.namespace_, pg.meta.name);
     if (by_name.count(key)) continue;  // duplicate object: the first one wins
     by_name[key] = out.size();
     PodGroupAssignment a;
@@ -75,7 +85,7 @@ std::vector<PodGroupAssignment> group_pods(const model::ClusterObjects& objects,
       group_name = "pg-" + pod.meta.name + "-" + pod.meta.uid;
       synthesised = true;
     }
-    auto key = std::make_pair(pod.meta.namespace_, group_name);
+    auto key = key_of(pod.meta.namespace_, group_name);
     auto it = by_name.find(key);
     if (it == by_name.end()) {
       PodGroupAssignment a;
@@ -91,7 +101,7 @@ std::vector<PodGroupAssignment> group_pods(const model::ClusterObjects& objects,
       if (a.priority_class_name.empty()) a.priority_class_name = default_priority_class(owner);
       a.preemptibility = label(pod, kPreemptibilityLabel);
       a.creation_timestamp = pod.meta.creation_timestamp;
-      it = by_name.emplace(key, out.size()).first;
+      it = by_name.emplace(std::move(key), out.size()).first;
       out.push_back(std::move(a));
     }
     PodGroupAssignment& a = out[it->second];

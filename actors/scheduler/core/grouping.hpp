@@ -16,6 +16,8 @@ inline constexpr const char* kPodGroupNameAnnotation = "pod-group-name";
 inline constexpr const char* kQueueLabel = "kai.scheduler/queue";
 inline constexpr const char* kSubGroupLabel = "kai.scheduler/subgroup-name";
 inline constexpr const char* kPreemptibilityLabel = "kai.scheduler/preemptibility";
+inline constexpr const char* kLastStartAnnotation = "kai.scheduler/last-start-timestamp";
+inline constexpr const char* kStaleSinceAnnotation = "kai.scheduler/stale-podgroup-timestamp";
 
 struct PodGroupAssignment {
   std::string namespace_;

@@ -8,6 +8,7 @@
 #include "actors/scheduler/core/grouping.hpp"
 #include "actors/scheduler/core/node_accounting.hpp"
 #include "actors/scheduler/core/plugin.hpp"
+#include "k8s/model/time.hpp"
 
 namespace kai::core {
 namespace {
@@ -49,7 +50,10 @@ class SessionBuilder {
     build_jobs();
     account_foreign_pods();
     compute_cluster_total();
-    for (const auto& t : ssn_.tasks) ssn_.account_task_in_queue(t, +1);
+    for (const auto& t : ssn_.tasks) {
+      ssn_.account_task_in_queue(t, +1);
+      ssn_.jobs[t.job].active_allocated += is_active_allocated(t.status);
+    }
   }
 
  private:
@@ -205,6 +209,8 @@ class SessionBuilder {
       info.max_allowed = quantities(q.gpu, q.cpu, q.memory, &model::QueueResource::limit);
       info.over_quota_weight = quantities(q.gpu, q.cpu, q.memory, &model::QueueResource::over_quota_weight);
       info.over_quota_weight.memory = q.memory.over_quota_weight;
+      info.preempt_min_runtime = q.preempt_min_runtime_seconds;
+      info.reclaim_min_runtime = q.reclaim_min_runtime_seconds;
       for (const auto& e : q.errors) ssn_.warnings.push_back("queue " + q.meta.name + ": " + e.field + ": " + e.message);
       ssn_.queue_index[info.name] = static_cast<uint32_t>(ssn_.queues.size());
       ssn_.queues.push_back(std::move(info));
@@ -365,6 +371,15 @@ class SessionBuilder {
     return groups;
   }
 
+  std::optional<int64_t> timestamp_annotation(const model::PodGroup& pg, const char* key, const std::string& job) {
+    auto it = pg.meta.annotations.find(key);
+    if (it == pg.meta.annotations.end()) return std::nullopt;
+    auto t = model::parse_rfc3339(it->second);
+    if (t) return *t;
+    ssn_.warnings.push_back("pod group " + job + ": annotation " + key + ": " + t.message() + "; ignored");
+    return std::nullopt;
+  }
+
   void build_jobs() {
     auto groups = group_pods(objects_, ssn_.options().scheduler_name, ssn_.options().default_queue);
     for (auto& g : groups) {
@@ -384,6 +399,8 @@ class SessionBuilder {
         job.min_member = std::max(pg.min_member, 1);
         class_name = pg.priority_class_name;
         preemptibility = pg.preemptibility;
+        job.last_start = timestamp_annotation(pg, kLastStartAnnotation, job.key);
+        job.stale_since = timestamp_annotation(pg, kStaleSinceAnnotation, job.key);
         for (const auto& e : pg.errors) {
           job.invalid.push_back({"InvalidPodGroup", "PodGroup " + job.key + ": " + e.field + ": " + e.message});
         }
@@ -577,6 +594,25 @@ std::string Session::new_gpu_group_id() {
   return out;
 }
 
+const TaskInfo* Session::moved_to(uint32_t task) const {
+  for (auto it = tasks.rbegin(); it != tasks.rend() && it->ghost; ++it) {
+    if (it->ghost_of == static_cast<int32_t>(task) && it->status == PodStatus::kPipelined) return &*it;
+  }
+  return nullptr;
+}
+
+uint32_t Session::add_ghost(uint32_t task) {
+  TaskInfo ghost = tasks[task];
+  ghost.ghost = true;
+  ghost.status = PodStatus::kPending;
+  ghost.node = kNoNode;
+  ghost.gpu_groups.clear();
+  ghost.placed_portion = 0;
+  ghost.ghost_of = static_cast<int32_t>(task);
+  tasks.push_back(std::move(ghost));
+  return static_cast<uint32_t>(tasks.size() - 1);
+}
+
 void Session::record(events::Decision d) {
   d.seq = decisions.size() + 1;
   decisions.push_back(std::move(d));
@@ -605,11 +641,7 @@ bool Session::pod_set_less(const JobInfo& job, const PodSetInfo& a, const PodSet
   return a.name < b.name;
 }
 
-int32_t Session::active_allocated_count(const JobInfo& job) const {
-  int32_t n = 0;
-  for (uint32_t t : job.tasks) n += is_active_allocated(tasks[t].status);
-  return n;
-}
+int32_t Session::active_allocated_count(const JobInfo& job) const { return job.active_allocated; }
 
 int32_t Session::active_used_count(const JobInfo& job) const {
   int32_t n = 0;
@@ -676,9 +708,18 @@ QueueQuantities Session::queue_request_of(std::span<const uint32_t> task_ids) co
   return q;
 }
 
+QueueQuantities Session::allocated_quantities(const TaskInfo& task) const {
+  QueueQuantities q;
+  q.cpu = static_cast<double>(task.req.milli_cpu);
+  q.memory = static_cast<double>(task.req.memory);
+  q.gpu = static_cast<double>(task.req.milli_gpu) / 1000.0;
+  if (task.gpu.is_shared()) q.gpu += static_cast<double>(task.placed_portion) * task.gpu.num_devices / 1000.0;
+  return q;
+}
+
 void Session::account_task_in_queue(const TaskInfo& task, int sign) {
   const JobInfo& job = jobs[task.job];
-  if (job.queue == kNoQueue) return;
+  if (job.queue == kNoQueue || task.ghost) return;
   QueueQuantities q;
   q.cpu = static_cast<double>(task.req.milli_cpu);
   q.memory = static_cast<double>(task.req.memory);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -30,6 +31,11 @@ struct SessionOptions {
   std::string scheduler_name = "kai-scheduler";
   /// Queue for bare pods without the queue label. Default: default-queue.
   std::string default_queue = "default-queue";
+  /// Victim jobs one consolidation may move (--max-consolidation-preemptees); 0 disables it. Default: 16.
+  int32_t max_consolidation_preemptees = 16;
+  /// How long a gang may stay below minMember before its pods are evicted
+  /// (--default-staleness-grace-period); negative = never. Default: 60 s.
+  int64_t stale_grace_period_seconds = 60;
 };
 
 /// A candidate device for a shared-GPU task: an existing group, or a whole device (new group).
@@ -64,9 +70,23 @@ using TaskCapacityFn =
     std::function<std::optional<std::string>(const TaskInfo& task, const NodeInfo& node)>;
 /// Statement event handlers keep plugin state (queue usage) in sync.
 using AllocateEventFn = std::function<void(const TaskInfo& task, int sign)>;
+/// Whether `victim` may lose pods to `preemptor` in `action` now (minruntime); elastic victims pass
+/// `core` = false when only their pods beyond minAvailable are asked for.
+using VictimFilterFn = std::function<bool(const std::string& action, const JobInfo& preemptor, const JobInfo& victim,
+                                          bool core)>;
+/// Validates a reclaim scenario: `victims` (task ids) are to be evicted so that `reclaimer` gets `request`.
+/// `still_placed` says the victims are not evicted yet (a probe before the search).
+using ReclaimValidatorFn = std::function<bool(const JobInfo& reclaimer, const QueueQuantities& request,
+                                              std::span<const uint32_t> victims, bool still_placed)>;
+/// Whether a job may reclaim at all (proportion's CanReclaimResources).
+using CanReclaimFn = std::function<bool(const JobInfo& job, const QueueQuantities& request)>;
+/// Words for an eviction: KAI's message for `victim` evicted in `action` for `preemptor`.
+using EvictionMessageFn =
+    std::function<std::string(const std::string& action, const JobInfo& preemptor, const JobInfo& victim)>;
 
 class Statement;
 class Plugin;
+struct VictimPool;
 
 class Session {
  public:
@@ -91,6 +111,9 @@ class Session {
   /// Smallest per-device GPU memory over nodes with more than 100 MiB, default 100 (§4.2).
   int64_t min_node_gpu_memory_mib = 100;
   std::vector<std::string> warnings;  ///< Input problems that are not tied to one pod group.
+  /// PodGroup annotations the session wants written (KAI writes them at session close), by job id:
+  /// name -> value, or nullopt to remove it.
+  std::map<uint32_t, std::map<std::string, std::optional<std::string>>> annotation_updates;
 
   // --- plugin hooks, filled by plugins in on_session_open ---
   std::vector<JobOrderFn> job_order_fns;
@@ -104,6 +127,10 @@ class Session {
   std::vector<JobCapacityFn> job_capacity_fns;
   std::vector<TaskCapacityFn> task_capacity_fns;
   std::vector<AllocateEventFn> allocate_event_fns;
+  std::vector<VictimFilterFn> victim_filter_fns;
+  std::vector<ReclaimValidatorFn> reclaim_validator_fns;
+  std::vector<CanReclaimFn> can_reclaim_fns;
+  EvictionMessageFn reclaim_message_fn;
 
   /// GPU nodes by (free GPUs, name); the statement keeps it current.
   GpuFreeIndex gpu_free_index;
@@ -117,6 +144,8 @@ class Session {
   bool prefers_idle_nodes = false;
   bool honours_nominated_node = false;
   bool prefers_shared_groups = false;  ///< gpusharingorder is configured
+  /// The eviction actions' victim order, cached while nothing is committed (eviction.cpp).
+  std::shared_ptr<VictimPool> victim_pool;
 
   // --- ordering helpers over the hooks ---
   bool job_less(const JobInfo& a, const JobInfo& b) const;
@@ -142,11 +171,19 @@ class Session {
   /// Sum of the requests of `task_ids` in queue units (GPU devices incl. fractions, millicores, bytes).
   QueueQuantities queue_request_of(std::span<const uint32_t> task_ids) const;
 
+  /// Appends a ghost copy of `task` (see TaskInfo::ghost) and returns its id.
+  uint32_t add_ghost(uint32_t task);
+  /// The pipelined ghost of an evicted task that consolidation moved elsewhere, or null.
+  const TaskInfo* moved_to(uint32_t task) const;
+
   /// A new GPU-group id: a UUID drawn from the seeded generator (deterministic per seed).
   std::string new_gpu_group_id();
 
   /// Commits decisions in order (called by Statement::commit).
   void record(events::Decision d);
+
+  /// What a placed task counts in its queue's allocation (GPU devices incl. its portions, millicores, bytes).
+  QueueQuantities allocated_quantities(const TaskInfo& task) const;
 
   /// Queue usage bookkeeping shared by the statement and the proportion plugin.
   void account_task_in_queue(const TaskInfo& task, int sign);

@@ -1,5 +1,7 @@
 #include "actors/scheduler/core/statement.hpp"
 
+#include <unordered_set>
+
 #include "actors/scheduler/core/node_accounting.hpp"
 
 namespace kai::core {
@@ -11,6 +13,7 @@ void Statement::set_state(uint32_t task_id, const TaskState& state) {
   const int32_t old_node = task.node;
   if (task.node != kNoNode && is_active_used(task.status)) node_remove_task(ssn_.nodes[task.node], task);
   ssn_.account_task_in_queue(task, -1);
+  if (!task.ghost) ssn_.jobs[task.job].active_allocated -= is_active_allocated(task.status);
   for (const auto& fn : ssn_.allocate_event_fns) fn(task, -1);
   task.status = state.status;
   task.node = state.node;
@@ -18,6 +21,7 @@ void Statement::set_state(uint32_t task_id, const TaskState& state) {
   task.placed_portion = state.placed_portion;
   if (task.node != kNoNode && is_active_used(task.status)) node_add_task(ssn_.nodes[task.node], task);
   ssn_.account_task_in_queue(task, +1);
+  if (!task.ghost) ssn_.jobs[task.job].active_allocated += is_active_allocated(task.status);
   for (const auto& fn : ssn_.allocate_event_fns) fn(task, +1);
   for (int32_t n : {old_node, task.node == old_node ? kNoNode : task.node}) {
     if (n == kNoNode) continue;
@@ -72,10 +76,9 @@ void Statement::commit(const std::string& action, const std::string& by) {
   // final state, at the position of its first operation.
   std::vector<uint32_t> order;
   std::vector<const Op*> first_op;
+  std::unordered_set<uint32_t> seen;
   for (const auto& op : ops_) {
-    bool seen = false;
-    for (uint32_t t : order) seen = seen || t == op.task;
-    if (!seen) {
+    if (seen.insert(op.task).second) {
       order.push_back(op.task);
       first_op.push_back(&op);
     }

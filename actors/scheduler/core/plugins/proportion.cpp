@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 
 #include "actors/scheduler/core/node_fit.hpp"
@@ -159,6 +160,160 @@ class ProportionPlugin final : public Plugin {
     if (auto it = config.arguments.find("kValue"); it != config.arguments.end()) {
       k_value_ = std::strtod(it->second.c_str(), nullptr);
     }
+    // KAI spells the argument "relcaimerSaturationMultiplier"; its docs say reclaimerUtilizationMultiplier.
+    for (const char* key : {"relcaimerSaturationMultiplier", "reclaimerSaturationMultiplier",
+                            "reclaimerUtilizationMultiplier"}) {
+      if (auto it = config.arguments.find(key); it != config.arguments.end()) {
+        saturation_multiplier_ = std::max(1.0, std::strtod(it->second.c_str(), nullptr));
+      }
+    }
+  }
+
+  /// CanReclaimResources: the reclaimer's queue stays within its fair share with the request added; a
+  /// non-preemptible reclaimer also within its deserved quota.
+  static bool can_reclaim(const Session& ssn, const JobInfo& job, const QueueQuantities& req) {
+    if (job.queue == kNoQueue) return false;
+    const QueueInfo& q = ssn.queues[job.queue];
+    for (Field r : kResources) {
+      if (q.allocated.*r + req.*r > q.fair_share.*r + kEpsilon) return false;
+      if (!job.preemptible && q.deserved.*r != -1 && q.allocated_non_preemptible.*r + req.*r > q.deserved.*r + kEpsilon) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  static std::vector<int32_t> path_of(const Session& ssn, int32_t leaf) {
+    std::vector<int32_t> path;
+    for (int32_t q = leaf; q != kNoQueue; q = ssn.queues[q].parent) path.push_back(q);
+    std::reverse(path.begin(), path.end());  // root first
+    return path;
+  }
+
+  static bool all_le(const QueueQuantities& a, const QueueQuantities& b) {
+    for (Field r : kResources) {
+      if (b.*r != -1 && a.*r > b.*r + kEpsilon) return false;
+    }
+    return true;
+  }
+
+  /// The Reclaimable check of §4.6: each victim entry must come from a queue (at the first level where
+  /// the reclaimer's and the victim's paths part) that is above its allocatable share
+  /// (MaintainFairShare), or the reclaimer must be within its deserved quota while the victim is above
+  /// its own (GuaranteeDeservedQuota); then no sibling on the reclaimer's path may end up relatively
+  /// less served than the reclaimer.
+  static bool reclaimable(const Session& ssn, const JobInfo& reclaimer, const QueueQuantities& req,
+                          std::span<const uint32_t> victims, double multiplier, bool still_placed = false) {
+    if (reclaimer.queue == kNoQueue) return false;
+    const std::vector<int32_t> rpath = path_of(ssn, reclaimer.queue);
+    // Entries: per victim job, its tasks beyond minAvailable one by one, the rest together.
+    std::map<uint32_t, std::vector<uint32_t>> by_job;
+    for (uint32_t t : victims) by_job[ssn.tasks[t].job].push_back(t);
+    // The victims are already evicted in the statement, so queue allocations no longer include them:
+    // the check starts from the allocation before the scenario (current + what the victims held).
+    struct VictimEntries {
+      size_t level;
+      std::vector<int32_t> vpath;
+      std::vector<QueueQuantities> entries;
+    };
+    std::vector<VictimEntries> plan;
+    std::map<int32_t, QueueQuantities> taken;  // by queue, all levels of the victims' paths
+    for (const auto& [job_id, tasks] : by_job) {
+      const JobInfo& victim = ssn.jobs[job_id];
+      VictimEntries v{0, path_of(ssn, victim.queue), {}};
+      while (v.level < rpath.size() && v.level < v.vpath.size() && rpath[v.level] == v.vpath[v.level]) ++v.level;
+      if (v.level >= v.vpath.size() || v.level >= rpath.size()) return false;  // same queue: not a reclaim
+      // Pods beyond minAvailable go one by one, the rest of the gang together.
+      const int32_t before =
+          ssn.active_allocated_count(victim) + (still_placed ? 0 : static_cast<int32_t>(tasks.size()));
+      const int32_t extras = std::max(0, before - victim.min_member);
+      QueueQuantities core;
+      bool has_core = false;
+      for (size_t i = 0; i < tasks.size(); ++i) {
+        const QueueQuantities q = ssn.allocated_quantities(ssn.tasks[tasks[i]]);
+        for (size_t l = v.level; l < v.vpath.size(); ++l) taken[v.vpath[l]] = plus(taken[v.vpath[l]], q);
+        if (static_cast<int32_t>(i) < extras) {
+          v.entries.push_back(q);
+        } else {
+          core = plus(core, q);
+          has_core = true;
+        }
+      }
+      if (has_core) v.entries.push_back(core);
+      plan.push_back(std::move(v));
+    }
+    std::map<int32_t, QueueQuantities> remaining;  // leveled reclaimee queues
+    for (const VictimEntries& v : plan) {
+      const int32_t leveled = v.vpath[v.level];
+      const QueueInfo& reclaimee = ssn.queues[leveled];
+      const QueueInfo& reclaimer_level = ssn.queues[rpath[v.level]];
+      auto [it, inserted] =
+          remaining.try_emplace(leveled, still_placed ? reclaimee.allocated : plus(reclaimee.allocated, taken[leveled]));
+      QueueQuantities& rem = it->second;
+      QueueQuantities allocatable;
+      for (Field r : kResources) allocatable.*r = allocatable_share(ssn, reclaimee, r);
+      for (const QueueQuantities& e : v.entries) {
+        const bool maintain_fair_share = !all_le(rem, allocatable);
+        const bool guarantee_deserved =
+            all_le(plus(reclaimer_level.allocated, req), reclaimer_level.deserved) && !all_le(rem, reclaimee.deserved);
+        if (!maintain_fair_share && !guarantee_deserved) return false;
+        for (Field r : kResources) rem.*r -= e.*r;
+      }
+    }
+    if (!reclaimer.preemptible) {
+      for (int32_t q : rpath) {
+        const QueueInfo& qi = ssn.queues[q];
+        for (Field r : kResources) {
+          if (qi.deserved.*r != -1 && qi.allocated_non_preemptible.*r + req.*r > qi.deserved.*r + kEpsilon) return false;
+        }
+      }
+    }
+    // Siblings that lose resources must not end up relatively less served than the reclaimer.
+    auto ratio = [](double a, double f) {
+      if (f == 0) return a > 0 ? std::numeric_limits<double>::infinity() : 0.0;
+      return f == -1 ? 0.0 : a / f;
+    };
+    for (int32_t q : rpath) {
+      const QueueInfo& mine = ssn.queues[q];
+      const std::vector<uint32_t> roots = mine.parent == kNoQueue ? root_queues(ssn) : std::vector<uint32_t>{};
+      const std::vector<uint32_t>& siblings = mine.parent == kNoQueue ? roots : ssn.queues[mine.parent].children;
+      for (uint32_t s : siblings) {
+        if (static_cast<int32_t>(s) == q || !taken.count(static_cast<int32_t>(s))) continue;
+        const QueueInfo& sib = ssn.queues[s];
+        const QueueQuantities& lost = taken.at(static_cast<int32_t>(s));
+        for (Field r : kResources) {
+          if (lost.*r <= 0 && req.*r <= 0) continue;
+          // sib.allocated already excludes what the victims held.
+          const double mine_ratio = ratio(mine.allocated.*r + req.*r, mine.fair_share.*r);
+          const double sib_ratio = ratio(sib.allocated.*r - (still_placed ? lost.*r : 0), sib.fair_share.*r);
+          if (mine_ratio > 1 && sib.fair_share.*r > 0 && mine_ratio * multiplier >= sib_ratio) return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  static std::vector<uint32_t> root_queues(const Session& ssn) {
+    std::vector<uint32_t> roots;
+    for (uint32_t i = 0; i < ssn.queues.size(); ++i) {
+      if (ssn.queues[i].parent == kNoQueue) roots.push_back(i);
+    }
+    return roots;
+  }
+
+  static std::string queue_line(const QueueInfo& q) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%s uses %g GPUs with a quota of %g GPUs, fair-share of %g GPUs and queue priority of %d.",
+                  q.name.c_str(), q.allocated.gpu, q.deserved.gpu, q.fair_share.gpu, q.priority);
+    return buf;
+  }
+
+  /// KAI's reclaim message: who took the resources, then both queues' usage, quota, fair share, priority.
+  static std::string reclaim_message(const Session& ssn, const JobInfo& reclaimer, const JobInfo& victim) {
+    std::string m = "Pod group " + victim.key + " was reclaimed by " + reclaimer.key + ".";
+    if (victim.queue != kNoQueue) m += "\n" + queue_line(ssn.queues[victim.queue]);
+    if (reclaimer.queue != kNoQueue) m += "\n" + queue_line(ssn.queues[reclaimer.queue]);
+    return m;
   }
   std::string_view name() const override { return "proportion"; }
 
@@ -176,6 +331,17 @@ class ProportionPlugin final : public Plugin {
     ssn.job_capacity_fns.push_back([&ssn](const JobInfo& job, std::span<const uint32_t> tasks) {
       return check_capacity(ssn, job, ssn.queue_request_of(tasks));
     });
+    ssn.can_reclaim_fns.push_back([&ssn](const JobInfo& job, const QueueQuantities& req) {
+      return can_reclaim(ssn, job, req);
+    });
+    ssn.reclaim_validator_fns.push_back(
+        [this, &ssn](const JobInfo& job, const QueueQuantities& req, std::span<const uint32_t> victims,
+                     bool still_placed) {
+          return reclaimable(ssn, job, req, victims, saturation_multiplier_, still_placed);
+        });
+    ssn.reclaim_message_fn = [&ssn](const std::string&, const JobInfo& reclaimer, const JobInfo& victim) {
+      return reclaim_message(ssn, reclaimer, victim);
+    };
     ssn.task_capacity_fns.push_back([&ssn](const TaskInfo& task, const NodeInfo& node) -> std::optional<std::string> {
       QueueQuantities req;
       req.cpu = static_cast<double>(task.req.milli_cpu);
@@ -263,6 +429,7 @@ class ProportionPlugin final : public Plugin {
 
  private:
   double k_value_ = 1.0;
+  double saturation_multiplier_ = 1.0;
 };
 
 }  // namespace

@@ -5,8 +5,7 @@ namespace {
 
 /// Plugins of KAI's default configuration whose work happens outside the allocate session here:
 /// `dynamicresources` and `topology` (their required constraints are refused at session build, see
-/// contracts.md §9), `minruntime` (victim protection in reclaim / preempt), `snapshot` (the daemon's
-/// /get-snapshot endpoint). They are accepted by name so that KAI configurations load unchanged.
+/// contracts.md §9) and `snapshot` (the daemon's /get-snapshot endpoint, not built yet). They are accepted by name so that KAI configurations load unchanged.
 class AcceptedPlugin final : public Plugin {
  public:
   explicit AcceptedPlugin(std::string name) : name_(std::move(name)) {}
@@ -24,7 +23,8 @@ void register_builtin_plugins(PluginRegistry& registry) {
   plugins::register_node_order_plugins(registry);
   plugins::register_predicates_plugin(registry);
   plugins::register_proportion_plugin(registry);
-  for (const char* name : {"dynamicresources", "minruntime", "topology", "snapshot"}) {
+  plugins::register_min_runtime_plugin(registry);
+  for (const char* name : {"dynamicresources", "topology", "snapshot"}) {
     registry.add(name, [name](const PluginConfig&) { return std::make_unique<AcceptedPlugin>(name); });
   }
 }

@@ -1,0 +1,81 @@
+#pragma once
+// The eviction actions (kai-behaviour.md §4.5, §4.7): reclaim (from other queues over their fair share),
+// preempt (lower priority in the same queue) and consolidation (move pods to make room), sharing one
+// victim solver.
+
+#include <cstdint>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "actors/scheduler/core/action.hpp"
+#include "actors/scheduler/core/statement.hpp"
+
+namespace kai::core {
+
+/// A unit of eviction: an elastic victim's pods beyond minAvailable go one at a time; the rest of a
+/// victim job (its gang core) goes together, because a gang cut below minMember is useless.
+struct VictimEntry {
+  uint32_t job = 0;
+  std::vector<uint32_t> tasks;
+  bool core = false;
+};
+
+/// Every possible victim entry of a session, in victim order, with each queue's entries indexed.
+struct VictimPool {
+  std::vector<VictimEntry> entries;
+  std::vector<std::vector<uint32_t>> by_queue;  ///< per queue id: entry indexes, in victim order
+  size_t built_at_decision = 0;                        ///< ssn.decisions.size() when built
+  size_t limit = SIZE_MAX;                             ///< victim jobs ordered (the first `limit`)
+};
+
+/// The entries of a victim job in eviction order (extras in reverse task order, then the core).
+std::vector<VictimEntry> victim_entries(const Session& ssn, uint32_t job);
+
+struct SolverOptions {
+  std::string action;
+  /// Every evicted pod must find a place elsewhere (consolidation).
+  bool victims_must_move = false;
+  /// At most this many victim jobs; negative = unlimited.
+  int32_t max_victim_jobs = -1;
+  /// Final check of a scenario (reclaimable, ...), given the task ids to evict.
+  std::function<bool(std::span<const uint32_t> victims)> validate;
+  /// The eviction message for a victim job.
+  std::function<std::string(const JobInfo& victim)> message;
+};
+
+/// Finds victims among `entries` (in victim order) whose eviction lets `preemptor`'s next tasks be
+/// pipelined, keeping only victims on the nodes the preemptor uses. On success the statement holds
+/// the evictions and the pipelined tasks; on failure it is rolled back.
+bool solve_with_victims(Session& ssn, Statement& stmt, uint32_t preemptor,
+                        const std::vector<const VictimEntry*>& entries,
+                        const SolverOptions& options);
+
+class ReclaimAction final : public Action {
+ public:
+  std::string_view name() const override { return "reclaim"; }
+  void execute(Session& ssn) override;
+};
+
+class PreemptAction final : public Action {
+ public:
+  std::string_view name() const override { return "preempt"; }
+  void execute(Session& ssn) override;
+};
+
+class ConsolidationAction final : public Action {
+ public:
+  std::string_view name() const override { return "consolidation"; }
+  void execute(Session& ssn) override;
+};
+
+class StaleGangEvictionAction final : public Action {
+ public:
+  std::string_view name() const override { return "stalegangeviction"; }
+  void execute(Session& ssn) override;
+};
+
+}  // namespace kai::core
