@@ -1,0 +1,134 @@
+#pragma once
+// kai-apiserver: an in-process Kubernetes API server for tests, the demo and kubectl (contracts.md §7).
+// HTTPS with a self-signed certificate made at start, plain HTTP, bearer-token authentication and a
+// kubeconfig file for clients, all on loopback. Plain C++ interface: Beast and nlohmann stay inside
+// the library (contracts.md §11).
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "k8s/model/status.hpp"
+
+namespace kai::apiserver {
+
+/// Optional cost model, so that end-to-end figures do not flatter the client: every request takes
+/// `service_time` of one of `max_in_flight` servers (an M/D/k queue). Requests wait for a server; the
+/// response is written after the request has been served.
+struct CostModel {
+  /// Service time per request. Default: 0 (free).
+  std::chrono::microseconds service_time{0};
+  /// Requests served at once. Default: 0 (unlimited; service_time is then pure latency).
+  int max_in_flight = 0;
+};
+
+/// Fault injection. Counters apply to the next N API requests (not /debug, discovery or health paths)
+/// whose path contains `match`.
+struct Faults {
+  /// Only requests whose path contains this string. Default: "" (all).
+  std::string match;
+  /// Extra latency of every matching request. Default: 0.
+  std::chrono::milliseconds delay{0};
+  /// Answer the next N requests with 429 TooManyRequests and `Retry-After`. Default: 0.
+  int too_many_requests = 0;
+  /// Seconds in the Retry-After header of a 429. Default: 1.
+  int retry_after_seconds = 1;
+  /// Answer the next N requests with 500 InternalError. Default: 0.
+  int internal_errors = 0;
+  /// The next N watches start with a 410 Expired ERROR event, as when their resourceVersion is too
+  /// old. Default: 0.
+  int expire_watches = 0;
+  /// The next N non-watch responses send their headers and half of their body, then close. Default: 0.
+  int close_mid_body = 0;
+};
+
+/// Settings of the server. Every field has a usable default.
+struct ServerOptions {
+  /// Where the certificate, key, CA and kubeconfig are written. Default: "" (a fresh directory
+  /// under $TMPDIR, removed by the destructor).
+  std::string data_dir;
+  /// CustomResourceDefinition YAML files loaded at start (every *.yaml / *.yml). Default: "" (none).
+  std::string crd_dir;
+  /// HTTPS port on 127.0.0.1. Default: 0 (ephemeral).
+  uint16_t https_port = 0;
+  /// Also serve plain HTTP. Default: true.
+  bool http = true;
+  /// Plain HTTP port on 127.0.0.1. Default: 0 (ephemeral).
+  uint16_t http_port = 0;
+  /// Bearer token clients must send. Default: "" (a random token).
+  std::string token;
+  /// Kubelet stand-in: bound pods become Running, graceful deletions are confirmed. Default: false.
+  bool kubelet = false;
+  /// Delay of each kubelet stand-in action. Default: 50 ms.
+  std::chrono::milliseconds kubelet_delay{50};
+  /// Watch events kept for resuming watches; older resourceVersions get 410. Default: 10000.
+  size_t history_limit = 10000;
+  /// Period of BOOKMARK events to watches that allow them. Default: 1 s.
+  std::chrono::milliseconds bookmark_interval{1000};
+  /// Largest request body; larger ones get 413 (the real server's limit). Default: 3 MiB.
+  size_t max_body_bytes = 3 * 1024 * 1024;
+  /// Cost model. Default: free.
+  CostModel cost;
+};
+
+/// The test API server. Construct, start(), use, and destroy (or stop()).
+class ApiServer {
+ public:
+  explicit ApiServer(ServerOptions options = {});
+  ~ApiServer();
+  ApiServer(const ApiServer&) = delete;
+  ApiServer& operator=(const ApiServer&) = delete;
+
+  /// Writes the certificate and kubeconfig, loads the CRDs, binds the ports and starts serving.
+  model::Status start();
+  /// Stops serving and closes every connection. Idempotent.
+  void stop();
+
+  /// "https://127.0.0.1:<port>".
+  std::string https_url() const;
+  /// "http://127.0.0.1:<port>", or "" when plain HTTP is off.
+  std::string http_url() const;
+  uint16_t https_port() const;
+  uint16_t http_port() const;
+  /// The kubeconfig written for clients (server URL, certificate-authority, token).
+  std::string kubeconfig_path() const;
+  /// The PEM certificate clients verify the server with.
+  std::string ca_path() const;
+  /// The bearer token (never logged).
+  const std::string& token() const;
+
+  /// Replaces the fault-injection settings (counters start again).
+  void set_faults(const Faults& faults);
+  /// Closes every open watch stream abruptly (no final chunk), as a server restart would.
+  void drop_watches();
+  /// Replaces the cost model.
+  void set_cost_model(const CostModel& cost);
+  /// Turns the kubelet stand-in on or off.
+  void set_kubelet(bool on);
+  /// Forgets the watch history: every watch from an earlier resourceVersion gets 410.
+  void compact_history();
+
+  /// Requests served, keyed "verb resource" ("create pods", "create pods/binding", "watch nodes",
+  /// "list queues.scheduling.run.ai"); also "total".
+  std::map<std::string, uint64_t> request_counts() const;
+  /// Sets every request counter to zero.
+  void reset_request_counts();
+  /// The current global resourceVersion.
+  uint64_t resource_version() const;
+  /// Open watch streams.
+  size_t watch_count() const;
+  /// Stored objects of all kinds.
+  size_t object_count() const;
+
+  /// Creates an object without HTTP (a JSON or YAML document; kind/apiVersion pick the resource).
+  /// Returns the stored object as JSON, or the Status message of the failure.
+  model::Result<std::string> create_object(const std::string& document);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kai::apiserver

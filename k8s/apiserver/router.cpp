@@ -1,0 +1,586 @@
+#include "k8s/apiserver/router.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "k8s/apiserver/table.hpp"
+#include "k8s/model/json_codec.hpp"
+
+namespace kai::apiserver {
+namespace {
+
+std::string url_decode(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '+') {
+      out += ' ';
+    } else if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+               std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+std::map<std::string, std::string> parse_query(const std::string& q) {
+  std::map<std::string, std::string> out;
+  size_t pos = 0;
+  while (pos < q.size()) {
+    size_t amp = q.find('&', pos);
+    std::string kv = q.substr(pos, amp == std::string::npos ? std::string::npos : amp - pos);
+    size_t eq = kv.find('=');
+    if (!kv.empty()) {
+      out[url_decode(kv.substr(0, eq))] = eq == std::string::npos ? "" : url_decode(kv.substr(eq + 1));
+    }
+    if (amp == std::string::npos) break;
+    pos = amp + 1;
+  }
+  return out;
+}
+
+std::vector<std::string> split_path(const std::string& path) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos < path.size()) {
+    size_t slash = path.find('/', pos);
+    std::string seg = path.substr(pos, slash == std::string::npos ? std::string::npos : slash - pos);
+    if (!seg.empty()) out.push_back(url_decode(seg));
+    if (slash == std::string::npos) break;
+    pos = slash + 1;
+  }
+  return out;
+}
+
+HttpResponse json_response(int status, const Json& body) {
+  HttpResponse r;
+  r.status = status;
+  r.body = body.dump();
+  return r;
+}
+
+HttpResponse error_response(const ApiError& e) {
+  return json_response(e.code, e.status());
+}
+
+ApiError path_not_found() {
+  return {404, "NotFound", "the server could not find the requested resource"};
+}
+
+ApiError method_not_allowed() {
+  return {405, "MethodNotAllowed", "the server does not allow this method on the requested resource"};
+}
+
+bool is_true(const std::map<std::string, std::string>& q, const char* key) {
+  auto it = q.find(key);
+  return it != q.end() && (it->second == "true" || it->second == "1");
+}
+
+std::string query_or(const std::map<std::string, std::string>& q, const char* key,
+                     const std::string& def = "") {
+  auto it = q.find(key);
+  return it == q.end() ? def : it->second;
+}
+
+/// Reads a request body as JSON, or YAML when the content type says so.
+Json parse_body(const HttpRequest& req) {
+  const std::string ct = req.content_type.substr(0, req.content_type.find(';'));
+  if (ct == "application/yaml") {
+    auto j = model::yaml_to_json(req.body);
+    if (!j.is_ok()) throw bad_request("error converting YAML to JSON: " + j.message());
+    return j.value();
+  }
+  if (!ct.empty() && ct != "application/json" && ct != "*/*") {
+    throw ApiError(415, "UnsupportedMediaType",
+                   "the body of the request was in an unknown format - accepted media types include: "
+                   "application/json, application/yaml, application/vnd.kubernetes.protobuf");
+  }
+  Json j = Json::parse(req.body, nullptr, false);
+  if (j.is_discarded()) {
+    throw bad_request(
+        "the request body could not be decoded: invalid JSON (Object 'Kind' is missing or the "
+        "document is malformed)");
+  }
+  return j;
+}
+
+Json resource_entry(const std::string& name, const std::string& singular, bool namespaced,
+                    const std::string& kind, std::vector<std::string> verbs,
+                    const std::vector<std::string>& short_names) {
+  Json e = {{"name", name},
+            {"singularName", singular},
+            {"namespaced", namespaced},
+            {"kind", kind},
+            {"verbs", std::move(verbs)}};
+  if (!short_names.empty()) e["shortNames"] = short_names;
+  return e;
+}
+
+const std::vector<std::string> kAllVerbs = {"create", "delete", "deletecollection", "get",
+                                            "list",   "patch",  "update",           "watch"};
+
+}  // namespace
+
+Router::Router(ServerOptions options, std::string token)
+    : options_(options),
+      token_(std::move(token)),
+      store_(StoreOptions{options.history_limit, options.bookmark_interval, options.kubelet,
+                          options.kubelet_delay}),
+      cost_(options.cost) {}
+
+void Router::set_faults(const Faults& f) {
+  std::lock_guard lock(mu_);
+  faults_ = f;
+}
+
+void Router::set_cost_model(const CostModel& c) {
+  std::lock_guard lock(mu_);
+  cost_ = c;
+  slots_.clear();
+}
+
+std::map<std::string, uint64_t> Router::counts() const {
+  std::lock_guard lock(mu_);
+  return counts_;
+}
+
+void Router::reset_counts() {
+  std::lock_guard lock(mu_);
+  counts_.clear();
+}
+
+void Router::count(const std::string& key) {
+  std::lock_guard lock(mu_);
+  ++counts_[key];
+  ++counts_["total"];
+}
+
+bool Router::fault_applies(const std::string& path) const {
+  if (path.rfind("/api/", 0) != 0 && path.rfind("/apis/", 0) != 0) return false;
+  return faults_.match.empty() || path.find(faults_.match) != std::string::npos;
+}
+
+std::chrono::microseconds Router::delay_for(const HttpRequest& req) {
+  const std::string path = req.target.substr(0, req.target.find('?'));
+  if (path.rfind("/debug/", 0) == 0) return std::chrono::microseconds{0};
+  std::lock_guard lock(mu_);
+  std::chrono::microseconds d{0};
+  if (fault_applies(path)) d += faults_.delay;
+  if (cost_.service_time.count() > 0) {
+    // M/D/k: the request takes the server that frees first and leaves service_time later.
+    const auto now = std::chrono::steady_clock::now();
+    if (cost_.max_in_flight <= 0) return d + cost_.service_time;
+    if (slots_.size() != static_cast<size_t>(cost_.max_in_flight)) slots_.assign(cost_.max_in_flight, now);
+    auto slot = std::min_element(slots_.begin(), slots_.end());
+    const auto begin = std::max(now, *slot);
+    *slot = begin + cost_.service_time;
+    d += std::chrono::duration_cast<std::chrono::microseconds>(*slot - now);
+  }
+  return d;
+}
+
+HttpResponse Router::handle(const HttpRequest& req) {
+  const size_t q = req.target.find('?');
+  const std::string path = req.target.substr(0, q);
+  const auto query = parse_query(q == std::string::npos ? "" : req.target.substr(q + 1));
+  try {
+    static const std::set<std::string> kPublic = {"/healthz", "/readyz", "/livez", "/version"};
+    if (!kPublic.count(path) && req.authorization != "Bearer " + token_) {
+      return json_response(401, ApiError(401, "Unauthorized", "Unauthorized").status());
+    }
+    if (path.rfind("/debug/", 0) == 0) return debug(req, path);
+    if (req.body.size() > options_.max_body_bytes) {
+      throw ApiError(413, "RequestEntityTooLarge",
+                     "Request entity too large: limit is " + std::to_string(options_.max_body_bytes));
+    }
+    bool fault_410 = false;
+    bool mid_body = false;
+    {
+      std::lock_guard lock(mu_);
+      if (fault_applies(path)) {
+        if (faults_.too_many_requests > 0) {
+          --faults_.too_many_requests;
+          HttpResponse r = json_response(
+              429, ApiError(429, "TooManyRequests", "Too many requests, please try again later.",
+                            Json{{"retryAfterSeconds", faults_.retry_after_seconds}})
+                       .status());
+          r.headers.emplace_back("Retry-After", std::to_string(faults_.retry_after_seconds));
+          return r;
+        }
+        if (faults_.internal_errors > 0) {
+          --faults_.internal_errors;
+          return json_response(
+              500, ApiError(500, "InternalError", "Internal error occurred: injected fault").status());
+        }
+        const bool watch = is_true(query, "watch") || path.find("/watch/") != std::string::npos;
+        if (watch && faults_.expire_watches > 0) {
+          --faults_.expire_watches;
+          fault_410 = true;
+        }
+        if (!watch && faults_.close_mid_body > 0) {
+          --faults_.close_mid_body;
+          mid_body = true;
+        }
+      }
+    }
+    HttpResponse r = dispatch(req, path, query);
+    if (fault_410 && r.start_watch) {
+      r.start_watch = [](WatchSink sink) -> uint64_t {
+        Json ev = {{"type", "ERROR"},
+                   {"object", ApiError(410, "Expired", "too old resource version: injected fault").status()}};
+        sink.push(std::make_shared<const std::string>(ev.dump() + "\n"));
+        sink.close();
+        return 0;
+      };
+    }
+    r.close_mid_body = mid_body;
+    return r;
+  } catch (const ApiError& e) {
+    return error_response(e);
+  } catch (const std::exception& e) {
+    return error_response(
+        ApiError(500, "InternalError", std::string("Internal error occurred: ") + e.what()));
+  }
+}
+
+// ------------------------------------------------------------------------------------ test controls
+
+HttpResponse Router::debug(const HttpRequest& req, const std::string& path) {
+  if (path == "/debug/counters") {
+    if (req.method == "DELETE") {
+      reset_counts();
+      return json_response(200, Json::object());
+    }
+    return json_response(200, Json(counts()));
+  }
+  if (req.method != "POST") throw method_not_allowed();
+  Json body = req.body.empty() ? Json::object() : Json::parse(req.body, nullptr, false);
+  if (!body.is_object()) throw bad_request("the body must be a JSON object");
+  if (path == "/debug/faults") {
+    Faults f;
+    f.match = body.value("match", "");
+    f.delay = std::chrono::milliseconds(body.value("delayMs", 0));
+    f.too_many_requests = body.value("tooManyRequests", 0);
+    f.retry_after_seconds = body.value("retryAfterSeconds", 1);
+    f.internal_errors = body.value("internalErrors", 0);
+    f.expire_watches = body.value("expireWatches", 0);
+    f.close_mid_body = body.value("closeMidBody", 0);
+    set_faults(f);
+  } else if (path == "/debug/drop-watches") {
+    store_.drop_watches();
+  } else if (path == "/debug/compact") {
+    store_.compact_history();
+  } else if (path == "/debug/cost") {
+    set_cost_model(CostModel{std::chrono::microseconds(body.value("serviceTimeUs", int64_t{0})),
+                             body.value("maxInFlight", 0)});
+  } else if (path == "/debug/kubelet") {
+    store_.set_kubelet(body.value("enabled", true));
+  } else {
+    throw path_not_found();
+  }
+  return json_response(200, Json::object());
+}
+
+// ------------------------------------------------------------------------------------ discovery
+
+HttpResponse Router::discovery(const std::string& path, bool& handled) {
+  handled = true;
+  if (path == "/healthz" || path == "/readyz" || path == "/livez") {
+    HttpResponse r;
+    r.content_type = "text/plain; charset=utf-8";
+    r.body = "ok";
+    return r;
+  }
+  if (path == "/version") {
+    return json_response(200, Json{{"major", "1"},
+                                   {"minor", "32"},
+                                   {"gitVersion", "v1.32.0-kai"},
+                                   {"gitCommit", "kai-apiserver"},
+                                   {"gitTreeState", "clean"},
+                                   {"buildDate", "2026-01-01T00:00:00Z"},
+                                   {"goVersion", "c++20"},
+                                   {"compiler", "gc"},
+                                   {"platform", "linux/amd64"}});
+  }
+  const auto all = store_.resources();
+  if (path == "/api") {
+    return json_response(200,
+                         Json{{"kind", "APIVersions"},
+                              {"versions", {"v1"}},
+                              {"serverAddressByClientCIDRs",
+                               Json::array({{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", address_}}})}});
+  }
+  // group -> versions (in registration order of the first resource)
+  std::map<std::string, std::vector<std::string>> groups;
+  for (const auto& r : all) {
+    if (r->group.empty()) continue;
+    auto& v = groups[r->group];
+    if (std::find(v.begin(), v.end(), r->version) == v.end()) v.push_back(r->version);
+  }
+  auto group_json = [&](const std::string& g) {
+    Json versions = Json::array();
+    for (const auto& v : groups[g]) versions.push_back({{"groupVersion", g + "/" + v}, {"version", v}});
+    return Json{{"name", g}, {"versions", versions}, {"preferredVersion", versions[0]}};
+  };
+  if (path == "/apis") {
+    Json list = Json::array();
+    for (const auto& [g, v] : groups) list.push_back(group_json(g));
+    return json_response(200, Json{{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", list}});
+  }
+  const auto seg = split_path(path);
+  if (seg.size() == 2 && seg[0] == "apis" && groups.count(seg[1])) {
+    Json g = group_json(seg[1]);
+    g["kind"] = "APIGroup";
+    g["apiVersion"] = "v1";
+    return json_response(200, g);
+  }
+  std::string group, version;
+  if (seg.size() == 2 && seg[0] == "api") {
+    version = seg[1];
+  } else if (seg.size() == 3 && seg[0] == "apis") {
+    group = seg[1];
+    version = seg[2];
+  } else {
+    handled = false;
+    return {};
+  }
+  Json resources = Json::array();
+  bool any = false;
+  for (const auto& r : all) {
+    if (r->group != group || r->version != version) continue;
+    any = true;
+    resources.push_back(
+        resource_entry(r->resource, r->singular, r->namespaced, r->kind, kAllVerbs, r->short_names));
+    if (r->has_status) {
+      resources.push_back(resource_entry(r->resource + "/status", "", r->namespaced, r->kind,
+                                         {"get", "patch", "update"}, {}));
+    }
+    if (r->kind == "Pod" && r->group.empty()) {
+      resources.push_back(resource_entry("pods/binding", "", true, "Binding", {"create"}, {}));
+      Json ev = resource_entry("pods/eviction", "", true, "Eviction", {"create"}, {});
+      ev["group"] = "policy";
+      ev["version"] = "v1";
+      resources.push_back(ev);
+    }
+  }
+  if (!any) {
+    handled = false;
+    return {};
+  }
+  return json_response(200, Json{{"kind", "APIResourceList"},
+                                 {"apiVersion", "v1"},
+                                 {"groupVersion", group.empty() ? version : group + "/" + version},
+                                 {"resources", resources}});
+}
+
+// OpenAPI v3, only as much as kubectl reads: per group-version, a PATCH operation per kind that
+// declares the fieldValidation parameter, so kubectl validates server-side instead of asking for the
+// v2 schema. No request body content types are listed, so `kubectl apply` computes strategic merge
+// patches from its built-in types (and JSON merge patches for custom resources).
+HttpResponse Router::openapi(const std::string& path, bool& handled) {
+  handled = true;
+  const auto all = store_.resources();
+  std::map<std::string, std::vector<std::shared_ptr<const ResourceInfo>>> gvs;
+  for (const auto& r : all) {
+    gvs[r->group.empty() ? "api/" + r->version : "apis/" + r->group + "/" + r->version].push_back(r);
+  }
+  if (path == "/openapi/v3" || path == "/openapi/v3/") {
+    Json paths = Json::object();
+    for (const auto& [gv, rs] : gvs) {
+      std::string sig;
+      for (const auto& r : rs) sig += r->resource + r->kind;
+      paths[gv] = {{"serverRelativeURL",
+                    "/openapi/v3/" + gv + "?hash=" + std::to_string(std::hash<std::string>{}(sig))}};
+    }
+    return json_response(200, Json{{"paths", paths}});
+  }
+  const std::string gv = path.substr(std::string("/openapi/v3/").size());
+  auto it = gvs.find(gv);
+  if (it == gvs.end()) {
+    handled = false;
+    return {};
+  }
+  Json paths = Json::object();
+  for (const auto& r : it->second) {
+    const std::string base =
+        "/" + gv + (r->namespaced ? "/namespaces/{namespace}/" : "/") + r->resource + "/{name}";
+    Json op = {{"operationId", "patch" + r->kind},
+               {"x-kubernetes-group-version-kind",
+                {{"group", r->group}, {"version", r->version}, {"kind", r->kind}}},
+               {"x-kubernetes-action", "patch"},
+               {"parameters", Json::array({{{"name", "fieldValidation"},
+                                            {"in", "query"},
+                                            {"schema", {{"type", "string"}}},
+                                            {"description", "Strict, Warn or Ignore"}}})},
+               {"responses", {{"200", {{"description", "OK"}}}}}};
+    paths[base] = {{"patch", op}};
+  }
+  HttpResponse r = json_response(200, Json{{"openapi", "3.0.0"},
+                                           {"info", {{"title", "Kubernetes"}, {"version", "v1.32.0"}}},
+                                           {"paths", paths},
+                                           {"components", {{"schemas", Json::object()}}}});
+  return r;
+}
+
+// ------------------------------------------------------------------------------------ resources
+
+HttpResponse Router::dispatch(const HttpRequest& req, const std::string& path,
+                              const std::map<std::string, std::string>& query) {
+  if (req.method == "GET") {
+    bool handled = false;
+    HttpResponse d = discovery(path, handled);
+    if (handled) return d;
+    if (path.rfind("/openapi/v3", 0) == 0) {
+      HttpResponse o = openapi(path, handled);
+      if (handled) return o;
+    }
+  }
+  auto seg = split_path(path);
+  std::string group, version;
+  size_t i = 0;
+  if (seg.size() >= 3 && seg[0] == "api") {
+    version = seg[1];
+    i = 2;
+  } else if (seg.size() >= 4 && seg[0] == "apis") {
+    group = seg[1];
+    version = seg[2];
+    i = 3;
+  } else {
+    throw path_not_found();
+  }
+  std::vector<std::string> rest(seg.begin() + static_cast<long>(i), seg.end());
+  bool watch = is_true(query, "watch");
+  if (!rest.empty() && rest[0] == "watch") {
+    watch = true;
+    rest.erase(rest.begin());
+  }
+  std::string ns;
+  if (rest.size() >= 3 && rest[0] == "namespaces" &&
+      !(rest.size() == 3 && (rest[2] == "status" || rest[2] == "finalize"))) {
+    ns = rest[1];
+    rest.erase(rest.begin(), rest.begin() + 2);
+  }
+  if (rest.empty() || rest.size() > 3) throw path_not_found();
+  auto info = store_.find(group, version, rest[0]);
+  if (!info) throw path_not_found();
+  const ResourceInfo& r = *info;
+  if (!r.namespaced && !ns.empty()) throw path_not_found();
+  const std::string name = rest.size() >= 2 ? rest[1] : "";
+  const std::string sub = rest.size() == 3 ? rest[2] : "";
+  if (!sub.empty()) {
+    const bool known = (sub == "status" && r.has_status) ||
+                       (r.kind == "Pod" && r.group.empty() && (sub == "binding" || sub == "eviction"));
+    if (!known) throw path_not_found();
+  }
+  const bool dry_run = query_or(query, "dryRun") == "All";
+  if (query.count("dryRun") && !dry_run) {
+    throw bad_request("dryRun: Unsupported value: \"" + query_or(query, "dryRun") +
+                      "\": supported values: \"All\"");
+  }
+  const std::string res_name = sub.empty() ? r.qualified() : r.qualified() + "/" + sub;
+
+  ListOptions opt;
+  opt.label_selector = query_or(query, "labelSelector");
+  opt.field_selector = query_or(query, "fieldSelector");
+  opt.resource_version = query_or(query, "resourceVersion");
+  opt.continue_token = query_or(query, "continue");
+  opt.allow_bookmarks = is_true(query, "allowWatchBookmarks");
+  try {
+    opt.limit = std::stoll(query_or(query, "limit", "0"));
+    opt.timeout_seconds = std::stoll(query_or(query, "timeoutSeconds", "0"));
+  } catch (const std::exception&) {
+    throw bad_request("limit and timeoutSeconds must be integers");
+  }
+
+  // kubectl asks for server-side printing first; JSON stays the fallback.
+  const bool table = req.accept.find("as=Table") != std::string::npos && sub.empty();
+  if (req.method == "GET") {
+    if (!name.empty() && !watch) {
+      count("get " + res_name);
+      return json_response(200, table ? to_table(r, store_.get(r, ns, name)) : store_.get(r, ns, name));
+    }
+    if (!name.empty())
+      opt.field_selector =
+          "metadata.name=" + name + (opt.field_selector.empty() ? "" : "," + opt.field_selector);
+    if (watch) {
+      count("watch " + res_name);
+      opt.table = table;
+      // Parse selectors now so that a bad one is a 400 before the stream starts.
+      (void)LabelSelector::parse(opt.label_selector);
+      (void)FieldSelector::parse(opt.field_selector, r.kind);
+      HttpResponse resp;
+      resp.watch_timeout_seconds = opt.timeout_seconds;
+      resp.start_watch = [this, info, ns, opt](WatchSink sink) -> uint64_t {
+        try {
+          return store_.watch(*info, ns, opt, sink);
+        } catch (const ApiError& e) {
+          sink.push(std::make_shared<const std::string>(
+              Json{{"type", "ERROR"}, {"object", e.status()}}.dump() + "\n"));
+          sink.close();
+          return 0;
+        }
+      };
+      return resp;
+    }
+    count("list " + res_name);
+    return json_response(200, table ? to_table(r, store_.list(r, ns, opt)) : store_.list(r, ns, opt));
+  }
+  if (req.method == "POST") {
+    if (name.empty()) {
+      count("create " + res_name);
+      return json_response(201, store_.create(r, ns, parse_body(req), dry_run));
+    }
+    count("create " + res_name);
+    if (sub == "binding") return json_response(201, store_.bind(ns, name, parse_body(req)));
+    if (sub == "eviction") return json_response(201, store_.evict(ns, name, parse_body(req)));
+    throw method_not_allowed();
+  }
+  if (req.method == "PUT") {
+    if (name.empty() || sub == "binding" || sub == "eviction") throw method_not_allowed();
+    count("update " + res_name);
+    return json_response(200, store_.update(r, ns, name, parse_body(req), sub, dry_run));
+  }
+  if (req.method == "PATCH") {
+    if (name.empty() || sub == "binding" || sub == "eviction") throw method_not_allowed();
+    count("patch " + res_name);
+    const std::string ct = req.content_type.substr(0, req.content_type.find(';'));
+    return json_response(200, store_.patch(r, ns, name, ct, req.body, sub, dry_run));
+  }
+  if (req.method == "DELETE") {
+    if (!sub.empty()) throw method_not_allowed();
+    Json options = Json::object();
+    if (!req.body.empty()) {
+      options = Json::parse(req.body, nullptr, false);
+      if (!options.is_object()) throw bad_request("the DeleteOptions body could not be decoded");
+    }
+    if (query.count("gracePeriodSeconds")) {
+      try {
+        options["gracePeriodSeconds"] = std::stoll(query.at("gracePeriodSeconds"));
+      } catch (const std::exception&) {
+        throw bad_request("gracePeriodSeconds must be an integer");
+      }
+    }
+    if (name.empty()) {
+      count("deletecollection " + res_name);
+      opt.limit = 0;
+      Json listed = store_.list(r, ns, opt);
+      for (const auto& item : listed["items"]) {
+        try {
+          store_.remove(r, item["metadata"].value("namespace", ""), item["metadata"].value("name", ""),
+                        options);
+        } catch (const ApiError& e) {
+          if (e.code != 404) throw;
+        }
+      }
+      listed["items"] = Json::array();
+      return json_response(200, listed);
+    }
+    count("delete " + res_name);
+    return json_response(200, store_.remove(r, ns, name, options, dry_run));
+  }
+  throw method_not_allowed();
+}
+
+}  // namespace kai::apiserver

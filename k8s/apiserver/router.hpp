@@ -1,0 +1,89 @@
+#pragma once
+// The HTTP semantics of the test API server without any transport: paths, verbs, query parameters,
+// authentication, discovery, OpenAPI, test controls (/debug/...), counters, faults and the cost
+// model. server.cpp (the only Beast unit) feeds it requests and streams watches it starts.
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "k8s/apiserver/api_server.hpp"
+#include "k8s/apiserver/store.hpp"
+
+namespace kai::apiserver {
+
+/// One request as read from the wire.
+struct HttpRequest {
+  std::string method;
+  std::string target;  ///< Path and query.
+  std::string body;
+  std::string content_type;
+  std::string authorization;
+  std::string accept;
+};
+
+/// The answer to a request, or a watch to stream.
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+  /// Fault: send the headers and half of the body, then close the connection.
+  bool close_mid_body = false;
+  /// Set for a watch: the transport sends 200 with a chunked body, then calls this with a sink;
+  /// it returns the watch id (0 when the watch ended at once, e.g. with a 410 ERROR event).
+  std::function<uint64_t(WatchSink)> start_watch;
+  /// Watch only: end the stream after this many seconds (0 = never).
+  int64_t watch_timeout_seconds = 0;
+};
+
+/// Routes requests to the store. Thread-safe.
+class Router {
+ public:
+  Router(ServerOptions options, std::string token);
+
+  Store& store() { return store_; }
+  const Store& store() const { return store_; }
+
+  /// How long the transport waits before calling handle(): injected delay plus the cost model's
+  /// queueing and service time. Also the place where a request is admitted to a cost-model server.
+  std::chrono::microseconds delay_for(const HttpRequest& req);
+  /// Answers a request. Never throws.
+  HttpResponse handle(const HttpRequest& req);
+  /// Ends a watch started by a response's start_watch.
+  void unwatch(uint64_t id) { store_.unwatch(id); }
+
+  void set_faults(const Faults& f);
+  void set_cost_model(const CostModel& c);
+  std::map<std::string, uint64_t> counts() const;
+  void reset_counts();
+  /// The server's own host:port, for /api's serverAddressByClientCIDRs.
+  void set_address(std::string address) { address_ = std::move(address); }
+
+ private:
+  HttpResponse dispatch(const HttpRequest& req, const std::string& path,
+                        const std::map<std::string, std::string>& query);
+  HttpResponse debug(const HttpRequest& req, const std::string& path);
+  HttpResponse discovery(const std::string& path, bool& handled);
+  HttpResponse openapi(const std::string& path, bool& handled);
+  bool fault_applies(const std::string& path) const;
+  void count(const std::string& key);
+
+  ServerOptions options_;
+  std::string token_;
+  std::string address_;
+  Store store_;
+  mutable std::mutex mu_;  // faults_, cost_, slots_, counts_
+  Faults faults_;
+  CostModel cost_;
+  std::vector<std::chrono::steady_clock::time_point> slots_;
+  std::map<std::string, uint64_t> counts_;
+};
+
+}  // namespace kai::apiserver
