@@ -90,6 +90,7 @@ Result<std::unique_ptr<EventLog>> EventLog::open(const std::string& path, const 
   // The log is append-only with one writer; a small background pool keeps flush and compaction
   // off the ingest path without competing for the two cores.
   db_opts.max_background_jobs = 2;
+  if (options.env != nullptr) db_opts.env = options.env;
   rocksdb::ColumnFamilyOptions cf_opts;
   cf_opts.write_buffer_size = options.write_buffer_size;
   std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {

@@ -47,6 +47,7 @@
 
 namespace rocksdb {
 class DB;
+class Env;
 class ColumnFamilyHandle;
 }  // namespace rocksdb
 
@@ -76,6 +77,9 @@ struct EventLogOptions {
   bool audit_index = true;
   /// RocksDB memtable size per column family, bytes. Default: 64 MiB.
   size_t write_buffer_size = 64u << 20;
+  /// RocksDB environment, for fault injection in tests (not owned; must outlive the log).
+  /// Default: nullptr (rocksdb::Env::Default()).
+  rocksdb::Env* env = nullptr;
 };
 
 /// Sequence numbers given to one append() call.
