@@ -1,0 +1,118 @@
+#pragma once
+// The event vocabulary of the log (issue 6, contracts.md §5): everything the scheduler consumes (watch
+// events) and everything it decides (decisions, unschedulable reasons, cycle markers, binder outcomes,
+// leadership changes) is one Event in one ordered log. Events are plain values; encoding lives in
+// event_codec.hpp and the projection in projection.hpp.
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "events/decision.hpp"
+
+namespace kai::events {
+
+/// The schema version written by this build; older versions are upgraded when read.
+inline constexpr uint8_t kSchemaVersion = 2;
+
+/// What a Kubernetes watch stream (or a relist) told us.
+enum class WatchType : uint8_t { kAdded = 0, kModified = 1, kDeleted = 2, kBookmark = 3, kRelist = 4 };
+
+/// One object from a watch stream, kept as received so that replay sees exactly what the live
+/// scheduler saw.
+struct WatchEvent {
+  std::string kind;  ///< Node, Pod, Queue, PodGroup, PriorityClass, BindRequest.
+  WatchType type = WatchType::kAdded;
+  std::string object_json;  ///< The object as received (JSON text); empty for BOOKMARK.
+  std::string resource_version;
+  bool operator==(const WatchEvent&) const = default;
+};
+
+/// A committed decision of one scheduling cycle.
+struct DecisionEvent {
+  uint64_t cycle_id = 0;
+  Decision decision;
+  bool operator==(const DecisionEvent& o) const {
+    const Decision& a = decision;
+    const Decision& b = o.decision;
+    return cycle_id == o.cycle_id && a.seq == b.seq && a.action == b.action && a.kind == b.kind &&
+           a.pod == b.pod && a.pod_uid == b.pod_uid && a.node == b.node && a.gpu_groups == b.gpu_groups &&
+           a.gpu_fraction == b.gpu_fraction && a.reason == b.reason && a.by == b.by;
+  }
+};
+
+/// One reason a pod group could not be scheduled (KAI's reason strings).
+struct UnschedulableReason {
+  std::string reason;
+  std::string message;
+  bool operator==(const UnschedulableReason&) const = default;
+};
+
+/// A pod group the cycle left pending, with why.
+struct UnschedulableEvent {
+  uint64_t cycle_id = 0;
+  std::string pod_group;  ///< "namespace/name"
+  std::string queue;
+  std::vector<UnschedulableReason> reasons;
+  bool operator==(const UnschedulableEvent&) const = default;
+};
+
+/// Start of a scheduling cycle: everything replay needs to run it again identically.
+struct CycleStart {
+  uint64_t cycle_id = 0;
+  uint64_t config_hash = 0;
+  uint64_t log_position = 0;  ///< The sequence number of the consistent cut the cycle saw.
+  int64_t now = 0;            ///< The session's clock, Unix seconds.
+  uint64_t seed = 0;          ///< Seed for new GPU-group ids. Added in schema version 2 (v1: 0).
+  bool operator==(const CycleStart&) const = default;
+};
+
+/// End of a scheduling cycle with its timings.
+struct CycleEnd {
+  uint64_t cycle_id = 0;
+  uint64_t total_us = 0;
+  std::vector<std::pair<std::string, uint64_t>> action_us;  ///< Per action, in run order.
+  bool operator==(const CycleEnd&) const = default;
+};
+
+/// What the binder did with a decision.
+enum class Outcome : uint8_t { kBound = 0, kBindFailed = 1, kReservationTimedOut = 2, kAbandoned = 3 };
+
+/// The result of executing one logged decision.
+struct BinderOutcome {
+  uint64_t decision_seq = 0;  ///< Log sequence of the DecisionEvent.
+  std::string pod;            ///< "namespace/name"
+  Outcome outcome = Outcome::kBound;
+  std::string reason;
+  bool operator==(const BinderOutcome&) const = default;
+};
+
+/// This replica gained or lost leadership.
+struct LeadershipChange {
+  uint64_t epoch = 0;
+  std::string holder;
+  bool acquired = false;
+  bool operator==(const LeadershipChange&) const = default;
+};
+
+/// The payload kinds; the index is the on-disk type tag minus one (see event_codec.hpp).
+using Payload = std::variant<WatchEvent, DecisionEvent, UnschedulableEvent, CycleStart, CycleEnd, BinderOutcome,
+                             LeadershipChange>;
+
+/// One entry of the log. `seq` is assigned by the log on append (it lives in the key, not the value).
+struct Event {
+  uint64_t seq = 0;
+  int64_t timestamp_us = 0;  ///< Wall clock when the event was produced, Unix microseconds.
+  uint8_t schema_version = kSchemaVersion;  ///< The version it was read as (after upgrade: current).
+  Payload payload;
+  bool operator==(const Event&) const = default;
+};
+
+/// Short lower-case name of an event's kind ("watch", "decision", ...), used by filters and dumps.
+const char* kind_name(const Payload& p);
+const char* to_string(WatchType t);
+const char* to_string(Outcome o);
+
+}  // namespace kai::events

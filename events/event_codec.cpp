@@ -1,0 +1,301 @@
+#include "events/event_codec.hpp"
+
+#include <bit>
+#include <cstring>
+
+namespace kai::events {
+namespace {
+
+constexpr uint8_t kMinVersion = 1;
+
+void put_varint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+void put_i64(std::string& out, int64_t v) {
+  // Zigzag keeps small negative numbers short.
+  put_varint(out, (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63));
+}
+void put_str(std::string& out, std::string_view s) {
+  put_varint(out, s.size());
+  out.append(s);
+}
+void put_u8(std::string& out, uint8_t v) { out.push_back(static_cast<char>(v)); }
+void put_f64(std::string& out, double d) {
+  uint64_t bits = std::bit_cast<uint64_t>(d);
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(bits >> (8 * i)));
+}
+
+/// Bounds-checked cursor: every read fails softly, so a damaged record becomes a Status.
+class Reader {
+ public:
+  explicit Reader(std::string_view b) : p_(b.data()), end_(b.data() + b.size()) {}
+  bool ok() const { return ok_; }
+  bool at_end() const { return p_ == end_; }
+  size_t remaining() const { return static_cast<size_t>(end_ - p_); }
+
+  uint8_t u8() {
+    if (!ok_ || p_ == end_) return fail(), 0;
+    return static_cast<uint8_t>(*p_++);
+  }
+  uint64_t varint() {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (!ok_ || p_ == end_) return fail(), 0;
+      uint8_t b = static_cast<uint8_t>(*p_++);
+      v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) return v;
+    }
+    return fail(), 0;  // More than 10 bytes: not a varint we wrote.
+  }
+  int64_t i64() {
+    uint64_t z = varint();
+    return static_cast<int64_t>((z >> 1) ^ (~(z & 1) + 1));
+  }
+  std::string str() {
+    uint64_t n = varint();
+    if (!ok_ || n > remaining()) return fail(), std::string{};
+    std::string s(p_, static_cast<size_t>(n));
+    p_ += n;
+    return s;
+  }
+  double f64() {
+    if (!ok_ || remaining() < 8) return fail(), 0.0;
+    uint64_t bits = 0;
+    for (int i = 0; i < 8; ++i) bits |= static_cast<uint64_t>(static_cast<uint8_t>(p_[i])) << (8 * i);
+    p_ += 8;
+    return std::bit_cast<double>(bits);
+  }
+  /// A element count; each element takes at least one byte, which bounds allocations on bad input.
+  uint64_t count() {
+    uint64_t n = varint();
+    if (ok_ && n > remaining()) fail();
+    return ok_ ? n : 0;
+  }
+
+ private:
+  void fail() { ok_ = false; }
+  const char* p_;
+  const char* end_;
+  bool ok_ = true;
+};
+
+struct Encoder {
+  std::string& out;
+  uint8_t version;
+
+  void operator()(const WatchEvent& w) {
+    put_str(out, w.kind);
+    put_u8(out, static_cast<uint8_t>(w.type));
+    put_str(out, w.resource_version);
+    put_str(out, w.object_json);
+  }
+  void operator()(const DecisionEvent& d) {
+    put_varint(out, d.cycle_id);
+    const Decision& x = d.decision;
+    put_varint(out, x.seq);
+    put_str(out, x.action);
+    put_u8(out, static_cast<uint8_t>(x.kind));
+    put_str(out, x.pod);
+    put_str(out, x.pod_uid);
+    put_str(out, x.node);
+    put_varint(out, x.gpu_groups.size());
+    for (const auto& g : x.gpu_groups) put_str(out, g);
+    if (version >= 2) put_f64(out, x.gpu_fraction);
+    put_str(out, x.reason);
+    put_str(out, x.by);
+  }
+  void operator()(const UnschedulableEvent& u) {
+    put_varint(out, u.cycle_id);
+    put_str(out, u.pod_group);
+    put_str(out, u.queue);
+    put_varint(out, u.reasons.size());
+    for (const auto& r : u.reasons) {
+      put_str(out, r.reason);
+      put_str(out, r.message);
+    }
+  }
+  void operator()(const CycleStart& c) {
+    put_varint(out, c.cycle_id);
+    put_varint(out, c.config_hash);
+    put_varint(out, c.log_position);
+    put_i64(out, c.now);
+    if (version >= 2) put_varint(out, c.seed);
+  }
+  void operator()(const CycleEnd& c) {
+    put_varint(out, c.cycle_id);
+    put_varint(out, c.total_us);
+    put_varint(out, c.action_us.size());
+    for (const auto& [name, us] : c.action_us) {
+      put_str(out, name);
+      put_varint(out, us);
+    }
+  }
+  void operator()(const BinderOutcome& b) {
+    put_varint(out, b.decision_seq);
+    put_str(out, b.pod);
+    put_u8(out, static_cast<uint8_t>(b.outcome));
+    put_str(out, b.reason);
+  }
+  void operator()(const LeadershipChange& l) {
+    put_varint(out, l.epoch);
+    put_str(out, l.holder);
+    put_u8(out, l.acquired ? 1 : 0);
+  }
+};
+
+Result<Payload> decode_payload(Reader& r, uint8_t type, uint8_t version) {
+  switch (type) {
+    case 1: {
+      WatchEvent w;
+      w.kind = r.str();
+      uint8_t t = r.u8();
+      if (t > static_cast<uint8_t>(WatchType::kRelist)) return Status::error("unknown watch type");
+      w.type = static_cast<WatchType>(t);
+      w.resource_version = r.str();
+      w.object_json = r.str();
+      return Payload{std::move(w)};
+    }
+    case 2: {
+      DecisionEvent d;
+      d.cycle_id = r.varint();
+      Decision& x = d.decision;
+      x.seq = r.varint();
+      x.action = r.str();
+      uint8_t k = r.u8();
+      if (k > static_cast<uint8_t>(DecisionKind::kEvict)) return Status::error("unknown decision kind");
+      x.kind = static_cast<DecisionKind>(k);
+      x.pod = r.str();
+      x.pod_uid = r.str();
+      x.node = r.str();
+      uint64_t n = r.count();
+      x.gpu_groups.reserve(n);
+      for (uint64_t i = 0; i < n && r.ok(); ++i) x.gpu_groups.push_back(r.str());
+      x.gpu_fraction = version >= 2 ? r.f64() : 0.0;  // v1 upgrade: no fraction recorded.
+      x.reason = r.str();
+      x.by = r.str();
+      return Payload{std::move(d)};
+    }
+    case 3: {
+      UnschedulableEvent u;
+      u.cycle_id = r.varint();
+      u.pod_group = r.str();
+      u.queue = r.str();
+      uint64_t n = r.count();
+      for (uint64_t i = 0; i < n && r.ok(); ++i) {
+        UnschedulableReason reason;
+        reason.reason = r.str();
+        reason.message = r.str();
+        u.reasons.push_back(std::move(reason));
+      }
+      return Payload{std::move(u)};
+    }
+    case 4: {
+      CycleStart c;
+      c.cycle_id = r.varint();
+      c.config_hash = r.varint();
+      c.log_position = r.varint();
+      c.now = r.i64();
+      c.seed = version >= 2 ? r.varint() : 0;  // v1 upgrade: cycles used seed 0.
+      return Payload{c};
+    }
+    case 5: {
+      CycleEnd c;
+      c.cycle_id = r.varint();
+      c.total_us = r.varint();
+      uint64_t n = r.count();
+      for (uint64_t i = 0; i < n && r.ok(); ++i) {
+        std::string name = r.str();
+        uint64_t us = r.varint();
+        c.action_us.emplace_back(std::move(name), us);
+      }
+      return Payload{std::move(c)};
+    }
+    case 6: {
+      BinderOutcome b;
+      b.decision_seq = r.varint();
+      b.pod = r.str();
+      uint8_t o = r.u8();
+      if (o > static_cast<uint8_t>(Outcome::kAbandoned)) return Status::error("unknown binder outcome");
+      b.outcome = static_cast<Outcome>(o);
+      b.reason = r.str();
+      return Payload{std::move(b)};
+    }
+    case 7: {
+      LeadershipChange l;
+      l.epoch = r.varint();
+      l.holder = r.str();
+      l.acquired = r.u8() != 0;
+      return Payload{std::move(l)};
+    }
+  }
+  return Status::error("unknown event type " + std::to_string(type));
+}
+
+}  // namespace
+
+void encode_event(const Event& e, std::string& out, uint8_t version) {
+  put_u8(out, version);
+  put_u8(out, static_cast<uint8_t>(e.payload.index() + 1));
+  put_i64(out, e.timestamp_us);
+  std::visit(Encoder{out, version}, e.payload);
+}
+
+Result<Event> decode_event(std::string_view bytes) {
+  Reader r(bytes);
+  uint8_t version = r.u8();
+  uint8_t type = r.u8();
+  if (!r.ok()) return Status::error("record too short");
+  if (version < kMinVersion || version > kSchemaVersion)
+    return Status::error("unsupported schema version " + std::to_string(version));
+  Event e;
+  e.timestamp_us = r.i64();
+  auto payload = decode_payload(r, type, version);
+  if (!payload) return payload.status();
+  if (!r.ok()) return Status::error("truncated record (type " + std::to_string(type) + ")");
+  if (!r.at_end()) return Status::error("trailing bytes after record (type " + std::to_string(type) + ")");
+  e.payload = std::move(payload).value();
+  e.schema_version = kSchemaVersion;
+  return e;
+}
+
+const char* kind_name(const Payload& p) {
+  static constexpr const char* kNames[] = {"watch",    "decision", "unschedulable", "cycle_start",
+                                           "cycle_end", "outcome",  "leadership"};
+  return kNames[p.index()];
+}
+
+const char* to_string(WatchType t) {
+  switch (t) {
+    case WatchType::kAdded:
+      return "ADDED";
+    case WatchType::kModified:
+      return "MODIFIED";
+    case WatchType::kDeleted:
+      return "DELETED";
+    case WatchType::kBookmark:
+      return "BOOKMARK";
+    case WatchType::kRelist:
+      return "RELIST";
+  }
+  return "UNKNOWN";
+}
+
+const char* to_string(Outcome o) {
+  switch (o) {
+    case Outcome::kBound:
+      return "bound";
+    case Outcome::kBindFailed:
+      return "bind_failed";
+    case Outcome::kReservationTimedOut:
+      return "reservation_timed_out";
+    case Outcome::kAbandoned:
+      return "abandoned";
+  }
+  return "unknown";
+}
+
+}  // namespace kai::events

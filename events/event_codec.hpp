@@ -1,0 +1,48 @@
+#pragma once
+// Compact binary encoding of one Event (the value the log stores after its checksum).
+//
+// Record layout (all integers little-endian or LEB128 varints; no padding):
+//
+//   +---------+------+--------------------+--------------------------------+
+//   | version | type | timestamp_us       | payload fields, in this order  |
+//   | u8      | u8   | zigzag varint (i64)| (see below)                    |
+//   +---------+------+--------------------+--------------------------------+
+//
+//   str   = varint length, bytes          u64 = varint        i64 = zigzag varint
+//   f64   = 8 bytes, IEEE-754 bit pattern little-endian        bool/enum = u8
+//   vec<T>= varint count, T...
+//
+//   type 1 WatchEvent       : kind str, watch type u8, resourceVersion str, object str
+//   type 2 DecisionEvent    : cycle u64, seq u64, action str, kind u8, pod str, pod_uid str, node str,
+//                             gpu_groups vec<str>, [v2+: gpu_fraction f64], reason str, by str
+//   type 3 Unschedulable    : cycle u64, pod_group str, queue str, reasons vec<(reason str, message str)>
+//   type 4 CycleStart       : cycle u64, config_hash u64, log_position u64, now i64, [v2+: seed u64]
+//   type 5 CycleEnd         : cycle u64, total_us u64, action_us vec<(name str, us u64)>
+//   type 6 BinderOutcome    : decision_seq u64, pod str, outcome u8, reason str
+//   type 7 LeadershipChange : epoch u64, holder str, acquired bool
+//
+// Versions: 1 = first release (no gpu_fraction, no seed); 2 = current. A reader upgrades by filling
+// the fields a version lacks with their defaults, so every consumer only ever sees the current shape.
+// Trailing bytes after the last field are rejected: they mean a corrupt or future record.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "events/event.hpp"
+#include "k8s/model/status.hpp"
+
+namespace kai::events {
+
+using model::Result;
+using model::Status;
+
+/// Appends the encoding of `e` (without its seq) to `out` at schema `version` (1 or 2). Writers use the
+/// default; version 1 exists only so that tests can produce old records.
+void encode_event(const Event& e, std::string& out, uint8_t version = kSchemaVersion);
+
+/// Decodes one record, upgrading older schema versions. Never throws and never reads out of bounds:
+/// bad input gives an error Status naming what is wrong.
+Result<Event> decode_event(std::string_view bytes);
+
+}  // namespace kai::events

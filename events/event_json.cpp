@@ -1,0 +1,85 @@
+// Codec unit: nlohmann renders dumps.
+#include "events/event_json.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace kai::events {
+namespace {
+
+using json = nlohmann::json;
+
+struct Render {
+  json& j;
+  void operator()(const WatchEvent& w) {
+    j["objectKind"] = w.kind;
+    j["type"] = to_string(w.type);
+    j["resourceVersion"] = w.resource_version;
+    json obj = json::parse(w.object_json, nullptr, false);
+    if (obj.is_discarded()) {
+      j["object"] = w.object_json;
+    } else {
+      j["object"] = std::move(obj);
+    }
+  }
+  void operator()(const DecisionEvent& d) {
+    j["cycle"] = d.cycle_id;
+    j["decisionSeq"] = d.decision.seq;
+    j["action"] = d.decision.action;
+    j["decision"] = to_string(d.decision.kind);
+    j["pod"] = d.decision.pod;
+    j["podUid"] = d.decision.pod_uid;
+    j["node"] = d.decision.node;
+    j["gpuGroups"] = d.decision.gpu_groups;
+    if (d.decision.gpu_fraction != 0) j["gpuFraction"] = d.decision.gpu_fraction;
+    j["reason"] = d.decision.reason;
+    j["by"] = d.decision.by;
+  }
+  void operator()(const UnschedulableEvent& u) {
+    j["cycle"] = u.cycle_id;
+    j["podGroup"] = u.pod_group;
+    j["queue"] = u.queue;
+    json rs = json::array();
+    for (const auto& r : u.reasons) rs.push_back({{"reason", r.reason}, {"message", r.message}});
+    j["reasons"] = std::move(rs);
+  }
+  void operator()(const CycleStart& c) {
+    j["cycle"] = c.cycle_id;
+    j["configHash"] = c.config_hash;
+    j["logPosition"] = c.log_position;
+    j["now"] = c.now;
+    j["seed"] = c.seed;
+  }
+  void operator()(const CycleEnd& c) {
+    j["cycle"] = c.cycle_id;
+    j["totalUs"] = c.total_us;
+    json a = json::object();
+    for (const auto& [name, us] : c.action_us) a[name] = us;
+    j["actionUs"] = std::move(a);
+  }
+  void operator()(const BinderOutcome& b) {
+    j["decisionSeq"] = b.decision_seq;
+    j["pod"] = b.pod;
+    j["outcome"] = to_string(b.outcome);
+    j["reason"] = b.reason;
+  }
+  void operator()(const LeadershipChange& l) {
+    j["epoch"] = l.epoch;
+    j["holder"] = l.holder;
+    j["acquired"] = l.acquired;
+  }
+};
+
+}  // namespace
+
+std::string to_json_line(const Event& e) {
+  json j;
+  j["seq"] = e.seq;
+  j["ts"] = e.timestamp_us;
+  j["v"] = e.schema_version;
+  j["kind"] = kind_name(e.payload);
+  std::visit(Render{j}, e.payload);
+  // Replace invalid UTF-8 rather than throw: dump must work on any record that decoded.
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace kai::events

@@ -1,0 +1,41 @@
+#pragma once
+// The pure projection of the log into the cluster state the scheduler sees: the state at a cycle is
+// exactly apply() folded over the log up to that cycle's recorded position (contracts.md §5).
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "events/event.hpp"
+#include "k8s/model/objects.hpp"
+#include "k8s/model/status.hpp"
+
+namespace kai::events {
+
+using model::Status;
+
+/// The projected objects, keyed by "namespace/name" (cluster-scoped kinds: "name"). Ordered maps make
+/// to_objects() deterministic, which snapshot export and replay comparisons rely on.
+struct ClusterState {
+  std::map<std::string, model::Node> nodes;
+  std::map<std::string, model::Pod> pods;
+  std::map<std::string, model::Queue> queues;
+  std::map<std::string, model::PodGroup> pod_groups;
+  std::map<std::string, model::PriorityClass> priority_classes;
+  std::map<std::string, model::BindRequest> bind_requests;
+  /// Last resourceVersion seen per kind (BOOKMARKs included): where a watch resumes.
+  std::map<std::string, std::string> resource_versions;
+  uint64_t seq = 0;  ///< Sequence of the last event applied.
+
+  /// The state as the model's object lists (the input of a session or of encode_snapshot_json).
+  model::ClusterObjects to_objects() const;
+};
+
+/// Applies one event. Watch events change objects: ADDED / MODIFIED upsert, DELETED removes,
+/// BOOKMARK only records the resourceVersion, RELIST replaces every object of the kind with the JSON
+/// array (or List) in object_json. Other event kinds leave the objects alone. A watch object that
+/// cannot be decoded leaves the state unchanged (apart from seq) and is returned as an error, so
+/// a bad object from the API server never aborts a replay.
+Status apply(ClusterState& state, const Event& event);
+
+}  // namespace kai::events

@@ -1,0 +1,395 @@
+#include "storage/event_log.hpp"
+
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+#include <rocksdb/write_batch.h>
+
+#include <cstdio>
+#include <map>
+
+#include "events/event_codec.hpp"
+#include "storage/crc32c.hpp"
+
+namespace kai::storage {
+namespace {
+
+constexpr const char* kEventsCf = "events";
+constexpr const char* kSnapshotsCf = "snapshots";
+constexpr const char* kAuditCf = "audit";
+constexpr const char* kMetaCf = "meta";
+
+Status from_rocks(const rocksdb::Status& s, std::string_view what) {
+  if (s.ok()) return Status::ok();
+  return Status::error(std::string(what) + ": " + s.ToString());
+}
+
+uint64_t decode_seq(std::string_view key) {
+  uint64_t v = 0;
+  for (char c : key) v = (v << 8) | static_cast<uint8_t>(c);
+  return v;
+}
+
+uint32_t get_le32(std::string_view b) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(static_cast<uint8_t>(b[i])) << (8 * i);
+  return v;
+}
+
+/// Checks the frame of a stored value and decodes the event in it.
+Result<events::Event> decode_value(uint64_t seq, std::string_view key, std::string_view value) {
+  if (value.size() < 4) return Status::error("record shorter than its checksum");
+  std::string_view body = value.substr(4);
+  uint32_t want = get_le32(value);
+  uint32_t got = crc32c(key, crc32c(body));
+  if (want != got) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "checksum mismatch (stored %08x, computed %08x)", want, got);
+    return Status::error(buf);
+  }
+  auto e = events::decode_event(body);
+  if (!e) return Status::error("decode: " + e.message());
+  e.value().seq = seq;
+  return e;
+}
+
+std::string audit_key(AuditKey dim, std::string_view name, uint64_t seq) {
+  std::string k;
+  k.reserve(name.size() + 10);
+  k.push_back(static_cast<char>(dim));
+  k.append(name);
+  k.push_back('\0');
+  k.append(seq_key(seq));
+  return k;
+}
+
+std::string hex(std::string_view s) {
+  static const char* d = "0123456789abcdef";
+  std::string out;
+  for (char c : s) {
+    out.push_back(d[static_cast<uint8_t>(c) >> 4]);
+    out.push_back(d[static_cast<uint8_t>(c) & 15]);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string seq_key(uint64_t seq) {
+  std::string k(8, '\0');
+  for (int i = 7; i >= 0; --i, seq >>= 8) k[static_cast<size_t>(i)] = static_cast<char>(seq & 0xff);
+  return k;
+}
+
+Result<std::unique_ptr<EventLog>> EventLog::open(const std::string& path, const EventLogOptions& options) {
+  std::unique_ptr<EventLog> log(new EventLog());
+  log->options_ = options;
+
+  rocksdb::DBOptions db_opts;
+  db_opts.create_if_missing = options.create_if_missing;
+  db_opts.create_missing_column_families = options.create_if_missing;
+  // The log is append-only with one writer; a small background pool keeps flush and compaction
+  // off the ingest path without competing for the two cores.
+  db_opts.max_background_jobs = 2;
+  if (options.env != nullptr) db_opts.env = options.env;
+  rocksdb::ColumnFamilyOptions cf_opts;
+  cf_opts.write_buffer_size = options.write_buffer_size;
+  std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {
+      {rocksdb::kDefaultColumnFamilyName, cf_opts}, {kEventsCf, cf_opts}, {kSnapshotsCf, cf_opts},
+      {kAuditCf, cf_opts},                          {kMetaCf, cf_opts}};
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status s;
+  if (options.read_only) {
+    s = rocksdb::DB::OpenForReadOnly(db_opts, path, cfs, &log->handles_, &raw);
+  } else {
+    s = rocksdb::DB::Open(db_opts, path, cfs, &log->handles_, &raw);
+  }
+  if (!s.ok()) return Status::error("open " + path + ": " + s.ToString());
+  log->db_.reset(raw);
+  log->events_cf_ = log->handles_[1];
+  log->snapshots_cf_ = log->handles_[2];
+  log->audit_cf_ = log->handles_[3];
+  log->meta_cf_ = log->handles_[4];
+
+  // Recover: continue after the last key that is a sequence number.
+  {
+    std::unique_ptr<rocksdb::Iterator> it(log->db_->NewIterator(rocksdb::ReadOptions(), log->events_cf_));
+    for (it->SeekToLast(); it->Valid(); it->Prev()) {
+      if (it->key().size() == 8) {
+        log->last_seq_ = decode_seq(it->key().ToStringView());
+        break;
+      }
+    }
+    if (!it->status().ok()) return from_rocks(it->status(), "recover " + path);
+  }
+  log->next_seq_ = log->last_seq_ + 1;
+
+  if (!options.read_only) {
+    std::string v;
+    if (log->db_->Get(rocksdb::ReadOptions(), log->meta_cf_, "schema", &v).IsNotFound()) {
+      rocksdb::WriteOptions wo;
+      wo.sync = true;
+      Status st = from_rocks(
+          log->db_->Put(wo, log->meta_cf_, "schema", std::to_string(events::kSchemaVersion)), "write meta");
+      if (!st) return st;
+    }
+    log->writer_ = std::thread([l = log.get()] { l->writer_loop(); });
+  }
+  return log;
+}
+
+EventLog::~EventLog() {
+  {
+    std::lock_guard lk(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (writer_.joinable()) writer_.join();
+  // Requests queued after the writer left (none in practice: it drains before exiting).
+  for (auto& r : queue_) r->done.set_value(Status::error("event log closed"));
+  if (db_) {
+    for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h);
+    db_->Close().PermitUncheckedError();
+  }
+}
+
+std::future<Result<AppendResult>> EventLog::append_async(std::vector<events::Event> evs) {
+  auto req = std::make_unique<Request>();
+  auto fut = req->done.get_future();
+  if (evs.empty()) {
+    req->done.set_value(Status::error("append of no events"));
+    return fut;
+  }
+  // Encoding does not depend on the sequence number (it lives in the key), so producers do it in
+  // parallel and the single writer only frames and checksums.
+  req->encoded.resize(evs.size());
+  for (size_t i = 0; i < evs.size(); ++i) {
+    req->encoded[i].reserve(64);
+    req->encoded[i].append(4, '\0');  // room for the checksum
+    events::encode_event(evs[i], req->encoded[i]);
+  }
+  req->events = std::move(evs);
+  {
+    std::lock_guard lk(mu_);
+    if (options_.read_only || !writer_.joinable()) {
+      req->done.set_value(Status::error("event log opened read-only"));
+      return fut;
+    }
+    if (!failed_.empty()) {
+      req->done.set_value(Status::error(failed_));
+      return fut;
+    }
+    if (stopping_) {
+      req->done.set_value(Status::error("event log closed"));
+      return fut;
+    }
+    queue_.push_back(std::move(req));
+  }
+  cv_.notify_one();
+  return fut;
+}
+
+Result<AppendResult> EventLog::append(std::vector<events::Event> evs) {
+  return append_async(std::move(evs)).get();
+}
+
+uint64_t EventLog::last_seq() const { return last_seq_.load(std::memory_order_acquire); }
+
+void EventLog::writer_loop() {
+  std::vector<std::unique_ptr<Request>> batch;
+  for (;;) {
+    {
+      std::unique_lock lk(mu_);
+      cv_.wait(lk, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping and drained
+      size_t n = 0;
+      while (!queue_.empty() && (batch.empty() || n + queue_.front()->events.size() <= options_.max_batch_events)) {
+        n += queue_.front()->events.size();
+        batch.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    write_batch(batch);
+    batch.clear();
+  }
+}
+
+void EventLog::write_batch(std::vector<std::unique_ptr<Request>>& batch) {
+  {
+    std::lock_guard lk(mu_);
+    if (!failed_.empty()) {
+      for (auto& r : batch) r->done.set_value(Status::error(failed_));
+      return;
+    }
+  }
+  rocksdb::WriteBatch wb;
+  std::map<std::string, std::string> meta;  // last value per key wins within the batch
+  uint64_t seq = next_seq_;
+  std::vector<AppendResult> results;
+  results.reserve(batch.size());
+  for (auto& r : batch) {
+    AppendResult res{seq, seq + r->events.size() - 1};
+    for (size_t i = 0; i < r->events.size(); ++i, ++seq) {
+      std::string key = seq_key(seq);
+      std::string& value = r->encoded[i];
+      std::string_view body(value.data() + 4, value.size() - 4);
+      uint32_t crc = crc32c(key, crc32c(body));
+      for (int b = 0; b < 4; ++b) value[static_cast<size_t>(b)] = static_cast<char>(crc >> (8 * b));
+      wb.Put(events_cf_, key, value).PermitUncheckedError();
+
+      const events::Event& e = r->events[i];
+      if (const auto* w = std::get_if<events::WatchEvent>(&e.payload)) {
+        if (!w->resource_version.empty()) meta["rv/" + w->kind] = w->resource_version;
+      } else if (const auto* l = std::get_if<events::LeadershipChange>(&e.payload)) {
+        meta["leader_epoch"] = std::to_string(l->epoch);
+      } else if (options_.audit_index) {
+        if (const auto* d = std::get_if<events::DecisionEvent>(&e.payload)) {
+          wb.Put(audit_cf_, audit_key(AuditKey::kPod, d->decision.pod, seq), "").PermitUncheckedError();
+          if (!d->decision.by.empty())
+            wb.Put(audit_cf_, audit_key(AuditKey::kPodGroup, d->decision.by, seq), "").PermitUncheckedError();
+          if (!d->decision.node.empty())
+            wb.Put(audit_cf_, audit_key(AuditKey::kNode, d->decision.node, seq), "").PermitUncheckedError();
+        } else if (const auto* u = std::get_if<events::UnschedulableEvent>(&e.payload)) {
+          wb.Put(audit_cf_, audit_key(AuditKey::kPodGroup, u->pod_group, seq), "").PermitUncheckedError();
+          if (!u->queue.empty())
+            wb.Put(audit_cf_, audit_key(AuditKey::kQueue, u->queue, seq), "").PermitUncheckedError();
+        } else if (const auto* b = std::get_if<events::BinderOutcome>(&e.payload)) {
+          wb.Put(audit_cf_, audit_key(AuditKey::kPod, b->pod, seq), "").PermitUncheckedError();
+        }
+      }
+    }
+    results.push_back(res);
+  }
+  for (const auto& [k, v] : meta) wb.Put(meta_cf_, k, v).PermitUncheckedError();
+
+  rocksdb::WriteOptions wo;
+  wo.sync = options_.sync == SyncPolicy::kEveryBatch;
+  rocksdb::Status s = db_->Write(wo, &wb);
+  if (!s.ok()) {
+    std::string msg = "event log write failed (log is now stopped): " + s.ToString();
+    {
+      std::lock_guard lk(mu_);
+      failed_ = msg;
+    }
+    for (auto& r : batch) r->done.set_value(Status::error(msg));
+    return;
+  }
+  next_seq_ = seq;
+  last_seq_.store(seq - 1, std::memory_order_release);
+  for (size_t i = 0; i < batch.size(); ++i) batch[i]->done.set_value(results[i]);
+}
+
+Status EventLog::read(uint64_t from, uint64_t to,
+                      const std::function<bool(uint64_t, const Result<events::Event>&)>& f) const {
+  rocksdb::ReadOptions ro;
+  std::string upper = to == UINT64_MAX ? std::string() : seq_key(to + 1);
+  rocksdb::Slice upper_slice(upper);
+  if (!upper.empty()) ro.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, events_cf_));
+  for (it->Seek(seq_key(from)); it->Valid(); it->Next()) {
+    std::string_view key = it->key().ToStringView();
+    if (key.size() != 8) {
+      if (!f(0, Result<events::Event>(Status::error("bad key " + hex(key))))) break;
+      continue;
+    }
+    uint64_t seq = decode_seq(key);
+    if (!f(seq, decode_value(seq, key, it->value().ToStringView()))) break;
+  }
+  return from_rocks(it->status(), "read");
+}
+
+Result<VerifyReport> EventLog::verify() const {
+  VerifyReport rep;
+  rocksdb::ReadOptions ro;
+  ro.verify_checksums = true;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, events_cf_));
+  uint64_t prev = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    std::string_view key = it->key().ToStringView();
+    if (key.size() != 8) {
+      rep.bad_keys.push_back(hex(key));
+      continue;
+    }
+    uint64_t seq = decode_seq(key);
+    ++rep.records;
+    if (rep.first_seq == 0) rep.first_seq = seq;
+    if (prev != 0 && seq != prev + 1) rep.gaps.emplace_back(prev, seq);
+    prev = seq;
+    rep.last_seq = seq;
+    auto e = decode_value(seq, key, it->value().ToStringView());
+    if (!e) rep.corrupt.push_back({seq, e.message()});
+  }
+  if (!it->status().ok()) return from_rocks(it->status(), "verify");
+  return rep;
+}
+
+Result<std::vector<uint64_t>> EventLog::audit(AuditKey dimension, std::string_view name, size_t limit) const {
+  std::string prefix;
+  prefix.push_back(static_cast<char>(dimension));
+  prefix.append(name);
+  prefix.push_back('\0');
+  std::string upper = prefix;
+  upper.back() = '\x01';  // names never contain NUL, so this bounds exactly the prefix
+  rocksdb::ReadOptions ro;
+  rocksdb::Slice upper_slice(upper);
+  ro.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, audit_cf_));
+  std::vector<uint64_t> out;
+  for (it->SeekToLast(); it->Valid() && out.size() < limit; it->Prev()) {
+    std::string_view k = it->key().ToStringView();
+    if (k.size() != prefix.size() + 8 || k.substr(0, prefix.size()) != prefix) {
+      if (k < std::string_view(prefix)) break;
+      continue;
+    }
+    out.push_back(decode_seq(k.substr(prefix.size())));
+  }
+  if (!it->status().ok()) return from_rocks(it->status(), "audit");
+  return out;
+}
+
+Result<std::string> EventLog::get_meta(std::string_view key) const {
+  std::string v;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), meta_cf_, rocksdb::Slice(key.data(), key.size()), &v);
+  if (s.IsNotFound()) return std::string();
+  if (!s.ok()) return from_rocks(s, "get meta");
+  return v;
+}
+
+Result<std::string> EventLog::get_raw(uint64_t seq) const {
+  std::string v;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), events_cf_, seq_key(seq), &v);
+  if (!s.ok()) return from_rocks(s, "get " + std::to_string(seq));
+  return v;
+}
+
+Status EventLog::put_raw(uint64_t seq, std::string_view value) {
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  return from_rocks(db_->Put(wo, events_cf_, seq_key(seq), rocksdb::Slice(value.data(), value.size())),
+                    "put " + std::to_string(seq));
+}
+
+Result<EventLog::Stats> EventLog::stats() const {
+  Stats st;
+  std::map<std::string, uint64_t> kinds;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), events_cf_));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    std::string_view key = it->key().ToStringView();
+    if (key.size() != 8) continue;
+    uint64_t seq = decode_seq(key);
+    ++st.records;
+    st.bytes += key.size() + it->value().size();
+    if (st.first_seq == 0) st.first_seq = seq;
+    st.last_seq = seq;
+    auto e = decode_value(seq, key, it->value().ToStringView());
+    if (e) {
+      ++kinds[events::kind_name(e->payload)];
+    } else {
+      ++st.undecodable;
+    }
+  }
+  if (!it->status().ok()) return from_rocks(it->status(), "stats");
+  st.by_kind.assign(kinds.begin(), kinds.end());
+  return st;
+}
+
+}  // namespace kai::storage

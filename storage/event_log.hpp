@@ -1,0 +1,192 @@
+#pragma once
+// EventLog: the ordered, durable log of every Event, on RocksDB (issue 6, contracts.md §5).
+//
+// Column families and keys:
+//
+//   "events"    key  = seq as 8 bytes big-endian (so RocksDB's byte order is log order)
+//               value= +-------------------+---------------------------------------------+
+//                      | crc32c  u32 LE    | encoded event (events/event_codec.hpp:       |
+//                      |                   |  version u8, type u8, timestamp, payload)    |
+//                      +-------------------+---------------------------------------------+
+//                      crc32c covers (encoded event || the 8 key bytes), so a value copied under
+//                      the wrong key is caught as well as a flipped bit.
+//   "snapshots" key  = seq (8 bytes BE) of the last event the snapshot covers; value = snapshot bytes
+//                      (reserved: written by the snapshot work of issue 6, not yet).
+//   "audit"     key  = tag u8 | name bytes | 0x00 | seq (8 bytes BE); value empty.
+//                      tag 'p' pod "ns/name", 'g' pod group "ns/name", 'q' queue, 'n' node.
+//                      Written in the same batch as the event, so a query is a prefix range scan.
+//   "meta"      key  = text; "rv/<Kind>" -> last resourceVersion seen for that kind,
+//                      "leader_epoch" -> decimal epoch, "schema" -> decimal schema version at creation.
+//   "default"   unused (RocksDB requires it).
+//
+// Writes: producers call append() from any thread; one writer thread takes everything queued (up to
+// max_batch_events), assigns sequence numbers, writes ONE WriteBatch (events + audit + meta) and,
+// with SyncPolicy::kEveryBatch, one fsync (WriteOptions.sync) for the whole batch: group commit.
+// append() returns only after that write, so an acknowledged event is durable under the policy.
+// A failed write makes the log read-only-failed: every later append fails with the same error,
+// because acting on a decision that was not persisted is what the log exists to prevent.
+//
+// Open / recover: the next sequence is one past the last key of "events"; RocksDB's WAL replay
+// gives back every synced batch whole or not at all.
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "events/event.hpp"
+#include "k8s/model/status.hpp"
+
+namespace rocksdb {
+class DB;
+class Env;
+class ColumnFamilyHandle;
+}  // namespace rocksdb
+
+namespace kai::storage {
+
+using model::Result;
+using model::Status;
+
+/// When a batch is made durable.
+enum class SyncPolicy : uint8_t {
+  kEveryBatch,  ///< fsync the WAL once per batch before acknowledging (survives power loss).
+  kNone,        ///< Acknowledge after the WAL write reaches the OS (survives a process crash only).
+};
+
+/// Options of EventLog::open.
+struct EventLogOptions {
+  /// Durability of acknowledged appends. Default: SyncPolicy::kEveryBatch.
+  SyncPolicy sync = SyncPolicy::kEveryBatch;
+  /// Upper bound on the events of one group-committed batch (one request is never split).
+  /// Default: 8192.
+  size_t max_batch_events = 8192;
+  /// Create the database when the directory is empty. Default: true.
+  bool create_if_missing = true;
+  /// Open without a writer thread; append() then fails. Used by kai-log. Default: false.
+  bool read_only = false;
+  /// Write the audit index ("audit" column family) on append. Default: true.
+  bool audit_index = true;
+  /// RocksDB memtable size per column family, bytes. Default: 64 MiB.
+  size_t write_buffer_size = 64u << 20;
+  /// RocksDB environment, for fault injection in tests (not owned; must outlive the log).
+  /// Default: nullptr (rocksdb::Env::Default()).
+  rocksdb::Env* env = nullptr;
+};
+
+/// Sequence numbers given to one append() call.
+struct AppendResult {
+  uint64_t first_seq = 0;
+  uint64_t last_seq = 0;
+};
+
+/// A record that failed its checksum or did not decode.
+struct CorruptRecord {
+  uint64_t seq = 0;
+  std::string message;
+};
+
+/// The result of EventLog::verify().
+struct VerifyReport {
+  uint64_t records = 0;
+  uint64_t first_seq = 0;  ///< 0 when empty.
+  uint64_t last_seq = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> gaps;  ///< (last present, next present) with a hole between.
+  std::vector<CorruptRecord> corrupt;
+  std::vector<std::string> bad_keys;  ///< Keys that are not 8-byte sequence numbers (hex).
+  bool ok() const { return gaps.empty() && corrupt.empty() && bad_keys.empty(); }
+};
+
+/// Audit index dimensions (the tag byte of an "audit" key).
+enum class AuditKey : char { kPod = 'p', kPodGroup = 'g', kQueue = 'q', kNode = 'n' };
+
+/// The durable event log. Thread-safe; one instance per directory (RocksDB locks it).
+class EventLog {
+ public:
+  /// Opens or creates the log at `path`. Errors (locked directory, corrupt manifest, unreadable
+  /// directory) come back as a Status, never an exception or an abort.
+  static Result<std::unique_ptr<EventLog>> open(const std::string& path, const EventLogOptions& options = {});
+  ~EventLog();
+  EventLog(const EventLog&) = delete;
+  EventLog& operator=(const EventLog&) = delete;
+
+  /// Appends `events` as one unit, in order, and waits until they are written under the sync policy.
+  /// Their `seq` fields are ignored: the log assigns them.
+  Result<AppendResult> append(std::vector<events::Event> events);
+  /// As append(), without waiting: the future is ready once the batch holding the events is written.
+  std::future<Result<AppendResult>> append_async(std::vector<events::Event> events);
+
+  /// Sequence number of the last written event; 0 when empty.
+  uint64_t last_seq() const;
+
+  /// Calls `f(seq, event or error)` for each record with from <= seq <= to, in order, until f returns
+  /// false. A record that fails its checksum or decoding is passed as an error, not skipped.
+  Status read(uint64_t from, uint64_t to,
+              const std::function<bool(uint64_t seq, const Result<events::Event>&)>& f) const;
+
+  /// Checks every record: key shape, checksum, decoding, and holes in the sequence.
+  Result<VerifyReport> verify() const;
+
+  /// Sequence numbers of events that touched `name` in `dimension`, newest first, at most `limit`.
+  Result<std::vector<uint64_t>> audit(AuditKey dimension, std::string_view name, size_t limit = SIZE_MAX) const;
+
+  /// Reads a "meta" value; an empty optional-like empty string when absent.
+  Result<std::string> get_meta(std::string_view key) const;
+
+  /// Raw stored bytes of one record (checksum included), for tools and corruption tests.
+  Result<std::string> get_raw(uint64_t seq) const;
+  /// Overwrites the stored bytes of one record without checking them: a repair / fault-injection hook.
+  Status put_raw(uint64_t seq, std::string_view value);
+
+  /// Counts per event kind, for `kai-log stats`.
+  struct Stats {
+    uint64_t records = 0;
+    uint64_t bytes = 0;
+    uint64_t first_seq = 0;
+    uint64_t last_seq = 0;
+    std::vector<std::pair<std::string, uint64_t>> by_kind;
+    uint64_t undecodable = 0;
+  };
+  Result<Stats> stats() const;
+
+ private:
+  struct Request {
+    std::vector<std::string> encoded;  ///< Encoded by the producer, so the writer only frames them.
+    std::vector<events::Event> events;
+    std::promise<Result<AppendResult>> done;
+  };
+
+  EventLog() = default;
+  void writer_loop();
+  void write_batch(std::vector<std::unique_ptr<Request>>& batch);
+
+  EventLogOptions options_;
+  std::unique_ptr<rocksdb::DB> db_;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // default, events, snapshots, audit, meta
+  rocksdb::ColumnFamilyHandle* events_cf_ = nullptr;
+  rocksdb::ColumnFamilyHandle* snapshots_cf_ = nullptr;
+  rocksdb::ColumnFamilyHandle* audit_cf_ = nullptr;
+  rocksdb::ColumnFamilyHandle* meta_cf_ = nullptr;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::unique_ptr<Request>> queue_;  // guarded by mu_
+  bool stopping_ = false;                       // guarded by mu_
+  std::string failed_;                          // guarded by mu_: sticky write error
+  uint64_t next_seq_ = 1;                       // writer thread only (after open)
+  std::atomic<uint64_t> last_seq_{0};
+  std::thread writer_;
+};
+
+/// Big-endian 8-byte key of `seq`.
+std::string seq_key(uint64_t seq);
+
+}  // namespace kai::storage

@@ -1,0 +1,82 @@
+#include "events/event_codec.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "events/event_json.hpp"
+#include "tests/events/test_events.hpp"
+
+namespace kai::events {
+namespace {
+
+TEST(EventCodec, RoundTripsEveryKind) {
+  for (const Event& e : testing::one_of_each()) {
+    std::string bytes;
+    encode_event(e, bytes);
+    auto back = decode_event(bytes);
+    ASSERT_TRUE(back) << back.message();
+    EXPECT_EQ(*back, e) << kind_name(e.payload);
+  }
+}
+
+TEST(EventCodec, DecisionIsCompact) {
+  std::string bytes;
+  encode_event(testing::decision_event(1, 1), bytes);
+  EXPECT_LT(bytes.size(), 100u);
+}
+
+TEST(EventCodec, UpgradesVersionOne) {
+  // Version 1 had no gpu_fraction and no seed: they come back as 0, the rest unchanged.
+  Event d = testing::decision_event(1, 2);
+  std::string bytes;
+  encode_event(d, bytes, 1);
+  ASSERT_EQ(bytes[0], 1);
+  auto back = decode_event(bytes);
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_EQ(back->schema_version, kSchemaVersion);
+  auto want = std::get<DecisionEvent>(d.payload);
+  want.decision.gpu_fraction = 0;
+  EXPECT_EQ(std::get<DecisionEvent>(back->payload), want);
+
+  Event c;
+  c.payload = CycleStart{1, 2, 3, 4, 99};
+  bytes.clear();
+  encode_event(c, bytes, 1);
+  back = decode_event(bytes);
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_EQ(std::get<CycleStart>(back->payload), (CycleStart{1, 2, 3, 4, 0}));
+}
+
+TEST(EventCodec, RejectsBadInputWithoutCrashing) {
+  EXPECT_FALSE(decode_event(""));
+  EXPECT_FALSE(decode_event(std::string("\x09\x01", 2)));  // future version
+  EXPECT_FALSE(decode_event(std::string("\x02\x63\x00", 3)));  // unknown type
+  std::string bytes;
+  encode_event(testing::decision_event(1, 1), bytes);
+  EXPECT_FALSE(decode_event(bytes + "x"));  // trailing byte
+  // Every truncation and many random corruptions must fail or decode, never crash or over-read.
+  for (size_t n = 0; n < bytes.size(); ++n) EXPECT_FALSE(decode_event(std::string_view(bytes).substr(0, n)));
+  std::mt19937 rng(7);
+  for (int i = 0; i < 5000; ++i) {
+    std::string b = bytes;
+    b[rng() % b.size()] = static_cast<char>(rng());
+    (void)decode_event(b);
+  }
+  for (int i = 0; i < 2000; ++i) {
+    std::string b(rng() % 64, '\0');
+    for (auto& ch : b) ch = static_cast<char>(rng());
+    (void)decode_event(b);
+  }
+}
+
+TEST(EventJson, RendersOneLine) {
+  for (const Event& e : testing::one_of_each()) {
+    std::string line = to_json_line(e);
+    EXPECT_EQ(line.find('\n'), std::string::npos);
+    EXPECT_NE(line.find(std::string("\"kind\":\"") + kind_name(e.payload) + "\""), std::string::npos) << line;
+  }
+}
+
+}  // namespace
+}  // namespace kai::events

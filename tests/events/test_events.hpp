@@ -1,0 +1,54 @@
+#pragma once
+// Sample events of every kind, shared by the events and storage tests.
+
+#include <string>
+#include <vector>
+
+#include "events/event.hpp"
+
+namespace kai::events::testing {
+
+inline Event decision_event(uint64_t cycle, uint64_t n, const std::string& pod = "team-a/pod-0") {
+  Event e;
+  e.timestamp_us = 1'700'000'000'000'000 + static_cast<int64_t>(n);
+  DecisionEvent d;
+  d.cycle_id = cycle;
+  d.decision.seq = n;
+  d.decision.action = "allocate";
+  d.decision.kind = DecisionKind::kBind;
+  d.decision.pod = pod;
+  d.decision.pod_uid = "uid-" + std::to_string(n);
+  d.decision.node = "node-" + std::to_string(n % 7);
+  d.decision.gpu_groups = {"g-1", "g-2"};
+  d.decision.gpu_fraction = 0.5;
+  d.decision.by = "team-a/pg-0";
+  e.payload = d;
+  return e;
+}
+
+inline std::vector<Event> one_of_each() {
+  std::vector<Event> v;
+  Event w;
+  w.timestamp_us = -5;  // negative timestamps must survive (zigzag)
+  w.payload = WatchEvent{"Pod", WatchType::kModified, R"({"metadata":{"name":"p"}})", "12345"};
+  v.push_back(w);
+  v.push_back(decision_event(3, 9));
+  Event u;
+  u.payload = UnschedulableEvent{4, "ns/pg", "q1", {{"OverLimit", "queue q1 is over its limit"}, {"X", ""}}};
+  v.push_back(u);
+  Event cs;
+  cs.payload = CycleStart{5, 0xdeadbeefcafeULL, 77, 1'700'000'000, 42};
+  v.push_back(cs);
+  Event ce;
+  ce.payload = CycleEnd{5, 1234, {{"allocate", 1000}, {"reclaim", 234}}};
+  v.push_back(ce);
+  Event b;
+  b.payload = BinderOutcome{2, "ns/p", Outcome::kBindFailed, "node gone"};
+  v.push_back(b);
+  Event l;
+  l.payload = LeadershipChange{3, "replica-0", true};
+  v.push_back(l);
+  return v;
+}
+
+}  // namespace kai::events::testing
