@@ -160,6 +160,7 @@ class EventLog {
  private:
   struct Request {
     std::vector<std::string> encoded;  ///< Encoded by the producer, so the writer only frames them.
+    std::vector<uint32_t> body_crc;    ///< CRC-32C of each encoded body; the writer adds the key.
     std::vector<events::Event> events;
     std::promise<Result<AppendResult>> done;
   };
