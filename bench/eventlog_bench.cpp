@@ -18,7 +18,8 @@ namespace {
 using kai::events::Event;
 
 std::string temp_dir(const char* tag) {
-  auto p = std::filesystem::temp_directory_path() / (std::string("kai-bench-") + tag + "-" + std::to_string(::getpid()));
+  auto p = std::filesystem::temp_directory_path() /
+           (std::string("kai-bench-") + tag + "-" + std::to_string(::getpid()));
   std::filesystem::remove_all(p);
   return p.string();
 }
@@ -49,7 +50,8 @@ Event make_event(size_t size, uint64_t i) {
                       R"({"nvidia.com/gpu":"1"}}}]},"status":{"phase":"Pending"},"pad":")";
     if (obj.size() + 40 < size) obj.append(size - obj.size() - 40, 'x');
     obj += "\"}";
-    e.payload = kai::events::WatchEvent{"Pod", kai::events::WatchType::kAdded, std::move(obj), std::to_string(i)};
+    e.payload =
+        kai::events::WatchEvent{"Pod", kai::events::WatchType::kAdded, std::move(obj), std::to_string(i)};
   }
   return e;
 }
@@ -74,7 +76,8 @@ void BM_DurableIngest(benchmark::State& state) {
     for (auto& f : futs) {
       auto r = f.get();
       if (!r) state.SkipWithError(r.message().c_str());
-      latencies_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+      latencies_us.push_back(
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
     }
     events += batch * producers;
   }
@@ -122,7 +125,8 @@ void BM_GroupCommitThreads(benchmark::State& state) {
     auto t0 = std::chrono::steady_clock::now();
     auto r = g_shared_log->append(proto);
     if (!r) state.SkipWithError(r.message().c_str());
-    latencies_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    latencies_us.push_back(
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
     events += batch;
   }
   state.SetItemsProcessed(static_cast<int64_t>(events));
@@ -136,7 +140,12 @@ void BM_GroupCommitThreads(benchmark::State& state) {
     std::filesystem::remove_all(g_shared_dir);
   }
 }
-BENCHMARK(BM_GroupCommitThreads)->Args({300, 100})->Args({1024, 100})->Threads(8)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GroupCommitThreads)
+    ->Args({300, 100})
+    ->Args({1024, 100})
+    ->Threads(8)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 /// Decode + apply of records already in memory (the replay loop without I/O).
 void BM_ReplayDecodeApply(benchmark::State& state) {
@@ -192,7 +201,11 @@ void BM_ReplayFromLog(benchmark::State& state) {
   log.reset();
   std::filesystem::remove_all(dir);
 }
-BENCHMARK(BM_ReplayFromLog)->Args({300, 1000})->Args({300, 200000})->Args({1024, 100000})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ReplayFromLog)
+    ->Args({300, 1000})
+    ->Args({300, 200000})
+    ->Args({1024, 100000})
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -12,23 +12,26 @@ enum class DecisionKind : uint8_t { kBind, kPipeline, kEvict };
 
 /// One committed operation of a Statement, in commit order.
 struct Decision {
-  uint64_t seq = 0;         ///< 1-based position in the session's commit order.
-  std::string action;       ///< allocate | consolidation | reclaim | preempt | stalegangeviction
+  uint64_t seq = 0;    ///< 1-based position in the session's commit order.
+  std::string action;  ///< allocate | consolidation | reclaim | preempt | stalegangeviction
   DecisionKind kind = DecisionKind::kBind;
-  std::string pod;          ///< "namespace/name"
+  std::string pod;  ///< "namespace/name"
   std::string pod_uid;
-  std::string node;         ///< Target node (bind, pipeline) or the node the victim leaves (evict).
+  std::string node;  ///< Target node (bind, pipeline) or the node the victim leaves (evict).
   std::vector<std::string> gpu_groups;  ///< Shared-GPU groups for fractional pods.
-  double gpu_fraction = 0;  ///< Portion per device for fractional pods; 0 otherwise.
-  std::string reason;       ///< Why (evictions: KAI's message; binds: empty).
-  std::string by;           ///< The pod group that caused it, "namespace/name".
+  double gpu_fraction = 0;              ///< Portion per device for fractional pods; 0 otherwise.
+  std::string reason;                   ///< Why (evictions: KAI's message; binds: empty).
+  std::string by;                       ///< The pod group that caused it, "namespace/name".
 };
 
 inline const char* to_string(DecisionKind k) {
   switch (k) {
-    case DecisionKind::kBind: return "bind";
-    case DecisionKind::kPipeline: return "pipeline";
-    case DecisionKind::kEvict: return "evict";
+    case DecisionKind::kBind:
+      return "bind";
+    case DecisionKind::kPipeline:
+      return "pipeline";
+    case DecisionKind::kEvict:
+      return "evict";
   }
   return "unknown";
 }

@@ -101,9 +101,11 @@ Result<std::unique_ptr<EventLog>> EventLog::open(const std::string& path, const 
   rocksdb::ColumnFamilyOptions audit_opts = cf_opts;
   audit_opts.memtable_factory = std::make_shared<rocksdb::VectorRepFactory>();
   db_opts.allow_concurrent_memtable_write = false;
-  std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {
-      {rocksdb::kDefaultColumnFamilyName, cf_opts}, {kEventsCf, cf_opts}, {kSnapshotsCf, cf_opts},
-      {kAuditCf, audit_opts},                       {kMetaCf, cf_opts}};
+  std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {{rocksdb::kDefaultColumnFamilyName, cf_opts},
+                                                      {kEventsCf, cf_opts},
+                                                      {kSnapshotsCf, cf_opts},
+                                                      {kAuditCf, audit_opts},
+                                                      {kMetaCf, cf_opts}};
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s;
   if (options.read_only) {
@@ -176,7 +178,8 @@ std::future<Result<AppendResult>> EventLog::append_async(std::vector<events::Eve
     events::encode_event(evs[i], req->encoded[i]);
   }
   req->body_crc.resize(evs.size());
-  for (size_t i = 0; i < evs.size(); ++i) req->body_crc[i] = crc32c(std::string_view(req->encoded[i]).substr(4));
+  for (size_t i = 0; i < evs.size(); ++i)
+    req->body_crc[i] = crc32c(std::string_view(req->encoded[i]).substr(4));
   req->events = std::move(evs);
   {
     std::lock_guard lk(mu_);
@@ -202,7 +205,9 @@ Result<AppendResult> EventLog::append(std::vector<events::Event> evs) {
   return append_async(std::move(evs)).get();
 }
 
-uint64_t EventLog::last_seq() const { return last_seq_.load(std::memory_order_acquire); }
+uint64_t EventLog::last_seq() const {
+  return last_seq_.load(std::memory_order_acquire);
+}
 
 void EventLog::writer_loop() {
   std::vector<std::unique_ptr<Request>> batch;
@@ -212,7 +217,8 @@ void EventLog::writer_loop() {
       cv_.wait(lk, [&] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping and drained
       size_t n = 0;
-      while (!queue_.empty() && (batch.empty() || n + queue_.front()->events.size() <= options_.max_batch_events)) {
+      while (!queue_.empty() &&
+             (batch.empty() || n + queue_.front()->events.size() <= options_.max_batch_events)) {
         n += queue_.front()->events.size();
         batch.push_back(std::move(queue_.front()));
         queue_.pop_front();

@@ -136,7 +136,8 @@ class EventLog {
   Result<VerifyReport> verify() const;
 
   /// Sequence numbers of events that touched `name` in `dimension`, newest first, at most `limit`.
-  Result<std::vector<uint64_t>> audit(AuditKey dimension, std::string_view name, size_t limit = SIZE_MAX) const;
+  Result<std::vector<uint64_t>> audit(AuditKey dimension, std::string_view name,
+                                      size_t limit = SIZE_MAX) const;
 
   /// Reads a "meta" value; an empty optional-like empty string when absent.
   Result<std::string> get_meta(std::string_view key) const;

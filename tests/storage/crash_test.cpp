@@ -3,13 +3,12 @@
 // without a gap. The child is a separate binary (posix_spawn), not a fork: forking a process that
 // already has RocksDB's background threads would copy locks held by threads that do not exist in
 // the child.
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstring>

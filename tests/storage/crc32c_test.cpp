@@ -22,7 +22,9 @@ TEST(Crc32c, HardwareAndTableAgree) {
   EXPECT_EQ(crc32c_portable("123456789"), 0xE3069283u);
 }
 
-TEST(Crc32c, Streams) { EXPECT_EQ(crc32c("6789", crc32c("12345")), crc32c("123456789")); }
+TEST(Crc32c, Streams) {
+  EXPECT_EQ(crc32c("6789", crc32c("12345")), crc32c("123456789"));
+}
 
 }  // namespace
 }  // namespace kai::storage

@@ -1,7 +1,6 @@
 // kai-log end to end: import a cluster, verify, export a snapshot kai-sim reads, and survive damage.
-#include <sys/wait.h>
-
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -33,7 +32,9 @@ ToolRun run(const std::string& args) {
   return r;
 }
 
-std::string example() { return std::string(KAI_DEFAULT_SOURCE_DIR) + "/deploy/examples/gpu-cluster.yaml"; }
+std::string example() {
+  return std::string(KAI_DEFAULT_SOURCE_DIR) + "/deploy/examples/gpu-cluster.yaml";
+}
 
 TEST(KaiLogTool, ImportVerifyExport) {
   testing::TempDir dir;

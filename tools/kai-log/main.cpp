@@ -69,7 +69,8 @@ int cmd_dump(const std::string& dir, uint64_t from, uint64_t to, const std::vect
       std::cerr << "kai-log: record " << seq << ": " << e.message() << "\n";
       return true;
     }
-    if (!kinds.empty() && std::find(kinds.begin(), kinds.end(), kai::events::kind_name(e->payload)) == kinds.end())
+    if (!kinds.empty() &&
+        std::find(kinds.begin(), kinds.end(), kai::events::kind_name(e->payload)) == kinds.end())
       return true;
     std::string line = kai::events::to_json_line(*e);
     // Object and cycle filters match on the rendered fields, which every kind names the same way.
@@ -92,8 +93,9 @@ int cmd_verify(const std::string& dir) {
   for (const auto& c : v->corrupt) std::cout << "corrupt record " << c.seq << ": " << c.message << "\n";
   for (const auto& [a, b] : v->gaps) std::cout << "gap: records " << a + 1 << ".." << b - 1 << " missing\n";
   for (const auto& k : v->bad_keys) std::cout << "bad key " << k << "\n";
-  std::cout << (v->ok() ? "ok" : "FAILED") << ": " << v->records << " records, sequence " << v->first_seq << ".."
-            << v->last_seq << ", " << v->corrupt.size() << " corrupt, " << v->gaps.size() << " gaps\n";
+  std::cout << (v->ok() ? "ok" : "FAILED") << ": " << v->records << " records, sequence " << v->first_seq
+            << ".." << v->last_seq << ", " << v->corrupt.size() << " corrupt, " << v->gaps.size()
+            << " gaps\n";
   return v->ok() ? 0 : 1;
 }
 
@@ -212,11 +214,13 @@ int main(int argc, char** argv) {
   auto* dump = app.add_subcommand("dump", "Records as JSON lines");
   dump->add_option("--from", from, "First sequence number")->capture_default_str();
   dump->add_option("--to", to, "Last sequence number");
-  dump->add_option("--kind", kinds,
-                   "Only these kinds: watch, decision, unschedulable, cycle_start, cycle_end, outcome, leadership");
+  dump->add_option(
+      "--kind", kinds,
+      "Only these kinds: watch, decision, unschedulable, cycle_start, cycle_end, outcome, leadership");
   dump->add_option("--object", object, "Only records naming this object (namespace/name or name)");
   dump->add_option("--cycle", cycle, "Only records of this cycle");
-  auto* verify = app.add_subcommand("verify", "Check every record's checksum and decoding, and sequence gaps");
+  auto* verify =
+      app.add_subcommand("verify", "Check every record's checksum and decoding, and sequence gaps");
   auto* snapshot = app.add_subcommand("snapshot", "Snapshots of the projected state");
   snapshot->require_subcommand(1);
   uint64_t at = UINT64_MAX;
@@ -228,7 +232,8 @@ int main(int argc, char** argv) {
   why->add_option("pod", pod, "namespace/name")->required();
   why->add_option("--limit", limit, "At most this many records")->capture_default_str();
   std::string file;
-  auto* import = app.add_subcommand("import", "Append the objects of a List (JSON/YAML) as ADDED watch events");
+  auto* import =
+      app.add_subcommand("import", "Append the objects of a List (JSON/YAML) as ADDED watch events");
   import->add_option("file", file, "The List")->required();
   try {
     app.parse(argc, argv);
