@@ -11,6 +11,7 @@
 #include "events/projection.hpp"
 #include "k8s/model/codec.hpp"
 #include "k8s/model/json_codec.hpp"
+#include "k8s/model/time.hpp"
 #include "storage/event_log.hpp"
 
 namespace {
@@ -147,6 +148,32 @@ int cmd_why(const std::string& dir, const std::string& pod, size_t limit) {
   return 0;
 }
 
+/// Records that touched a queue (unschedulable pod groups in it), newest first, from the audit index.
+int cmd_audit(const std::string& dir, const std::string& queue, const std::string& since, size_t limit) {
+  int64_t since_us = 0;
+  if (!since.empty()) {
+    auto t = kai::model::parse_rfc3339(since);
+    if (!t) return std::cerr << "kai-log: --since: " << t.message() << "\n", 2;
+    since_us = *t * 1'000'000;
+  }
+  auto log = open_log(dir, true);
+  if (!log) return 2;
+  auto seqs = log->audit(kai::storage::AuditKey::kQueue, queue, limit);
+  if (!seqs) return std::cerr << "kai-log: " << seqs.message() << "\n", 2;
+  for (uint64_t s : *seqs) {
+    auto st = log->read(s, s, [&](uint64_t seq, const kai::model::Result<Event>& e) {
+      if (!e) {
+        std::cerr << "kai-log: record " << seq << ": " << e.message() << "\n";
+      } else if (e->timestamp_us >= since_us) {
+        std::cout << kai::events::to_json_line(*e) << "\n";
+      }
+      return true;
+    });
+    if (!st) return std::cerr << "kai-log: " << st.message() << "\n", 2;
+  }
+  return 0;
+}
+
 /// Appends every object of a Kubernetes List (JSON or YAML) as an ADDED watch event: a way to seed a
 /// log from a `kubectl get -o json` dump or kai-gen output.
 int cmd_import(const std::string& dir, const std::string& file) {
@@ -231,6 +258,11 @@ int main(int argc, char** argv) {
   auto* why = app.add_subcommand("why", "The decisions and binder outcomes for a pod, newest first");
   why->add_option("pod", pod, "namespace/name")->required();
   why->add_option("--limit", limit, "At most this many records")->capture_default_str();
+  std::string queue, since;
+  auto* audit = app.add_subcommand("audit", "Records that touched a queue, newest first (JSON lines)");
+  audit->add_option("--queue", queue, "Queue name")->required();
+  audit->add_option("--since", since, "Only records at or after this time (RFC 3339)");
+  audit->add_option("--limit", limit, "At most this many records")->capture_default_str();
   std::string file;
   auto* import =
       app.add_subcommand("import", "Append the objects of a List (JSON/YAML) as ADDED watch events");
@@ -245,6 +277,7 @@ int main(int argc, char** argv) {
   if (*verify) return cmd_verify(dir);
   if (*exp) return cmd_snapshot_export(dir, at);
   if (*why) return cmd_why(dir, pod, limit);
+  if (*audit) return cmd_audit(dir, queue, since, limit);
   if (*import) return cmd_import(dir, file);
   return 2;
 }
