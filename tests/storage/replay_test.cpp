@@ -2,6 +2,10 @@
 // with their recorded clock and seed, and their decisions are logged; replaying the log from disk
 // must reproduce every decision byte for byte.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <tuple>
 
 #include "actors/scheduler/core/simulation.hpp"
 #include "events/event_codec.hpp"
@@ -135,6 +139,36 @@ TEST(Replay, EqualsLive) {
     EXPECT_EQ(replayed, live[c->cycle_id]) << "cycle " << c->cycle_id;
   }
   EXPECT_EQ(cycles, 3);
+
+  // The tool does the same from the directory, and reports a decision the core would not make.
+  log.reset();
+  std::string cmd = std::string(KAI_LOG_BIN) + " -d " + dir.str() + " replay 2>/dev/null";
+  auto run = [&] {
+    std::string out;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    int st = ::pclose(p);
+    return std::make_pair(WIFEXITED(st) ? WEXITSTATUS(st) : -1, out);
+  };
+  auto [code, out] = run();
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("replayed 3 cycles, " + std::to_string(total) + " decisions, 0 differences"),
+            std::string::npos)
+      << out;
+  {
+    auto w = std::move(EventLog::open(dir.str())).value();
+    events::Decision fake;
+    fake.pod = "ns/never";
+    fake.node = "nowhere";
+    Event e;
+    e.payload = events::DecisionEvent{3, fake};
+    ASSERT_TRUE(w->append({e}));
+  }
+  std::tie(code, out) = run();
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("1 differences"), std::string::npos) << out;
 }
 
 }  // namespace
