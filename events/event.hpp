@@ -98,13 +98,13 @@ struct LeadershipChange {
 };
 
 /// The payload kinds; the index is the on-disk type tag minus one (see event_codec.hpp).
-using Payload = std::variant<WatchEvent, DecisionEvent, UnschedulableEvent, CycleStart, CycleEnd, BinderOutcome,
-                             LeadershipChange>;
+using Payload = std::variant<WatchEvent, DecisionEvent, UnschedulableEvent, CycleStart, CycleEnd,
+                             BinderOutcome, LeadershipChange>;
 
 /// One entry of the log. `seq` is assigned by the log on append (it lives in the key, not the value).
 struct Event {
   uint64_t seq = 0;
-  int64_t timestamp_us = 0;  ///< Wall clock when the event was produced, Unix microseconds.
+  int64_t timestamp_us = 0;                 ///< Wall clock when the event was produced, Unix microseconds.
   uint8_t schema_version = kSchemaVersion;  ///< The version it was read as (after upgrade: current).
   Payload payload;
   bool operator==(const Event&) const = default;

@@ -23,7 +23,9 @@ void put_str(std::string& out, std::string_view s) {
   put_varint(out, s.size());
   out.append(s);
 }
-void put_u8(std::string& out, uint8_t v) { out.push_back(static_cast<char>(v)); }
+void put_u8(std::string& out, uint8_t v) {
+  out.push_back(static_cast<char>(v));
+}
 void put_f64(std::string& out, double d) {
   uint64_t bits = std::bit_cast<uint64_t>(d);
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(bits >> (8 * i)));
@@ -263,7 +265,7 @@ Result<Event> decode_event(std::string_view bytes) {
 }
 
 const char* kind_name(const Payload& p) {
-  static constexpr const char* kNames[] = {"watch",    "decision", "unschedulable", "cycle_start",
+  static constexpr const char* kNames[] = {"watch",     "decision", "unschedulable", "cycle_start",
                                            "cycle_end", "outcome",  "leadership"};
   return kNames[p.index()];
 }

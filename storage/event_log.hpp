@@ -136,9 +136,10 @@ class EventLog {
   Result<VerifyReport> verify() const;
 
   /// Sequence numbers of events that touched `name` in `dimension`, newest first, at most `limit`.
-  Result<std::vector<uint64_t>> audit(AuditKey dimension, std::string_view name, size_t limit = SIZE_MAX) const;
+  Result<std::vector<uint64_t>> audit(AuditKey dimension, std::string_view name,
+                                      size_t limit = SIZE_MAX) const;
 
-  /// Reads a "meta" value; an empty optional-like empty string when absent.
+  /// Reads a "meta" value; an empty string when the key is absent.
   Result<std::string> get_meta(std::string_view key) const;
 
   /// Raw stored bytes of one record (checksum included), for tools and corruption tests.
@@ -146,7 +147,7 @@ class EventLog {
   /// Overwrites the stored bytes of one record without checking them: a repair / fault-injection hook.
   Status put_raw(uint64_t seq, std::string_view value);
 
-  /// Counts per event kind, for `kai-log stats`.
+  /// Record counts per event kind, sequence range and stored bytes (a full scan), for `kai-log stats`.
   struct Stats {
     uint64_t records = 0;
     uint64_t bytes = 0;
@@ -160,6 +161,7 @@ class EventLog {
  private:
   struct Request {
     std::vector<std::string> encoded;  ///< Encoded by the producer, so the writer only frames them.
+    std::vector<uint32_t> body_crc;    ///< CRC-32C of each encoded body; the writer adds the key.
     std::vector<events::Event> events;
     std::promise<Result<AppendResult>> done;
   };

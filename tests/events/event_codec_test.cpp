@@ -50,7 +50,7 @@ TEST(EventCodec, UpgradesVersionOne) {
 
 TEST(EventCodec, RejectsBadInputWithoutCrashing) {
   EXPECT_FALSE(decode_event(""));
-  EXPECT_FALSE(decode_event(std::string("\x09\x01", 2)));  // future version
+  EXPECT_FALSE(decode_event(std::string("\x09\x01", 2)));      // future version
   EXPECT_FALSE(decode_event(std::string("\x02\x63\x00", 3)));  // unknown type
   std::string bytes;
   encode_event(testing::decision_event(1, 1), bytes);

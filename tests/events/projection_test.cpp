@@ -5,7 +5,8 @@
 namespace kai::events {
 namespace {
 
-Event watch(const std::string& kind, WatchType t, const std::string& json, const std::string& rv, uint64_t seq) {
+Event watch(const std::string& kind, WatchType t, const std::string& json, const std::string& rv,
+            uint64_t seq) {
   Event e;
   e.seq = seq;
   e.payload = WatchEvent{kind, t, json, rv};

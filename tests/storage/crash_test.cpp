@@ -3,13 +3,12 @@
 // without a gap. The child is a separate binary (posix_spawn), not a fork: forking a process that
 // already has RocksDB's background threads would copy locks held by threads that do not exist in
 // the child.
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstring>
@@ -51,6 +50,17 @@ TEST(CrashSafety, SigkillUnderLoad) {
     ASSERT_EQ(posix_spawn(&pid, KAI_CRASH_WRITER, &fa, nullptr, argv, environ), 0);
     posix_spawn_file_actions_destroy(&fa);
     ::close(fds[1]);
+    // A failed assertion returns early: never leave the writer running behind.
+    struct Reaper {
+      pid_t pid;
+      bool reaped = false;
+      ~Reaper() {
+        if (!reaped) {
+          ::kill(pid, SIGKILL);
+          ::waitpid(pid, nullptr, 0);
+        }
+      }
+    } reaper{pid};
 
     // Collect acks; kill at a random moment after the first one (so the child is under load).
     std::vector<Ack> acks;
@@ -74,7 +84,10 @@ TEST(CrashSafety, SigkillUnderLoad) {
     while (acks.empty() && std::chrono::steady_clock::now() - start < std::chrono::seconds(20)) {
       if (!drain(100)) {
         int status = 0;
-        if (::waitpid(pid, &status, WNOHANG) == pid) FAIL() << "writer exited early, status " << status;
+        if (::waitpid(pid, &status, WNOHANG) == pid) {
+          reaper.reaped = true;
+          FAIL() << "writer exited early, status " << status;
+        }
       }
     }
     ASSERT_FALSE(acks.empty()) << "writer never acknowledged an append";
@@ -85,6 +98,7 @@ TEST(CrashSafety, SigkillUnderLoad) {
     }
     int status = 0;
     ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    reaper.reaped = true;
     ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "status " << status;
     ::close(fds[0]);
     total_acked += acks.size();

@@ -1,10 +1,9 @@
 // Disk faults (issue 6): root ignores chmod, so writes are failed through a RocksDB FileSystem
 // wrapper. A failed write must be a clear error to every producer, and the log must refuse further
 // appends (no decision may be acted on without a persisted event).
+#include <gtest/gtest.h>
 #include <rocksdb/env.h>
 #include <rocksdb/file_system.h>
-
-#include <gtest/gtest.h>
 
 #include <atomic>
 

@@ -69,7 +69,8 @@ TEST(EventLog, ReadRangeAndAuditIndex) {
   auto log = open_log(dir.str());
   ASSERT_TRUE(log);
   std::vector<Event> evs;
-  for (uint64_t i = 1; i <= 20; ++i) evs.push_back(events::testing::decision_event(1, i, i % 2 ? "a/odd" : "a/even"));
+  for (uint64_t i = 1; i <= 20; ++i)
+    evs.push_back(events::testing::decision_event(1, i, i % 2 ? "a/odd" : "a/even"));
   ASSERT_TRUE(log->append(evs));
   std::vector<uint64_t> seen;
   ASSERT_TRUE(log->read(5, 8, [&](uint64_t s, const Result<Event>&) {

@@ -1,13 +1,13 @@
 // kai-log end to end: import a cluster, verify, export a snapshot kai-sim reads, and survive damage.
-#include <sys/wait.h>
-
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 
+#include "events/event.hpp"
 #include "k8s/model/codec.hpp"
 #include "storage/event_log.hpp"
 #include "tests/storage/temp_dir.hpp"
@@ -33,7 +33,9 @@ ToolRun run(const std::string& args) {
   return r;
 }
 
-std::string example() { return std::string(KAI_DEFAULT_SOURCE_DIR) + "/deploy/examples/gpu-cluster.yaml"; }
+std::string example() {
+  return std::string(KAI_DEFAULT_SOURCE_DIR) + "/deploy/examples/gpu-cluster.yaml";
+}
 
 TEST(KaiLogTool, ImportVerifyExport) {
   testing::TempDir dir;
@@ -59,6 +61,41 @@ TEST(KaiLogTool, ImportVerifyExport) {
   EXPECT_EQ(std::count(dump.out.begin(), dump.out.end(), '\n'), 2);
   ToolRun st = run(d + " stats");
   EXPECT_NE(st.out.find("\"watch\":"), std::string::npos) << st.out;
+}
+
+TEST(KaiLogTool, WhyAndAudit) {
+  testing::TempDir dir;
+  {
+    auto log = EventLog::open(dir.str());
+    ASSERT_TRUE(log);
+    events::Event d;
+    d.timestamp_us = 1'700'000'000'000'000;
+    events::DecisionEvent de;
+    de.cycle_id = 4;
+    de.decision.action = "reclaim";
+    de.decision.kind = events::DecisionKind::kEvict;
+    de.decision.pod = "ns/victim";
+    de.decision.node = "n1";
+    de.decision.reason = "reclaimed by ns/pg-b";
+    de.decision.by = "ns/pg-b";
+    d.payload = de;
+    events::Event o;
+    o.timestamp_us = d.timestamp_us + 1;
+    o.payload = events::BinderOutcome{1, "ns/victim", events::Outcome::kBound, ""};
+    events::Event u;
+    u.timestamp_us = d.timestamp_us + 2;
+    u.payload = events::UnschedulableEvent{4, "ns/pg-c", "q-team", {{"OverLimit", "over limit"}}};
+    ASSERT_TRUE((*log)->append({d, o, u}));
+  }
+  std::string dd = "-d " + dir.str();
+  ToolRun why = run(dd + " why ns/victim");
+  EXPECT_EQ(why.code, 0);
+  EXPECT_LT(why.out.find("binder: bound"), why.out.find("reclaim evict on n1 by ns/pg-b"))  // newest first
+      << why.out;
+  ToolRun audit = run(dd + " audit --queue q-team --since 2023-11-14T00:00:00Z");
+  EXPECT_EQ(audit.code, 0);
+  EXPECT_NE(audit.out.find("OverLimit"), std::string::npos) << audit.out;
+  EXPECT_EQ(run(dd + " audit --queue q-team --since 2030-01-01T00:00:00Z").out, "");
 }
 
 TEST(KaiLogTool, DamagedRecordIsReportedNotFatal) {
