@@ -78,6 +78,22 @@ void report(benchmark::State& state, const Session& ssn) {
   state.counters["checksum"] = static_cast<double>(checksum % 1000000007ULL);
 }
 
+/// Times the configured actions of a fresh session per iteration, the session build excluded.
+void time_actions_without_build(benchmark::State& state, const kai::model::ClusterObjects& objects,
+                                const SessionOptions& options) {
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto ssn = std::make_unique<Session>(objects, options);
+    state.ResumeTiming();
+    kai::core::run_actions(*ssn, options.config.actions);
+    benchmark::DoNotOptimize(ssn->decisions.data());
+    state.PauseTiming();
+    report(state, *ssn);
+    ssn.reset();
+    state.ResumeTiming();
+  }
+}
+
 /// Session build (snapshot -> dense state, fair share) plus allocate.
 void BM_BuildAndAllocate(benchmark::State& state) {
   const auto& objects = cluster(state.range(0), false);
@@ -92,17 +108,7 @@ void BM_BuildAndAllocate(benchmark::State& state) {
 /// Allocate alone; the session build is excluded from the timing.
 void BM_AllocateOnly(benchmark::State& state) {
   const auto& objects = cluster(state.range(0), false);
-  for (auto _ : state) {
-    state.PauseTiming();
-    auto ssn = std::make_unique<Session>(objects, allocate_only());
-    state.ResumeTiming();
-    kai::core::AllocateAction().execute(*ssn);
-    benchmark::DoNotOptimize(ssn->decisions.data());
-    state.PauseTiming();
-    report(state, *ssn);
-    ssn.reset();
-    state.ResumeTiming();
-  }
+  time_actions_without_build(state, objects, allocate_only());
 }
 
 /// Session build alone.
@@ -138,17 +144,7 @@ void BM_FullSession(benchmark::State& state) {
   const auto& objects = cluster(state.range(0), false);
   SessionOptions options = allocate_only();
   options.config.actions = kai::core::SchedulerConfig::defaults().actions;
-  for (auto _ : state) {
-    state.PauseTiming();
-    auto ssn = std::make_unique<Session>(objects, options);
-    state.ResumeTiming();
-    kai::core::run_actions(*ssn, options.config.actions);
-    benchmark::DoNotOptimize(ssn->decisions.data());
-    state.PauseTiming();
-    report(state, *ssn);
-    ssn.reset();
-    state.ResumeTiming();
-  }
+  time_actions_without_build(state, objects, options);
 }
 
 /// KAI's reclaim benchmark shape: N nodes x 8 GPUs full of 1-GPU pods of a queue with quota 0, and one
@@ -221,17 +217,7 @@ void BM_ReclaimShape(benchmark::State& state) {
   const auto& objects = reclaim_cluster(state.range(0));
   SessionOptions options = allocate_only();
   options.config.actions = {"allocate", "reclaim"};
-  for (auto _ : state) {
-    state.PauseTiming();
-    auto ssn = std::make_unique<Session>(objects, options);
-    state.ResumeTiming();
-    kai::core::run_actions(*ssn, options.config.actions);
-    benchmark::DoNotOptimize(ssn->decisions.data());
-    state.PauseTiming();
-    report(state, *ssn);
-    ssn.reset();
-    state.ResumeTiming();
-  }
+  time_actions_without_build(state, objects, options);
 }
 
 /// The proportion plugin's fair-share division alone, 1,000 leaf queues under 3 levels (10 x 10 x 10).
