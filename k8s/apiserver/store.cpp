@@ -462,6 +462,26 @@ void Store::register_builtins() {
   add("apps", "v1", "deployments", "deployment", "Deployment", true, true, true, {"deploy"});
   add("apps", "v1", "replicasets", "replicaset", "ReplicaSet", true, true, true, {"rs"});
   add("batch", "v1", "jobs", "job", "Job", true, true, true, {});
+  // The kinds deploy/ installs, stored without kind-specific rules, so that the manifests can be
+  // applied to this server as they would be to a real cluster.
+  add("", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", true, false, false, {"sa"});
+  add("", "v1", "secrets", "secret", "Secret", true, false, false, {});
+  add("", "v1", "services", "service", "Service", true, true, false, {"svc"});
+  add("apps", "v1", "statefulsets", "statefulset", "StatefulSet", true, true, true, {"sts"});
+  add("policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", true, true,
+      true, {"pdb"});
+  add("node.k8s.io", "v1", "runtimeclasses", "runtimeclass", "RuntimeClass", false, false, false, {});
+  add("rbac.authorization.k8s.io", "v1", "clusterroles", "clusterrole", "ClusterRole", false, false,
+      false, {});
+  add("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "clusterrolebinding",
+      "ClusterRoleBinding", false, false, false, {});
+  add("rbac.authorization.k8s.io", "v1", "roles", "role", "Role", true, false, false, {});
+  add("rbac.authorization.k8s.io", "v1", "rolebindings", "rolebinding", "RoleBinding", true, false,
+      false, {});
+  add("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations",
+      "mutatingwebhookconfiguration", "MutatingWebhookConfiguration", false, false, true, {});
+  add("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations",
+      "validatingwebhookconfiguration", "ValidatingWebhookConfiguration", false, false, true, {});
   add("apiextensions.k8s.io", "v1", "customresourcedefinitions", "customresourcedefinition",
       "CustomResourceDefinition", false, true, true, {"crd", "crds"});
 }
