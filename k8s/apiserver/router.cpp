@@ -226,8 +226,8 @@ HttpResponse Router::handle(const HttpRequest& req) {
       }
     }
     HttpResponse r = dispatch(req, path, query);
-    if (fault_410 && r.start_watch) {
-      r.start_watch = [](WatchSink sink) -> uint64_t {
+    if (fault_410 && r.start_stream) {
+      r.start_stream = [](WatchSink sink) -> uint64_t {
         Json ev = {{"type", "ERROR"},
                    {"object", ApiError(410, "Expired", "too old resource version: injected fault").status()}};
         sink.push(std::make_shared<const std::string>(ev.dump() + "\n"));
@@ -511,8 +511,8 @@ HttpResponse Router::dispatch(const HttpRequest& req, const std::string& path,
       (void)LabelSelector::parse(opt.label_selector);
       (void)FieldSelector::parse(opt.field_selector, r.kind);
       HttpResponse resp;
-      resp.watch_timeout_seconds = opt.timeout_seconds;
-      resp.start_watch = [this, info, ns, opt](WatchSink sink) -> uint64_t {
+      resp.stream_timeout_seconds = opt.timeout_seconds;
+      resp.start_stream = [this, info, ns, opt](WatchSink sink) -> uint64_t {
         try {
           return store_.watch(*info, ns, opt, sink);
         } catch (const ApiError& e) {

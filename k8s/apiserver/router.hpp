@@ -1,7 +1,7 @@
 #pragma once
 // The HTTP semantics of the test API server without any transport: paths, verbs, query parameters,
 // authentication, discovery, OpenAPI, test controls (/debug/...), counters, faults and the cost
-// model. server.cpp (the only Beast unit) feeds it requests and streams watches it starts.
+// model. The shared HTTPS transport (k8s/http) feeds it requests and streams the watches it starts.
 
 #include <atomic>
 #include <chrono>
@@ -15,33 +15,12 @@
 
 #include "k8s/apiserver/api_server.hpp"
 #include "k8s/apiserver/store.hpp"
+#include "k8s/http/http_message.hpp"
 
 namespace kai::apiserver {
 
-/// One request as read from the wire.
-struct HttpRequest {
-  std::string method;
-  std::string target;  ///< Path and query.
-  std::string body;
-  std::string content_type;
-  std::string authorization;
-  std::string accept;
-};
-
-/// The answer to a request, or a watch to stream.
-struct HttpResponse {
-  int status = 200;
-  std::string content_type = "application/json";
-  std::string body;
-  std::vector<std::pair<std::string, std::string>> headers;
-  /// Fault: send the headers and half of the body, then close the connection.
-  bool close_mid_body = false;
-  /// Set for a watch: the transport sends 200 with a chunked body, then calls this with a sink;
-  /// it returns the watch id (0 when the watch ended at once, e.g. with a 410 ERROR event).
-  std::function<uint64_t(WatchSink)> start_watch;
-  /// Watch only: end the stream after this many seconds (0 = never).
-  int64_t watch_timeout_seconds = 0;
-};
+using HttpRequest = http::HttpRequest;
+using HttpResponse = http::HttpResponse;
 
 /// Routes requests to the store. Thread-safe.
 class Router {
@@ -56,7 +35,7 @@ class Router {
   std::chrono::microseconds delay_for(const HttpRequest& req);
   /// Answers a request. Never throws.
   HttpResponse handle(const HttpRequest& req);
-  /// Ends a watch started by a response's start_watch.
+  /// Ends a watch started by a response's start_stream.
   void unwatch(uint64_t id) { store_.unwatch(id); }
 
   void set_faults(const Faults& f);

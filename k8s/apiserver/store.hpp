@@ -25,6 +25,7 @@
 
 #include "k8s/apiserver/api_error.hpp"
 #include "k8s/apiserver/selectors.hpp"
+#include "k8s/http/http_message.hpp"
 
 namespace kai::apiserver {
 
@@ -65,12 +66,9 @@ struct ListOptions {
   bool table = false;           ///< Watch only: send each object as a meta.k8s.io Table (kubectl get -w).
 };
 
-/// Where a watch's events go. Called with the store's lock held, in resourceVersion order: must not
-/// block or call back into the store.
-struct WatchSink {
-  std::function<void(std::shared_ptr<const std::string> line)> push;  ///< One event + '\n'.
-  std::function<void()> close;  ///< The server ends this watch (fault injection, 410, shutdown).
-};
+/// Where a watch's events go, one event + '\n' per chunk. Called with the store's lock held, in
+/// resourceVersion order: must not block or call back into the store.
+using WatchSink = http::StreamSink;
 
 /// Settings of the store. Every field can be changed before start().
 struct StoreOptions {

@@ -1,4 +1,4 @@
-#include "k8s/apiserver/certificate.hpp"
+#include "k8s/http/certificate.hpp"
 
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -10,7 +10,7 @@
 #include <ctime>
 #include <memory>
 
-namespace kai::apiserver {
+namespace kai::http {
 namespace {
 
 struct Deleter {
@@ -67,4 +67,4 @@ model::Status write_self_signed_certificate(const std::string& cert_path, const 
   return model::Status::ok();
 }
 
-}  // namespace kai::apiserver
+}  // namespace kai::http
