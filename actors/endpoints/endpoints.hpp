@@ -1,0 +1,65 @@
+#pragma once
+// The daemon's HTTP(S) endpoints on one port (kai-behaviour.md §5 `--listen-address` :8080, §7
+// `/get-snapshot`, §1 admission): /metrics, /healthz, /readyz, /get-snapshot and the admission
+// webhooks. Served by kai_http; the answers come from callbacks that must return quickly (they read
+// state the actors published, they never wait for a cycle).
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "actors/endpoints/metrics.hpp"
+#include "k8s/admission/admission.hpp"
+#include "k8s/model/status.hpp"
+
+namespace kai::endpoints {
+
+/// Webhook paths, as deploy/ registers them.
+inline constexpr const char* kMutatePodsPath = "/mutate-pods";
+inline constexpr const char* kValidatePodsPath = "/validate-pods";
+inline constexpr const char* kValidateQueuesPath = "/validate-queues";
+inline constexpr const char* kValidatePodGroupsPath = "/validate-podgroups";
+
+struct EndpointsOptions {
+  /// Default: "0.0.0.0" (all interfaces, as in a pod).
+  std::string bind_address = "0.0.0.0";
+  /// Default: 8080 (KAI's metrics port). 0 = ephemeral (tests).
+  uint16_t port = 8080;
+  /// PEM certificate and key: serve HTTPS (required by admission webhooks). Both empty: plain HTTP.
+  std::string cert_file;
+  std::string key_file;
+  admission::AdmissionOptions admission;
+};
+
+/// Readiness as /readyz reports it.
+struct Readiness {
+  bool ready = false;
+  std::string detail;  ///< e.g. "synced; leader" or "waiting for the initial list of pods"
+};
+
+struct EndpointsCallbacks {
+  std::function<Readiness()> readiness;
+  /// The cluster state as a Kubernetes List (the input `kai-sim --snapshot` reads), or an error.
+  std::function<model::Result<std::string>()> snapshot;
+};
+
+class DaemonEndpoints {
+ public:
+  DaemonEndpoints(EndpointsOptions options, EndpointsCallbacks callbacks, SchedulerMetrics& metrics);
+  ~DaemonEndpoints();
+  DaemonEndpoints(const DaemonEndpoints&) = delete;
+  DaemonEndpoints& operator=(const DaemonEndpoints&) = delete;
+
+  model::Status start();
+  void stop();
+  /// The bound port (useful with port 0).
+  uint16_t port() const;
+  bool tls() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kai::endpoints

@@ -1,0 +1,54 @@
+#pragma once
+// The daemon's Prometheus metrics: KAI's scheduler metric names (kai-behaviour.md §8) where they
+// apply, plus cycle, ingest, log and API-call figures of our own. prometheus-cpp stays inside
+// metrics.cpp; callers see plain methods. Thread-safe.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kai::endpoints {
+
+class SchedulerMetrics {
+ public:
+  /// `prefix` is KAI's --metrics-namespace (default "kai"): names become `<prefix>_<name>`.
+  explicit SchedulerMetrics(std::string prefix = "kai");
+  ~SchedulerMetrics();
+  SchedulerMetrics(const SchedulerMetrics&) = delete;
+  SchedulerMetrics& operator=(const SchedulerMetrics&) = delete;
+
+  /// One scheduling cycle: KAI's latency gauges (last value) and our cycle histogram.
+  void observe_cycle(double e2e_ms, double open_session_ms, double close_session_ms,
+                     const std::vector<std::pair<std::string, double>>& action_ms);
+  /// From a pod's creation (or first pending sight) to its bind decision.
+  void observe_task_scheduling(double ms);
+  /// From a bind decision to the API server's answer.
+  void observe_task_bind(double ms);
+  void podgroup_scheduled(const std::string& action);
+  void podgroup_acted_on(const std::string& action);
+  void preemption_attempt();
+  void pod_group_evicted_pods(const std::string& podgroup, const std::string& ns, const std::string& uid,
+                              const std::string& nodepool, const std::string& action, uint64_t pods);
+  /// A queue's fair share and usage (cpu in cores, memory in GB, gpu in devices).
+  void set_queue(const std::string& queue, double fair_cpu, double fair_memory_gb, double fair_gpu,
+                 double used_cpu, double used_memory_gb, double used_gpu);
+
+  /// Watch events appended to the event log, by kind.
+  void events_ingested(const std::string& kind, uint64_t n = 1);
+  void set_log_size_bytes(uint64_t bytes);
+  /// One API call made by the daemon, by verb ("create"), resource ("pods/binding") and HTTP code.
+  void api_call(const std::string& verb, const std::string& resource, int code);
+  /// 1 while this replica leads (or when leader election is off), 0 on a standby.
+  void set_leader(bool leader);
+
+  /// The Prometheus text exposition format (version 0.0.4).
+  std::string text() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kai::endpoints

@@ -1,0 +1,166 @@
+// The daemon's endpoints over real HTTP and HTTPS: /metrics parses as Prometheus text and moves,
+// /healthz, /readyz follows the readiness callback, /get-snapshot, and the admission webhooks.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "actors/endpoints/endpoints.hpp"
+#include "k8s/apiserver/test_client.hpp"
+#include "k8s/http/certificate.hpp"
+
+namespace kai::endpoints {
+namespace {
+
+using Json = nlohmann::json;
+using apiserver::testing::Endpoint;
+using apiserver::testing::HttpClient;
+
+/// Every sample line of a Prometheus text exposition: `name{labels} value`; comments are # HELP /
+/// # TYPE. Returns the first bad line, or "".
+std::string bad_prometheus_line(const std::string& text) {
+  static const std::regex sample(
+      R"(^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*",?)*\})? -?([0-9.eE+-]+|\+Inf|NaN)( [0-9]+)?$)");
+  static const std::regex comment(R"(^# (HELP|TYPE) [a-zA-Z_:][a-zA-Z0-9_:]* .*$)");
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    if (!std::regex_match(line, line[0] == '#' ? comment : sample)) return line;
+  }
+  return "";
+}
+
+double sample_value(const std::string& text, const std::string& series) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));
+  }
+  return -1;
+}
+
+class EndpointsTest : public ::testing::Test {
+ protected:
+  void start(EndpointsOptions options) {
+    options.bind_address = "127.0.0.1";
+    options.port = 0;
+    EndpointsCallbacks callbacks;
+    callbacks.readiness = [this] { return Readiness{ready_.load(), ready_.load() ? "synced; leader" : "waiting for the initial lists"}; };
+    callbacks.snapshot = [] { return model::Result<std::string>(std::string(R"({"apiVersion":"v1","kind":"List","items":[]})")); };
+    endpoints_ = std::make_unique<DaemonEndpoints>(options, callbacks, metrics_);
+    auto s = endpoints_->start();
+    ASSERT_TRUE(s.is_ok()) << s.message();
+    Endpoint ep;
+    ep.port = endpoints_->port();
+    ep.tls = endpoints_->tls();
+    ep.ca_file = options.cert_file;
+    client_ = std::make_unique<HttpClient>(ep);
+  }
+  SchedulerMetrics metrics_;
+  std::atomic<bool> ready_{false};
+  std::unique_ptr<DaemonEndpoints> endpoints_;
+  std::unique_ptr<HttpClient> client_;
+};
+
+TEST_F(EndpointsTest, MetricsParseAsPrometheusTextAndMove) {
+  start({});
+  metrics_.observe_cycle(3.5, 1.0, 0.5, {{"allocate", 1.2}, {"reclaim", 0.3}});
+  metrics_.podgroup_scheduled("allocate");
+  metrics_.api_call("create", "pods/binding", 201);
+  metrics_.set_queue("team-a", 10, 64, 4, 2, 8, 1.5);
+  metrics_.pod_group_evicted_pods("pg-1", "ns1", "u-1", "default", "reclaim", 3);
+  auto r = client_->request("GET", "/metrics");
+  ASSERT_EQ(r.status, 200) << r.error;
+  EXPECT_NE(r.headers["content-type"].find("text/plain"), std::string::npos);
+  EXPECT_EQ(bad_prometheus_line(r.body), "");
+  EXPECT_EQ(sample_value(r.body, "kai_e2e_scheduling_latency_milliseconds"), 3.5);
+  EXPECT_EQ(sample_value(r.body, "kai_action_scheduling_latency_milliseconds{action=\"allocate\"}"), 1.2);
+  EXPECT_EQ(sample_value(r.body, "kai_podgroups_scheduled_by_action{action=\"allocate\"}"), 1);
+  EXPECT_EQ(sample_value(r.body, "kai_queue_fair_share_gpu{queue_name=\"team-a\"}"), 4);
+  EXPECT_EQ(sample_value(r.body, "kai_cycle_latency_milliseconds_count"), 1);
+  EXPECT_NE(r.body.find("kai_pod_group_evicted_pods_total{"), std::string::npos);
+
+  metrics_.podgroup_scheduled("allocate");
+  metrics_.api_call("create", "pods/binding", 201);
+  r = client_->request("GET", "/metrics");
+  EXPECT_EQ(sample_value(r.body, "kai_podgroups_scheduled_by_action{action=\"allocate\"}"), 2);
+  EXPECT_EQ(sample_value(r.body, "kai_api_calls_total{code=\"201\",resource=\"pods/binding\",verb=\"create\"}"), 2);
+}
+
+TEST_F(EndpointsTest, HealthReadinessAndSnapshot) {
+  start({});
+  EXPECT_EQ(client_->request("GET", "/healthz").status, 200);
+  auto r = client_->request("GET", "/readyz");
+  EXPECT_EQ(r.status, 503);
+  EXPECT_NE(r.body.find("waiting for the initial lists"), std::string::npos);
+  ready_ = true;
+  r = client_->request("GET", "/readyz");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_NE(r.body.find("leader"), std::string::npos);
+  r = client_->request("GET", "/get-snapshot");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(Json::parse(r.body)["kind"], "List");
+  EXPECT_EQ(client_->request("GET", "/nope").status, 404);
+  EXPECT_EQ(client_->request("DELETE", "/metrics").status, 405);
+}
+
+TEST_F(EndpointsTest, AdmissionWebhooksOverVerifiedHttps) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("kai-endpoints-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  ASSERT_TRUE(http::write_self_signed_certificate((dir / "tls.crt").string(), (dir / "tls.key").string()).is_ok());
+  EndpointsOptions options;
+  options.cert_file = (dir / "tls.crt").string();
+  options.key_file = (dir / "tls.key").string();
+  options.admission.gpu_sharing = false;
+  start(options);
+  ASSERT_TRUE(endpoints_->tls());
+
+  Json review = {{"apiVersion", "admission.k8s.io/v1"},
+                 {"kind", "AdmissionReview"},
+                 {"request",
+                  {{"uid", "abc"},
+                   {"operation", "CREATE"},
+                   {"object",
+                    {{"metadata", {{"name", "p"}, {"namespace", "n"}, {"annotations", {{"gpu-fraction", "0.5"}}}}},
+                     {"spec", {{"schedulerName", "kai-scheduler"}, {"containers", Json::array({{{"name", "c"}}})}}}}}}}};
+  auto r = client_->request("POST", kValidatePodsPath, review.dump());
+  ASSERT_EQ(r.status, 200) << r.error << r.body;
+  Json out = Json::parse(r.body);
+  EXPECT_EQ(out["response"]["uid"], "abc");
+  EXPECT_EQ(out["response"]["allowed"], false);
+  EXPECT_NE(out["response"]["status"]["message"].get<std::string>().find("GPU sharing is disabled"), std::string::npos);
+
+  EXPECT_EQ(client_->request("POST", kMutatePodsPath, "not json").status, 400);
+  EXPECT_EQ(client_->request("GET", kMutatePodsPath).status, 405);
+  Json queue = {{"apiVersion", "admission.k8s.io/v1"},
+                {"kind", "AdmissionReview"},
+                {"request", {{"uid", "q"}, {"operation", "CREATE"}, {"object", {{"metadata", {{"name", "team"}}}, {"spec", Json::object()}}}}}};
+  r = client_->request("POST", kValidateQueuesPath, queue.dump());
+  EXPECT_EQ(Json::parse(r.body)["response"]["allowed"], false);
+  fs::remove_all(dir);
+}
+
+TEST(EndpointsOptions, HalfATlsConfigurationIsRefused) {
+  SchedulerMetrics metrics;
+  EndpointsOptions options;
+  options.port = 0;
+  options.cert_file = "/nonexistent.crt";
+  DaemonEndpoints e(options, {}, metrics);
+  auto s = e.start();
+  EXPECT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("both a certificate and a key"), std::string::npos);
+  options.key_file = "/nonexistent.key";
+  DaemonEndpoints e2(options, {}, metrics);
+  s = e2.start();
+  EXPECT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("/nonexistent.crt"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace kai::endpoints
