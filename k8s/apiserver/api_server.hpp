@@ -63,6 +63,9 @@ struct ServerOptions {
   bool kubelet = false;
   /// Delay of each kubelet stand-in action. Default: 50 ms.
   std::chrono::milliseconds kubelet_delay{50};
+  /// Kubelet stand-in: reservation pods (label app=kai-resource-reservation) get a GPU UUID of their
+  /// node in the annotation `run.ai/reserve_for_gpu_index` when they start. Default: true.
+  bool kubelet_reserves_gpus = true;
   /// Watch events kept for resuming watches; older resourceVersions get 410. Default: 10000.
   size_t history_limit = 10000;
   /// Period of BOOKMARK events to watches that allow them. Default: 1 s.
@@ -107,6 +110,8 @@ class ApiServer {
   void set_cost_model(const CostModel& cost);
   /// Turns the kubelet stand-in on or off.
   void set_kubelet(bool on);
+  /// Turns the reservation pods' GPU annotation on or off (off: reservations time out).
+  void set_kubelet_reserves_gpus(bool on);
   /// Forgets the watch history: every watch from an earlier resourceVersion gets 410.
   void compact_history();
 

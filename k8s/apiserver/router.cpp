@@ -127,7 +127,7 @@ Router::Router(ServerOptions options, std::string token)
     : options_(options),
       token_(std::move(token)),
       store_(StoreOptions{options.history_limit, options.bookmark_interval, options.kubelet,
-                          options.kubelet_delay}),
+                          options.kubelet_delay, options.kubelet_reserves_gpus}),
       cost_(options.cost) {}
 
 void Router::set_faults(const Faults& f) {

@@ -173,6 +173,9 @@ void ApiServer::set_cost_model(const CostModel& cost) {
 void ApiServer::set_kubelet(bool on) {
   impl_->router->store().set_kubelet(on);
 }
+void ApiServer::set_kubelet_reserves_gpus(bool on) {
+  impl_->router->store().set_reserve_gpus(on);
+}
 void ApiServer::compact_history() {
   impl_->router->store().compact_history();
 }

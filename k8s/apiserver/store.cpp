@@ -1,6 +1,7 @@
 #include "k8s/apiserver/store.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <ctime>
 #include <random>
 #include <set>
@@ -1310,6 +1311,53 @@ void Store::set_kubelet(bool on) {
   }
 }
 
+void Store::set_reserve_gpus(bool on) {
+  std::lock_guard lock(mu_);
+  options_.reserve_gpus = on;
+}
+
+namespace {
+
+/// A stable, UUID-shaped GPU id for device `index` of `node` (real ones come from NVML).
+std::string gpu_uuid(const std::string& node, int64_t index) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (char ch : node + "#" + std::to_string(index)) h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "GPU-%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(h >> 32),
+                static_cast<unsigned>((h >> 16) & 0xffff), static_cast<unsigned>(h & 0xffff),
+                static_cast<unsigned>(index & 0xffff), static_cast<unsigned long long>(h & 0xffffffffffffull));
+  return buf;
+}
+
+}  // namespace
+
+std::string Store::free_gpu_uuid_locked(const Json& pod) {
+  constexpr const char* kAnnotation = "run.ai/reserve_for_gpu_index";
+  const std::string node = str_at(pod["spec"], "nodeName");
+  auto& nodes = objects_["/nodes"];
+  auto n = nodes.find(obj_key("", node));
+  if (n == nodes.end()) return "";
+  int64_t gpus = 0;
+  const Json& alloc = (*n->second)["status"].value("allocatable", Json::object());
+  if (alloc.contains("nvidia.com/gpu")) {
+    const Json& q = alloc["nvidia.com/gpu"];
+    gpus = q.is_string() ? std::atoll(q.get<std::string>().c_str()) : q.is_number() ? q.get<int64_t>() : 0;
+  }
+  std::set<std::string> taken;
+  for (const auto& [key, p] : objects_["/pods"]) {
+    if (str_at((*p)["spec"], "nodeName") != node || str_at(*p, "metadata", "uid") == str_at(pod, "metadata", "uid")) {
+      continue;
+    }
+    const Json& ann = (*p)["metadata"].value("annotations", Json::object());
+    if (ann.contains(kAnnotation) && ann[kAnnotation].is_string()) taken.insert(ann[kAnnotation].get<std::string>());
+  }
+  for (int64_t i = 0; i < gpus; ++i) {
+    std::string uuid = gpu_uuid(node, i);
+    if (!taken.count(uuid)) return uuid;
+  }
+  return "";  // every device is held: the reservation pod waits, as it would on a full node
+}
+
 void Store::run_actions_locked(std::chrono::steady_clock::time_point now) {
   if (actions_.empty()) return;
   std::vector<Action> due;
@@ -1354,6 +1402,12 @@ void Store::run_actions_locked(std::chrono::steady_clock::time_point now) {
                           {"state", {{"running", {{"startedAt", t}}}}}});
     }
     st["containerStatuses"] = statuses;
+    const Json& labels = old["metadata"].value("labels", Json::object());
+    if (options_.reserve_gpus && labels.value("app", "") == "kai-resource-reservation") {
+      if (std::string uuid = free_gpu_uuid_locked(old); !uuid.empty()) {
+        next["metadata"]["annotations"]["run.ai/reserve_for_gpu_index"] = uuid;
+      }
+    }
     next["metadata"]["resourceVersion"] = next_rv_locked();
     auto prev = it->second;
     auto stored = std::make_shared<const Json>(std::move(next));

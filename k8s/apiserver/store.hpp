@@ -80,6 +80,10 @@ struct StoreOptions {
   bool kubelet = false;
   /// Delay of the kubelet stand-in's actions. Default: 50 ms.
   std::chrono::milliseconds kubelet_delay{50};
+  /// Kubelet stand-in: a reservation pod (label app=kai-resource-reservation) that starts gets the
+  /// UUID of a GPU of its node in `run.ai/reserve_for_gpu_index`, as KAI's reservation image writes
+  /// it. Off: the annotation never comes (reservation timeouts). Default: on.
+  bool reserve_gpus = true;
 };
 
 /// The in-memory API object store. Thread-safe; every method takes the one lock.
@@ -142,6 +146,8 @@ class Store {
   void compact_history();
   /// Turns the kubelet stand-in on or off.
   void set_kubelet(bool on);
+  /// Turns the reservation pods' GPU annotation on or off (see StoreOptions::reserve_gpus).
+  void set_reserve_gpus(bool on);
   /// Number of stored objects of all kinds.
   size_t object_count() const;
 
@@ -196,6 +202,8 @@ class Store {
   void schedule_locked(const std::string& kind, const Json& pod);
   void tick();
   void run_actions_locked(std::chrono::steady_clock::time_point now);
+  /// A GPU UUID of `pod`'s node that no other pod there holds as its reservation, or "".
+  std::string free_gpu_uuid_locked(const Json& pod);
   std::string next_rv_locked() { return std::to_string(++rv_); }
 
   StoreOptions options_;

@@ -265,5 +265,42 @@ TEST_F(Kubelet, MarksBoundPodsRunningAndConfirmsDeletion) {
   EXPECT_EQ(next_change(w)["type"], "DELETED");
 }
 
+TEST_F(Kubelet, ReservationPodsGetDistinctGpusOfTheirNode) {
+  ASSERT_EQ(req("POST", "/api/v1/nodes",
+                {{"metadata", {{"name", "gpu-1"}}}, {"status", {{"allocatable", {{"nvidia.com/gpu", "2"}}}}}})
+                .status,
+            201);
+  ASSERT_EQ(req("POST", "/api/v1/namespaces", {{"metadata", {{"name", "kai-resource-reservation"}}}}).status, 201);
+  auto reservation = [&](const std::string& name) {
+    return req("POST", "/api/v1/namespaces/kai-resource-reservation/pods",
+               {{"metadata", {{"name", name}, {"labels", {{"app", "kai-resource-reservation"}}}}},
+                {"spec", {{"nodeName", "gpu-1"}, {"containers", Json::array({{{"name", "r"}, {"image", "i"}}})}}}});
+  };
+  auto uuid_of = [&](const std::string& name) -> std::string {
+    for (int i = 0; i < 200; ++i) {
+      Json p = body(req("GET", "/api/v1/namespaces/kai-resource-reservation/pods/" + name));
+      if (p["status"].value("phase", "") == "Running") {
+        return p["metadata"].value("annotations", Json::object()).value("run.ai/reserve_for_gpu_index", "");
+      }
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    return "timeout";
+  };
+  ASSERT_EQ(reservation("r1").status, 201);
+  ASSERT_EQ(reservation("r2").status, 201);
+  const std::string a = uuid_of("r1"), b = uuid_of("r2");
+  EXPECT_EQ(a.rfind("GPU-", 0), 0u) << a;
+  EXPECT_EQ(b.rfind("GPU-", 0), 0u) << b;
+  EXPECT_NE(a, b);
+  // Both devices are held: a third reservation runs but gets no device, as on a full node.
+  ASSERT_EQ(reservation("r3").status, 201);
+  EXPECT_EQ(uuid_of("r3"), "");
+  // Off: no annotation at all (the binder's reservation then times out).
+  server_->set_kubelet_reserves_gpus(false);
+  ASSERT_EQ(req("DELETE", "/api/v1/namespaces/kai-resource-reservation/pods/r1?gracePeriodSeconds=0").status, 200);
+  ASSERT_EQ(reservation("r4").status, 201);
+  EXPECT_EQ(uuid_of("r4"), "");
+}
+
 }  // namespace
 }  // namespace kai::apiserver
