@@ -1,0 +1,306 @@
+// The binder's GPU-sharing chain against an in-memory cluster that plays the reservation pods (they
+// report a GPU UUID after a while, or never): reservation per group, reuse, no double reservation
+// under concurrency, configmaps, labels, timeouts with rollback, unmutated pods, resync of orphans.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <thread>
+
+#include "actors/gpu_sharing/sharing_chain.hpp"
+
+namespace kai::gpu_sharing {
+namespace {
+
+using namespace std::chrono_literals;
+
+/// The cluster state the chain touches, behind a mutex; reservation pods get their UUID
+/// `report_after` after creation unless `never_report`.
+class FakeCluster : public SharingApi {
+ public:
+  std::chrono::milliseconds report_after{5};
+  bool never_report = false;
+  bool fail_config_maps = false;
+
+  model::Result<std::vector<ReservationPod>> list_reservation_pods(const std::string& group,
+                                                                   const std::string& node) override {
+    std::lock_guard lock(mu_);
+    std::vector<ReservationPod> out;
+    for (auto& [name, r] : reservations_) {
+      refresh(r);
+      if ((!group.empty() && r.pod.group == group) || (!node.empty() && r.pod.node == node)) out.push_back(r.pod);
+    }
+    return out;
+  }
+  model::Result<std::string> create_reservation_pod(const ReservationPodSpec& spec) override {
+    std::lock_guard lock(mu_);
+    if (reservations_.count(spec.name)) return model::Status::error("409 AlreadyExists");
+    Reservation r;
+    r.pod = {spec.name, "uid-" + spec.name, spec.node, spec.group, "", false};
+    r.created = std::chrono::steady_clock::now();
+    r.spec = spec;
+    reservations_[spec.name] = r;
+    ++creates;
+    return r.pod.uid;
+  }
+  model::Result<std::string> wait_for_gpu_uuid(const std::string& name, std::chrono::milliseconds timeout) override {
+    const auto until = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < until) {
+      {
+        std::lock_guard lock(mu_);
+        auto it = reservations_.find(name);
+        if (it == reservations_.end()) return model::Status::error("the reservation pod is gone");
+        refresh(it->second);
+        if (!it->second.pod.gpu_uuid.empty()) return it->second.pod.gpu_uuid;
+      }
+      std::this_thread::sleep_for(1ms);
+    }
+    return model::Status::error("timed out after " + std::to_string(timeout.count()) + " ms");
+  }
+  model::Status delete_pod(const std::string& ns, const std::string& name, const std::string& uid) override {
+    std::lock_guard lock(mu_);
+    EXPECT_EQ(ns, kReservationNamespace);
+    auto it = reservations_.find(name);
+    if (it == reservations_.end() || it->second.pod.uid != uid) return model::Status::error("404 / uid precondition");
+    reservations_.erase(it);
+    deleted.push_back(name);
+    return model::Status::ok();
+  }
+  model::Status upsert_config_map(const std::string& ns, const std::string& name, const std::string& owner_name,
+                                  const std::string& owner_uid, const std::map<std::string, std::string>& data) override {
+    std::lock_guard lock(mu_);
+    if (fail_config_maps) return model::Status::error("403 forbidden");
+    auto& cm = config_maps[ns + "/" + name];
+    cm.owner = owner_name + "/" + owner_uid;
+    for (const auto& [k, v] : data) cm.data[k] = v;
+    return model::Status::ok();
+  }
+  model::Status patch_pod_labels(const std::string& ns, const std::string& name,
+                                 const std::map<std::string, std::optional<std::string>>& labels) override {
+    std::lock_guard lock(mu_);
+    auto& l = pod_labels[ns + "/" + name];
+    for (const auto& [k, v] : labels) {
+      if (v) {
+        l[k] = *v;
+      } else {
+        l.erase(k);
+      }
+    }
+    return model::Status::ok();
+  }
+  void warn(const std::string& ns, const std::string& name, const std::string& reason, const std::string&) override {
+    std::lock_guard lock(mu_);
+    warnings.push_back(ns + "/" + name + " " + reason);
+  }
+
+  size_t reservations_on(const std::string& node) {
+    std::lock_guard lock(mu_);
+    size_t n = 0;
+    for (const auto& [name, r] : reservations_) n += r.pod.node == node;
+    return n;
+  }
+  const ReservationPodSpec& spec_of(const std::string& name) { return reservations_.at(name).spec; }
+  /// A reservation pod left behind (e.g. by a crashed binder).
+  void add_reservation(const std::string& name, const std::string& node, const std::string& group,
+                       const std::string& uuid) {
+    std::lock_guard lock(mu_);
+    Reservation r;
+    r.pod = {name, "uid-" + name, node, group, uuid, false};
+    r.created = std::chrono::steady_clock::now();
+    r.reported = !uuid.empty();
+    reservations_[name] = r;
+  }
+
+  struct ConfigMap {
+    std::string owner;
+    std::map<std::string, std::string> data;
+  };
+  std::map<std::string, ConfigMap> config_maps;
+  std::map<std::string, std::map<std::string, std::string>> pod_labels;
+  std::vector<std::string> warnings;
+  std::vector<std::string> deleted;
+  std::atomic<int> creates{0};
+
+ private:
+  struct Reservation {
+    ReservationPod pod;
+    ReservationPodSpec spec;
+    std::chrono::steady_clock::time_point created;
+    bool reported = false;
+  };
+  void refresh(Reservation& r) {
+    if (r.reported || never_report || std::chrono::steady_clock::now() - r.created < report_after) return;
+    r.reported = true;
+    r.pod.gpu_uuid = "GPU-" + r.pod.node + "-" + std::to_string(next_gpu_++);
+  }
+  std::mutex mu_;
+  std::map<std::string, Reservation> reservations_;
+  int next_gpu_ = 0;
+};
+
+std::function<std::string()> counter_suffix() {
+  auto n = std::make_shared<std::atomic<int>>(0);
+  return [n] {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "%05d", n->fetch_add(1));
+    return std::string(buf);
+  };
+}
+
+SharedBind fraction_pod(const std::string& name, const std::string& group, double portion) {
+  SharedBind b;
+  b.ns = "team-a";
+  b.name = name;
+  b.uid = "uid-" + name;
+  b.node = "node-1";
+  b.groups = {group};
+  b.portion = portion;
+  b.config_map_prefix = name + "-abcdefg-shared-gpu";
+  return b;
+}
+
+TEST(SharingChain, TwoPodsOfOneGroupShareOneReservationAndOneGpu) {
+  FakeCluster cluster;
+  SharingChain chain(cluster, {}, counter_suffix());
+  auto a = chain.prepare(fraction_pod("vllm-a", "g-1", 0.7));
+  ASSERT_TRUE(a.status.is_ok()) << a.status.message();
+  auto b = chain.prepare(fraction_pod("vllm-b", "g-1", 0.2));
+  ASSERT_TRUE(b.status.is_ok()) << b.status.message();
+  EXPECT_EQ(cluster.creates, 1);
+  ASSERT_EQ(a.gpu_uuids.size(), 1u);
+  EXPECT_EQ(a.gpu_uuids, b.gpu_uuids);
+  EXPECT_EQ(a.created_reservations, std::vector<std::string>{"gpu-reservation-node-1-00000"});
+  EXPECT_TRUE(b.created_reservations.empty());
+  const auto& spec = cluster.spec_of("gpu-reservation-node-1-00000");
+  EXPECT_EQ(spec.node, "node-1");
+  EXPECT_EQ(spec.group, "g-1");
+
+  const auto& cm = cluster.config_maps.at("team-a/vllm-a-abcdefg-shared-gpu-0");
+  EXPECT_EQ(cm.owner, "vllm-a/uid-vllm-a");
+  EXPECT_EQ(cm.data.at("NVIDIA_VISIBLE_DEVICES"), a.gpu_uuids[0]);
+  EXPECT_EQ(cm.data.at("GPU_PORTION"), "0.7");
+  EXPECT_EQ(cm.data.at("RUNAI_NUM_OF_GPUS"), "0.7");
+  EXPECT_TRUE(cluster.config_maps.count("team-a/vllm-a-abcdefg-shared-gpu-0-evar"));
+  EXPECT_EQ(cluster.config_maps.at("team-a/vllm-b-abcdefg-shared-gpu-0").data.at("GPU_PORTION"), "0.2");
+  EXPECT_EQ(cluster.pod_labels["team-a/vllm-a"]["runai-gpu-group"], "g-1");
+  EXPECT_EQ(cluster.pod_labels["team-a/vllm-b"]["runai-gpu-group"], "g-1");
+
+  // A third pod on a new group opens a second reservation and a second GPU.
+  auto c = chain.prepare(fraction_pod("vllm-c", "g-2", 0.5));
+  ASSERT_TRUE(c.status.is_ok());
+  EXPECT_EQ(cluster.creates, 2);
+  EXPECT_NE(c.gpu_uuids, a.gpu_uuids);
+}
+
+TEST(SharingChain, ConcurrentBindsOnANewGroupCreateOneReservation) {
+  FakeCluster cluster;
+  cluster.report_after = 30ms;
+  SharingChain chain(cluster, {}, counter_suffix());
+  std::vector<std::thread> threads;
+  std::vector<ChainResult> results(6);
+  for (int i = 0; i < 6; ++i) {
+    threads.emplace_back([&, i] { results[i] = chain.prepare(fraction_pod("p" + std::to_string(i), "g-new", 0.1)); });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(cluster.creates, 1);
+  for (const auto& r : results) {
+    ASSERT_TRUE(r.status.is_ok()) << r.status.message();
+    EXPECT_EQ(r.gpu_uuids, results[0].gpu_uuids);
+  }
+}
+
+TEST(SharingChain, ReservationThatNeverReportsTimesOutCleanly) {
+  FakeCluster cluster;
+  cluster.never_report = true;
+  ChainOptions options;
+  options.reservation_timeout = 50ms;
+  SharingChain chain(cluster, options, counter_suffix());
+  auto r = chain.prepare(fraction_pod("p", "g-1", 0.5));
+  ASSERT_FALSE(r.status.is_ok());
+  EXPECT_NE(r.status.message().find("did not report its GPU"), std::string::npos) << r.status.message();
+  EXPECT_NE(r.status.message().find("team-a/p"), std::string::npos);
+  EXPECT_EQ(cluster.deleted, std::vector<std::string>{"gpu-reservation-node-1-00000"});
+  EXPECT_EQ(cluster.reservations_on("node-1"), 0u);  // the device is free again
+  EXPECT_FALSE(cluster.pod_labels["team-a/p"].count("runai-gpu-group"));
+  EXPECT_TRUE(cluster.config_maps.empty());
+}
+
+TEST(SharingChain, AReservationLeftByACrashIsReusedNotDoubled) {
+  FakeCluster cluster;
+  cluster.add_reservation("gpu-reservation-node-1-old01", "node-1", "g-1", "");  // not yet reported
+  SharingChain chain(cluster, {}, counter_suffix());
+  auto r = chain.prepare(fraction_pod("p", "g-1", 0.5));
+  ASSERT_TRUE(r.status.is_ok()) << r.status.message();
+  EXPECT_EQ(cluster.creates, 0);
+  EXPECT_EQ(cluster.reservations_on("node-1"), 1u);
+}
+
+TEST(SharingChain, UnmutatedPodStillBindsWithAWarning) {
+  FakeCluster cluster;
+  SharingChain chain(cluster, {}, counter_suffix());
+  SharedBind b = fraction_pod("plain", "g-1", 0.5);
+  b.config_map_prefix.clear();
+  auto r = chain.prepare(b);
+  ASSERT_TRUE(r.status.is_ok());
+  EXPECT_TRUE(cluster.config_maps.empty());
+  EXPECT_EQ(cluster.warnings, std::vector<std::string>{"team-a/plain GPUSharingNotConfigured"});
+  EXPECT_EQ(cluster.pod_labels["team-a/plain"]["runai-gpu-group"], "g-1");
+}
+
+TEST(SharingChain, MultiDeviceFractionsGetOneLabelPerGroupAndAllUuids) {
+  FakeCluster cluster;
+  SharingChain chain(cluster, {}, counter_suffix());
+  SharedBind b = fraction_pod("multi", "g-1", 0.25);
+  b.groups = {"g-1", "g-2"};
+  b.container_suffix = "i1";
+  auto r = chain.prepare(b);
+  ASSERT_TRUE(r.status.is_ok());
+  ASSERT_EQ(r.gpu_uuids.size(), 2u);
+  EXPECT_EQ(cluster.pod_labels["team-a/multi"]["runai-gpu-group/g-1"], "g-1");
+  EXPECT_EQ(cluster.pod_labels["team-a/multi"]["runai-gpu-group/g-2"], "g-2");
+  EXPECT_FALSE(cluster.pod_labels["team-a/multi"].count("runai-gpu-group"));
+  EXPECT_EQ(cluster.config_maps.at("team-a/multi-abcdefg-shared-gpu-i1").data.at("NVIDIA_VISIBLE_DEVICES"),
+            r.gpu_uuids[0] + "," + r.gpu_uuids[1]);
+}
+
+TEST(SharingChain, ConfigMapFailureRollsBackTheLabels) {
+  FakeCluster cluster;
+  cluster.fail_config_maps = true;
+  SharingChain chain(cluster, {}, counter_suffix());
+  auto r = chain.prepare(fraction_pod("p", "g-1", 0.5));
+  ASSERT_FALSE(r.status.is_ok());
+  EXPECT_NE(r.status.message().find("configmaps"), std::string::npos);
+  EXPECT_FALSE(cluster.pod_labels["team-a/p"].count("runai-gpu-group"));
+}
+
+TEST(SharingChain, ResyncDeletesOrphansAndDoubleReservations) {
+  FakeCluster cluster;
+  cluster.add_reservation("r-live", "node-1", "g-live", "GPU-1");
+  cluster.add_reservation("r-orphan", "node-1", "g-gone", "GPU-2");
+  cluster.add_reservation("r-double-a", "node-1", "g-twice", "");
+  cluster.add_reservation("r-double-b", "node-1", "g-twice", "GPU-3");
+  cluster.add_reservation("r-other-node", "node-2", "g-gone", "GPU-9");
+  SharingChain chain(cluster, {}, counter_suffix());
+  auto deleted = chain.resync_node("node-1", {"g-live", "g-twice"});
+  std::sort(deleted.begin(), deleted.end());
+  // The double keeps the reservation whose GPU running pods may already use.
+  EXPECT_EQ(deleted, (std::vector<std::string>{"r-double-a", "r-orphan"}));
+  EXPECT_EQ(cluster.reservations_on("node-1"), 2u);
+  EXPECT_EQ(cluster.reservations_on("node-2"), 1u);
+}
+
+TEST(SharingChain, NamesAndPortions) {
+  FakeCluster cluster;
+  SharingChain chain(cluster, {}, [] { return std::string("x7k2q"); });
+  EXPECT_EQ(chain.reservation_name("node-1"), "gpu-reservation-node-1-x7k2q");
+  EXPECT_EQ(chain.reservation_name("Node_A.example"), "gpu-reservation-node-a.example-x7k2q");
+  EXPECT_LE(chain.reservation_name(std::string(300, 'n')).size(), 253u);
+  EXPECT_EQ(SharingChain::format_portion(0.7), "0.7");
+  EXPECT_EQ(SharingChain::format_portion(0.25), "0.25");
+  EXPECT_EQ(SharingChain::format_portion(1), "1");
+  EXPECT_EQ(SharingChain::format_portion(0.1 + 0.2), "0.30000000000000004");
+}
+
+}  // namespace
+}  // namespace kai::gpu_sharing
