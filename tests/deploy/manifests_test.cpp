@@ -151,13 +151,41 @@ TEST_F(DeployBase, RbacCoversTheSchedulersCallsAndNothingBroader) {
   EXPECT_TRUE(rules.allows("update", "coordination.k8s.io", "leases", "kai-scheduler"));
   EXPECT_TRUE(rules.allows("patch", "scheduling.run.ai", "podgroups/status", "team-a"));
   EXPECT_TRUE(rules.allows("create", "events.k8s.io", "events", "team-a"));
+  EXPECT_TRUE(rules.allows("get", "", "secrets", "kai-scheduler", "kai-scheduler-webhook-cert"));
+  EXPECT_TRUE(rules.allows("patch", "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "",
+                           "kai-scheduler"));
   // Least privilege: no pod creation in user namespaces, no leases elsewhere, no secrets, no node
   // writes.
   EXPECT_FALSE(rules.allows("create", "", "pods", "team-a"));
   EXPECT_FALSE(rules.allows("update", "coordination.k8s.io", "leases", "kube-system"));
   EXPECT_FALSE(rules.allows("get", "", "secrets", "kai-scheduler"));
+  EXPECT_FALSE(rules.allows("get", "", "secrets", "kai-scheduler", "someone-elses-secret"));
+  EXPECT_FALSE(rules.allows("get", "", "secrets", "team-a", "kai-scheduler-webhook-cert"));
+  EXPECT_FALSE(rules.allows("patch", "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "",
+                            "another-webhook"));
   EXPECT_FALSE(rules.allows("patch", "", "nodes", ""));
   EXPECT_FALSE(rules.allows("delete", "scheduling.run.ai", "queues", ""));
+}
+
+TEST_F(DeployBase, WebhooksPointAtTheSchedulersServiceWithTheirDocumentedFailurePolicies) {
+  std::map<std::string, std::string> policy_by_path;
+  for (const std::string kind : {"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}) {
+    for (const auto& config : of_kind(kind)) {
+      for (const auto& hook : config["webhooks"]) {
+        const Json& svc = hook["clientConfig"]["service"];
+        EXPECT_EQ(svc["name"], "kai-scheduler-webhook");
+        EXPECT_EQ(svc["namespace"], "kai-scheduler");
+        policy_by_path[svc["path"]] = hook["failurePolicy"];
+      }
+    }
+  }
+  EXPECT_EQ(policy_by_path, (std::map<std::string, std::string>{{"/mutate-pods", "Ignore"},
+                                                                {"/validate-pods", "Ignore"},
+                                                                {"/validate-queues", "Fail"},
+                                                                {"/validate-podgroups", "Fail"}}));
+  bool service = false;
+  for (const auto& s : of_kind("Service")) service |= s["metadata"]["name"] == "kai-scheduler-webhook";
+  EXPECT_TRUE(service);
 }
 
 TEST_F(DeployBase, StatefulSetRunsTwoElectingReplicasWithAVolumeEach) {

@@ -50,23 +50,25 @@ RbacRules RbacRules::for_service_account(const std::vector<Json>& objects, const
 }
 
 bool RbacRules::rule_matches(const Json& rule, const std::string& verb, const std::string& group,
-                             const std::string& resource) {
+                             const std::string& resource, const std::string& name) {
+  const Json names = rule.value("resourceNames", Json::array());
+  if (!names.empty() && (name.empty() || !contains(names, name))) return false;
   return contains(rule.value("verbs", Json::array()), verb) &&
          contains(rule.value("apiGroups", Json::array()), group) &&
          contains(rule.value("resources", Json::array()), resource);
 }
 
 bool RbacRules::allows(const std::string& verb, const std::string& group, const std::string& resource,
-                       const std::string& ns) const {
+                       const std::string& ns, const std::string& name) const {
   return std::any_of(grants_.begin(), grants_.end(), [&](const Grant& g) {
-    return (g.ns.empty() || g.ns == ns) && rule_matches(g.rule, verb, group, resource);
+    return (g.ns.empty() || g.ns == ns) && rule_matches(g.rule, verb, group, resource, name);
   });
 }
 
 bool RbacRules::allows_somewhere(const std::string& verb, const std::string& group,
                                  const std::string& resource) const {
   return std::any_of(grants_.begin(), grants_.end(),
-                     [&](const Grant& g) { return rule_matches(g.rule, verb, group, resource); });
+                     [&](const Grant& g) { return rule_matches(g.rule, verb, group, resource, ""); });
 }
 
 }  // namespace kai::deploy

@@ -17,8 +17,10 @@ class RbacRules {
 
   /// Whether `verb` on `resource` ("pods", "pods/binding") of API group `group` ("" = core) in
   /// namespace `ns` ("" = cluster-scoped, or all namespaces for list/watch) is allowed.
+  /// A rule with resourceNames matches only requests that name one of them (`name`); list, watch and
+  /// create requests carry no name, as in Kubernetes' authorizer.
   bool allows(const std::string& verb, const std::string& group, const std::string& resource,
-              const std::string& ns) const;
+              const std::string& ns, const std::string& name = "") const;
   /// Whether the call is allowed in at least one namespace (for calls whose namespace is unknown).
   bool allows_somewhere(const std::string& verb, const std::string& group, const std::string& resource) const;
 
@@ -28,7 +30,7 @@ class RbacRules {
     std::string ns;  ///< "" = everywhere (ClusterRoleBinding).
   };
   static bool rule_matches(const nlohmann::json& rule, const std::string& verb, const std::string& group,
-                           const std::string& resource);
+                           const std::string& resource, const std::string& name);
   std::vector<Grant> grants_;
 };
 
