@@ -130,6 +130,13 @@ class ApiServer {
   /// Creates an object without HTTP (a JSON or YAML document; kind/apiVersion pick the resource).
   /// Returns the stored object as JSON, or the Status message of the failure.
   model::Result<std::string> create_object(const std::string& document);
+  /// Lists objects without HTTP: a List (JSON text) of `kind` in `api_version` ("v1", "apps/v1",
+  /// "scheduling.run.ai/v2"), in namespace `ns` ("" = all namespaces / cluster-scoped).
+  model::Result<std::string> list_objects(const std::string& api_version, const std::string& kind,
+                                          const std::string& ns = "") const;
+  /// Deletes an object without HTTP (grace period 0: at once, even when bound).
+  model::Status delete_object(const std::string& api_version, const std::string& kind, const std::string& ns,
+                              const std::string& name);
 
  private:
   struct Impl;

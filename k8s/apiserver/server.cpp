@@ -195,26 +195,59 @@ size_t ApiServer::object_count() const {
   return impl_->router->store().object_count();
 }
 
+namespace {
+
+std::shared_ptr<const ResourceInfo> resource_of(const Store& store, const std::string& api_version,
+                                                const std::string& kind) {
+  const size_t slash = api_version.find('/');
+  const std::string group = slash == std::string::npos ? "" : api_version.substr(0, slash);
+  const std::string version = slash == std::string::npos ? api_version : api_version.substr(slash + 1);
+  for (const auto& r : store.resources()) {
+    if (r->group == group && r->version == version && r->kind == kind) return r;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 model::Result<std::string> ApiServer::create_object(const std::string& document) {
   auto j = model::yaml_to_json(document);
   if (!j.is_ok()) return model::Status::error(j.message());
   const Json& obj = j.value();
   const std::string api_version = obj.value("apiVersion", "");
   const std::string kind = obj.value("kind", "");
-  const size_t slash = api_version.find('/');
-  const std::string group = slash == std::string::npos ? "" : api_version.substr(0, slash);
-  const std::string version = slash == std::string::npos ? api_version : api_version.substr(slash + 1);
-  for (const auto& r : impl_->router->store().resources()) {
-    if (r->group != group || r->version != version || r->kind != kind) continue;
-    try {
-      const std::string ns =
-          r->namespaced && obj.contains("metadata") ? obj["metadata"].value("namespace", "default") : "";
-      return impl_->router->store().create(*r, ns, obj).dump();
-    } catch (const ApiError& e) {
-      return model::Status::error(e.message);
-    }
+  auto r = resource_of(impl_->router->store(), api_version, kind);
+  if (!r) return model::Status::error("no resource serves " + api_version + " " + kind);
+  try {
+    const std::string ns =
+        r->namespaced && obj.contains("metadata") ? obj["metadata"].value("namespace", "default") : "";
+    return impl_->router->store().create(*r, ns, obj).dump();
+  } catch (const ApiError& e) {
+    return model::Status::error(e.message);
   }
-  return model::Status::error("no resource serves " + api_version + " " + kind);
+}
+
+model::Result<std::string> ApiServer::list_objects(const std::string& api_version, const std::string& kind,
+                                                   const std::string& ns) const {
+  auto r = resource_of(impl_->router->store(), api_version, kind);
+  if (!r) return model::Status::error("no resource serves " + api_version + " " + kind);
+  try {
+    return impl_->router->store().list(*r, r->namespaced ? ns : "", ListOptions{}).dump();
+  } catch (const ApiError& e) {
+    return model::Status::error(e.message);
+  }
+}
+
+model::Status ApiServer::delete_object(const std::string& api_version, const std::string& kind, const std::string& ns,
+                                       const std::string& name) {
+  auto r = resource_of(impl_->router->store(), api_version, kind);
+  if (!r) return model::Status::error("no resource serves " + api_version + " " + kind);
+  try {
+    impl_->router->store().remove(*r, r->namespaced ? ns : "", name, Json{{"gracePeriodSeconds", 0}});
+    return model::Status::ok();
+  } catch (const ApiError& e) {
+    return model::Status::error(e.message);
+  }
 }
 
 }  // namespace kai::apiserver

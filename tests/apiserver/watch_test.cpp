@@ -265,6 +265,24 @@ TEST_F(Kubelet, MarksBoundPodsRunningAndConfirmsDeletion) {
   EXPECT_EQ(next_change(w)["type"], "DELETED");
 }
 
+TEST_F(ApiServerTest, InProcessListAndDelete) {
+  ASSERT_TRUE(server_->create_object(R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team-a"}})").is_ok());
+  ASSERT_TRUE(server_->create_object(
+      R"({"apiVersion":"scheduling.run.ai/v2","kind":"Queue","metadata":{"name":"q1"},"spec":{}})").is_ok());
+  ASSERT_TRUE(server_->create_object(
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"team-a"},"spec":{"containers":[{"name":"c","image":"i"}]}})").is_ok());
+  auto queues = server_->list_objects("scheduling.run.ai/v2", "Queue");
+  ASSERT_TRUE(queues.is_ok()) << queues.message();
+  EXPECT_EQ(Json::parse(queues.value())["items"][0]["metadata"]["name"], "q1");
+  auto pods = server_->list_objects("v1", "Pod", "team-a");
+  ASSERT_TRUE(pods.is_ok());
+  EXPECT_EQ(Json::parse(pods.value())["items"].size(), 1u);
+  EXPECT_TRUE(server_->delete_object("v1", "Pod", "team-a", "p").is_ok());
+  EXPECT_EQ(Json::parse(server_->list_objects("v1", "Pod", "").value())["items"].size(), 0u);
+  EXPECT_FALSE(server_->delete_object("v1", "Pod", "team-a", "p").is_ok());
+  EXPECT_FALSE(server_->list_objects("v9", "Nope").is_ok());
+}
+
 TEST_F(Kubelet, ReservationPodsGetDistinctGpusOfTheirNode) {
   ASSERT_EQ(req("POST", "/api/v1/nodes",
                 {{"metadata", {{"name", "gpu-1"}}}, {"status", {{"allocatable", {{"nvidia.com/gpu", "2"}}}}}})
