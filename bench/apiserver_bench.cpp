@@ -36,7 +36,12 @@ std::unique_ptr<ApiServer> start_server() {
 }
 
 t::Endpoint endpoint(const ApiServer& s, bool tls) {
-  return t::Endpoint{"127.0.0.1", tls ? s.https_port() : s.http_port(), tls, s.ca_path(), s.token()};
+  t::Endpoint ep;
+  ep.port = tls ? s.https_port() : s.http_port();
+  ep.tls = tls;
+  ep.ca_file = s.ca_path();
+  ep.token = s.token();
+  return ep;
 }
 
 /// A pod of about 1 KB, like the scheduler's test pods.

@@ -1,7 +1,7 @@
-// Beast unit of the test client. Requests run as async operations driven by io_context::run_for, so
-// that a server that never answers makes a test fail instead of hanging it (toolchain.md pitfall 9).
+// The client Beast unit. Requests run as async operations driven by io_context::run_for, so that a
+// server that never answers fails the call instead of hanging it (toolchain.md pitfall 9).
 
-#include "k8s/apiserver/test_client.hpp"
+#include "k8s/http/http_client.hpp"
 
 #include <openssl/ssl.h>
 
@@ -15,8 +15,9 @@
 #include <mutex>
 #include <thread>
 #include <variant>
+#include <vector>
 
-namespace kai::apiserver::testing {
+namespace kai::http {
 namespace {
 
 namespace net = boost::asio;
@@ -40,26 +41,66 @@ struct Conn {
     return beast::get_lowest_layer(std::get<Tls>(stream)).socket();
   }
 
-  /// Connects (and handshakes); returns an error message or "".
+  /// Connects (and handshakes) within `timeout`; returns an error message or "".
   std::string connect(const Endpoint& ep) {
     beast::error_code ec;
-    tcp::endpoint target(net::ip::make_address(ep.host, ec), ep.port);
-    if (ec) return "bad host " + ep.host;
     buffer.clear();
+    std::vector<tcp::endpoint> targets;
+    const auto ip = net::ip::make_address(ep.host, ec);
+    if (!ec) {
+      targets.emplace_back(ip, ep.port);
+    } else {
+      tcp::resolver resolver(ioc);
+      auto results = resolver.resolve(ep.host, std::to_string(ep.port), ec);
+      if (ec) return "cannot resolve " + ep.host + ": " + ec.message();
+      for (const auto& r : results) targets.push_back(r.endpoint());
+    }
+    auto connect_socket = [&](tcp::socket& socket) -> std::string {
+      beast::error_code last = net::error::host_not_found;
+      for (const auto& t : targets) {
+        socket.close(ec);
+        socket.connect(t, last);
+        if (!last) return "";
+      }
+      return "cannot connect to " + ep.host + ":" + std::to_string(ep.port) + ": " + last.message();
+    };
     if (!ep.tls) {
       stream.emplace<Plain>(ioc);
-      std::get<Plain>(stream).socket().connect(target, ec);
-      return ec ? ec.message() : "";
+      return connect_socket(std::get<Plain>(stream).socket());
     }
-    ctx.set_verify_mode(ssl::verify_peer);
-    if (!ep.ca_file.empty()) ctx.load_verify_file(ep.ca_file, ec);
-    if (ec) return "cannot load " + ep.ca_file + ": " + ec.message();
+    if (ep.insecure_skip_verify) {
+      ctx.set_verify_mode(ssl::verify_none);
+    } else {
+      ctx.set_verify_mode(ssl::verify_peer);
+      if (!ep.ca_pem.empty()) {
+        ctx.add_certificate_authority(net::buffer(ep.ca_pem), ec);
+        if (ec) return "cannot load the certificate authority (PEM data): " + ec.message();
+      } else if (!ep.ca_file.empty()) {
+        ctx.load_verify_file(ep.ca_file, ec);
+        if (ec) return "cannot load the certificate authority " + ep.ca_file + ": " + ec.message();
+      } else {
+        ctx.set_default_verify_paths(ec);
+      }
+    }
+    if (!ep.client_cert_pem.empty()) {
+      ctx.use_certificate_chain(net::buffer(ep.client_cert_pem), ec);
+      if (!ec) ctx.use_private_key(net::buffer(ep.client_key_pem), ssl::context::pem, ec);
+      if (ec) return "cannot load the client certificate or key: " + ec.message();
+    }
     auto& s = stream.emplace<Tls>(ioc, ctx);
-    s.set_verify_callback(ssl::host_name_verification(ep.host));
-    beast::get_lowest_layer(s).socket().connect(target, ec);
-    if (ec) return ec.message();
+    if (!ep.insecure_skip_verify) s.set_verify_callback(ssl::host_name_verification(ep.host));
+    beast::error_code is_ip;
+    net::ip::make_address(ep.host, is_ip);
+    if (is_ip) SSL_set_tlsext_host_name(s.native_handle(), ep.host.c_str());  // SNI for names only
+    if (std::string err = connect_socket(beast::get_lowest_layer(s).socket()); !err.empty()) return err;
     s.handshake(ssl::stream_base::client, ec);
-    return ec ? "TLS handshake: " + ec.message() : "";
+    if (ec) {
+      return "TLS handshake with " + ep.host + ":" + std::to_string(ep.port) + " failed: " + ec.message() +
+             (ec.message().find("certificate verify failed") != std::string::npos
+                  ? " (the server's certificate is not signed by the configured certificate authority)"
+                  : "");
+    }
+    return "";
   }
 
   void close() {
@@ -79,7 +120,9 @@ http::request<http::string_body> make_request(const Endpoint& ep, const std::str
   req.version(11);
   req.set(http::field::host, ep.host + ":" + std::to_string(ep.port));
   req.set(http::field::accept, "application/json");
-  if (!ep.token.empty()) req.set(http::field::authorization, "Bearer " + ep.token);
+  req.set(http::field::user_agent, "kai-scheduler");
+  const std::string token = ep.token_source ? ep.token_source() : ep.token;
+  if (!token.empty()) req.set(http::field::authorization, "Bearer " + token);
   if (!body.empty() || method == "POST" || method == "PUT" || method == "PATCH") {
     req.set(http::field::content_type, content_type);
     req.body() = body;
@@ -142,7 +185,7 @@ struct HttpClient::Impl {
         },
         conn->stream);
     conn->ioc.restart();
-    conn->ioc.run_for(std::chrono::seconds(30));
+    conn->ioc.run_for(ep.timeout);
     if (!done) {
       conn->close();
       conn->ioc.restart();
@@ -203,10 +246,17 @@ struct WatchStream::Impl : std::enable_shared_from_this<WatchStream::Impl> {
   bool header_done = false;
   bool ended = false;
   bool clean = false;
+  std::string error;
 
   void run() {
     std::string err = conn.connect(ep);
-    if (!err.empty()) return finish(false);
+    if (!err.empty()) {
+      {
+        std::lock_guard lock(mu);
+        error = err;
+      }
+      return finish(false);
+    }
     req = make_request(ep, "GET", target, "", "");
     parser.body_limit(boost::none);
     on_chunk = [this](uint64_t, std::string_view data, beast::error_code&) {
@@ -299,9 +349,22 @@ bool WatchStream::ended() const {
   return impl_->ended;
 }
 
+std::string WatchStream::error_body() const {
+  std::lock_guard lock(impl_->mu);
+  if (impl_->status == 200) return "";
+  std::string body;
+  for (const auto& l : impl_->lines) body += l;
+  return body;
+}
+
+std::string WatchStream::error() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->error;
+}
+
 bool WatchStream::ended_cleanly() const {
   std::lock_guard lock(impl_->mu);
   return impl_->ended && impl_->clean;
 }
 
-}  // namespace kai::apiserver::testing
+}  // namespace kai::http
