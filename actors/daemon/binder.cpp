@@ -1,0 +1,104 @@
+#include "actors/daemon/binder.hpp"
+
+namespace kai::daemon {
+
+Binder::Binder(k8s::KubeClient& client, gpu_sharing::SharingChain& chain, int workers, OutcomeFn on_outcome)
+    : client_(client), chain_(chain), on_outcome_(std::move(on_outcome)) {
+  for (int i = 0; i < std::max(1, workers); ++i) threads_.emplace_back([this] { work(); });
+}
+
+Binder::~Binder() { stop(); }
+
+void Binder::submit(BindJob job) {
+  {
+    std::lock_guard lock(mu_);
+    queue_.push_back(std::move(job));
+  }
+  cv_.notify_one();
+}
+
+size_t Binder::queued() const {
+  std::lock_guard lock(mu_);
+  return queue_.size();
+}
+
+void Binder::stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_ && threads_.empty()) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  threads_.clear();
+}
+
+void Binder::work() {
+  for (;;) {
+    BindJob job;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      job = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    events::BinderOutcome outcome = execute(job);
+    on_outcome_(job, std::move(outcome));
+  }
+}
+
+events::BinderOutcome Binder::execute(const BindJob& job) {
+  const events::Decision& d = job.decision;
+  events::BinderOutcome out;
+  out.decision_seq = job.log_seq;
+  out.pod = d.pod;
+  const size_t slash = d.pod.find('/');
+  const std::string ns = d.pod.substr(0, slash);
+  const std::string name = d.pod.substr(slash + 1);
+  if (d.kind == events::DecisionKind::kEvict) {
+    auto r = client_.delete_pod(ns, name, d.pod_uid);
+    // Gone already, or a different pod by that name now: the eviction has nothing left to do.
+    if (r.ok() || r.not_found() || r.conflict()) {
+      out.outcome = events::Outcome::kBound;
+      out.reason = r.ok() ? "evicted" : "already gone (" + r.describe() + ")";
+    } else {
+      out.outcome = events::Outcome::kBindFailed;
+      out.reason = "eviction failed: " + r.describe();
+    }
+    return out;
+  }
+  gpu_sharing::SharedBind shared;
+  const bool is_shared = !d.gpu_groups.empty() && d.gpu_fraction > 0;
+  if (is_shared) {
+    shared.ns = ns;
+    shared.name = name;
+    shared.uid = d.pod_uid;
+    shared.node = d.node;
+    shared.groups = d.gpu_groups;
+    shared.portion = d.gpu_fraction;
+    shared.config_map_prefix = job.config_map_prefix;
+    shared.container_suffix = job.container_suffix;
+    auto chain = chain_.prepare(shared);
+    if (!chain.status.is_ok()) {
+      const bool timeout = chain.status.message().find("did not report its GPU") != std::string::npos;
+      out.outcome = timeout ? events::Outcome::kReservationTimedOut : events::Outcome::kBindFailed;
+      out.reason = chain.status.message();
+      return out;
+    }
+  }
+  auto r = client_.bind_pod(ns, name, d.pod_uid, d.node);
+  if (r.ok()) {
+    out.outcome = events::Outcome::kBound;
+    out.reason = "bound to " + d.node;
+    return out;
+  }
+  if (is_shared) chain_.rollback(shared);
+  out.outcome = events::Outcome::kBindFailed;
+  out.reason = "binding to " + d.node + " failed: " + r.describe();
+  return out;
+}
+
+}  // namespace kai::daemon

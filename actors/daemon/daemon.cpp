@@ -1,0 +1,449 @@
+// The daemon's only CAF unit. One scheduler actor owns the projected state, the in-flight decisions
+// and the cycle; reflector threads and binder workers talk to it by message, so the state is touched
+// by one thread and every cycle sees one consistent cut of the log.
+
+#include "actors/daemon/daemon.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <caf/all.hpp>
+#include <deque>
+#include <fstream>
+#include <future>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+#include "actors/daemon/binder.hpp"
+#include "actors/daemon/cycle.hpp"
+#include "actors/daemon/kube_sharing_api.hpp"
+#include "actors/daemon/overlay.hpp"
+#include "actors/daemon/status_writer.hpp"
+#include "actors/endpoints/endpoints.hpp"
+#include "actors/gpu_sharing/sharing_chain.hpp"
+#include "actors/scheduler/core/scheduler_config.hpp"
+#include "events/projection.hpp"
+#include "k8s/client/reflector.hpp"
+#include "k8s/model/codec.hpp"
+#include "storage/event_log.hpp"
+
+namespace kai::daemon {
+
+using WatchMsg = std::shared_ptr<const k8s::ReflectorEvent>;
+struct OutcomeMsg {
+  BindJob job;
+  events::BinderOutcome outcome;
+};
+using OutcomeMsgPtr = std::shared_ptr<const OutcomeMsg>;
+
+}  // namespace kai::daemon
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kai::daemon::WatchMsg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kai::daemon::OutcomeMsgPtr)
+
+namespace kai::daemon {
+
+namespace {
+
+using watch_atom = caf::atom_constant<caf::atom("watch")>;
+using tick_atom = caf::atom_constant<caf::atom("tick")>;
+using outcome_atom = caf::atom_constant<caf::atom("outcome")>;
+
+int64_t wall_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+events::WatchType watch_type(k8s::ReflectorEventType t) {
+  switch (t) {
+    case k8s::ReflectorEventType::kAdded:
+      return events::WatchType::kAdded;
+    case k8s::ReflectorEventType::kModified:
+      return events::WatchType::kModified;
+    case k8s::ReflectorEventType::kDeleted:
+      return events::WatchType::kDeleted;
+    case k8s::ReflectorEventType::kBookmark:
+      return events::WatchType::kBookmark;
+    case k8s::ReflectorEventType::kRelist:
+      return events::WatchType::kRelist;
+  }
+  return events::WatchType::kModified;
+}
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return h;
+}
+
+struct KindSpec {
+  const char* kind;
+  const char* path;
+};
+constexpr KindSpec kKinds[] = {
+    {"Node", "/api/v1/nodes"},
+    {"Pod", "/api/v1/pods"},
+    {"Queue", "/apis/scheduling.run.ai/v2/queues"},
+    {"PodGroup", "/apis/scheduling.run.ai/v2alpha2/podgroups"},
+    {"PriorityClass", "/apis/scheduling.k8s.io/v1/priorityclasses"},
+    {"BindRequest", "/apis/scheduling.run.ai/v1alpha2/bindrequests"},
+};
+
+}  // namespace
+
+/// Everything the scheduler actor owns (touched only on its thread, except the atomics).
+struct SchedulerCore {
+  DaemonOptions options;
+  core::SessionOptions session;
+  uint64_t config_hash = 0;
+  storage::EventLog* log = nullptr;
+  Binder* binder = nullptr;
+  StatusWriter* status = nullptr;
+  endpoints::SchedulerMetrics* metrics = nullptr;
+  events::ClusterState state;
+  InFlight in_flight;
+  std::deque<std::future<storage::Result<storage::AppendResult>>> pending_appends;
+  uint64_t last_watch_seq = 0;
+  uint64_t cycle_id = 0;
+  bool log_failed = false;
+  std::atomic<uint64_t>* cycles = nullptr;
+  std::mutex* snapshot_mu = nullptr;
+  std::string* snapshot_json = nullptr;
+
+  /// Waits for the watch events appended so far; returns false when the log failed.
+  bool drain_appends() {
+    while (!pending_appends.empty()) {
+      auto r = pending_appends.front().get();
+      pending_appends.pop_front();
+      if (!r.is_ok()) {
+        if (!log_failed) spdlog::critical("event log append failed, no more decisions: {}", r.message());
+        log_failed = true;
+      } else {
+        last_watch_seq = std::max(last_watch_seq, r.value().last_seq);
+      }
+    }
+    return !log_failed;
+  }
+
+  void on_watch(const k8s::ReflectorEvent& ev) {
+    events::Event e;
+    e.timestamp_us = wall_us();
+    e.payload = events::WatchEvent{ev.kind, watch_type(ev.type), ev.object_json, ev.resource_version};
+    if (!log_failed) {
+      std::vector<events::Event> batch{e};
+      pending_appends.push_back(log->append_async(std::move(batch)));
+      // Keep the queue short: reap what the writer already finished.
+      while (pending_appends.size() > 1 &&
+             pending_appends.front().wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+        auto r = pending_appends.front().get();
+        pending_appends.pop_front();
+        if (r.is_ok()) last_watch_seq = std::max(last_watch_seq, r.value().last_seq);
+        else log_failed = true;
+      }
+    }
+    if (auto s = events::apply(state, e); !s.is_ok()) {
+      spdlog::warn("{} {}: skipped: {}", ev.kind, events::to_string(watch_type(ev.type)), s.message());
+    }
+    if (metrics) metrics->events_ingested(ev.kind);
+  }
+
+  void on_outcome(const OutcomeMsg& m) {
+    const auto& o = m.outcome;
+    if (o.outcome != events::Outcome::kBound) {
+      in_flight.fail(o.pod);
+      spdlog::warn("{} {}: {}", events::to_string(o.outcome), o.pod, o.reason);
+    } else {
+      spdlog::info("{} {}: {}", m.job.decision.kind == events::DecisionKind::kEvict ? "evicted" : "bound", o.pod,
+                   o.reason);
+    }
+    if (!log_failed) {
+      events::Event e;
+      e.timestamp_us = wall_us();
+      e.payload = o;
+      std::vector<events::Event> batch{e};
+      pending_appends.push_back(log->append_async(std::move(batch)));
+    }
+  }
+
+  void tick() {
+    if (!drain_appends()) return;  // no decision without a persisted event (issue 6)
+    const auto now_steady = std::chrono::steady_clock::now();
+    in_flight.settle(state, now_steady, options.in_flight_timeout);
+    model::ClusterObjects objects = state.to_objects();
+    const int64_t now = wall_us() / 1000000;
+    in_flight.apply(objects, now);
+    ++cycle_id;
+    core::SessionOptions so = session;
+    so.now = now;
+    so.seed = fnv1a(std::to_string(cycle_id) + "/" + std::to_string(last_watch_seq)) | 1;
+    CycleOutput out = run_cycle(objects, so, cycle_id);
+
+    std::vector<events::Event> batch;
+    auto add = [&](events::Payload p) {
+      events::Event e;
+      e.timestamp_us = wall_us();
+      e.payload = std::move(p);
+      batch.push_back(std::move(e));
+    };
+    add(events::CycleStart{cycle_id, config_hash, last_watch_seq, now, so.seed});
+    for (const auto& d : out.decisions) add(events::DecisionEvent{cycle_id, d});
+    for (const auto& u : out.unschedulable) add(u);
+    add(events::CycleEnd{cycle_id, out.total_us, out.action_us});
+    const bool quiet = out.decisions.empty() && out.unschedulable.empty();
+    if (!quiet || cycle_id % 60 == 1) {
+      // Quiet cycles are logged now and then only, so that an idle cluster does not fill the disk.
+      auto appended = log->append(std::move(batch));  // fsync before the binder acts (contracts.md §5)
+      if (!appended.is_ok()) {
+        spdlog::critical("event log append failed, no more decisions: {}", appended.message());
+        log_failed = true;
+        return;
+      }
+      const uint64_t first_decision_seq = appended.value().first_seq + 1;
+      for (size_t i = 0; i < out.decisions.size(); ++i) {
+        const events::Decision& d = out.decisions[i];
+        if (d.kind == events::DecisionKind::kPipeline) continue;
+        in_flight.add(d, now_steady);
+        BindJob job;
+        job.log_seq = first_decision_seq + i;
+        job.decision = d;
+        if (auto pod = state.pods.find(d.pod); pod != state.pods.end()) {
+          const auto& ann = pod->second.meta.annotations;
+          if (auto it = ann.find("runai/shared-gpu-configmap"); it != ann.end()) job.config_map_prefix = it->second;
+          if (auto it = ann.find("gpu-fraction-container-name"); it != ann.end()) {
+            const auto& p = pod->second;
+            for (size_t c = 0; c < p.containers.size(); ++c) {
+              if (p.containers[c].name == it->second) job.container_suffix = std::to_string(c);
+            }
+            for (size_t c = 0; c < p.init_containers.size(); ++c) {
+              if (p.init_containers[c].name == it->second) job.container_suffix = "i" + std::to_string(c);
+            }
+          }
+        }
+        binder->submit(std::move(job));
+      }
+    }
+    for (const auto& w : out.warnings) spdlog::debug("cycle {}: {}", cycle_id, w);
+    if (!out.decisions.empty()) {
+      spdlog::info("cycle {}: {} decisions, {} pending groups, {} us", cycle_id, out.decisions.size(),
+                   out.unschedulable.size(), out.total_us);
+    }
+    status->after_cycle(out);
+    if (metrics) {
+      std::vector<std::pair<std::string, double>> actions;
+      for (const auto& [a, us] : out.action_us) actions.emplace_back(a, static_cast<double>(us) / 1000.0);
+      metrics->observe_cycle(static_cast<double>(out.total_us) / 1000.0, static_cast<double>(out.build_us) / 1000.0,
+                             0, actions);
+      for (const auto& q : out.queues) {
+        metrics->set_queue(q.name, q.fair_cpu, q.fair_memory, q.fair_gpu, q.used_cpu, q.used_memory, q.used_gpu);
+      }
+    }
+    if (cycle_id % 10 == 1) {
+      std::lock_guard lock(*snapshot_mu);
+      *snapshot_json = model::encode_snapshot_json(objects);
+    }
+    cycles->fetch_add(1);
+  }
+};
+
+namespace {
+
+struct ActorState {
+  SchedulerCore* core = nullptr;
+};
+
+caf::behavior scheduler_actor(caf::stateful_actor<ActorState>* self, SchedulerCore* core) {
+  self->state.core = core;
+  self->send(self, tick_atom::value);
+  return {
+      [=](watch_atom, const WatchMsg& m) { core->on_watch(*m); },
+      [=](outcome_atom, const OutcomeMsgPtr& m) { core->on_outcome(*m); },
+      [=](tick_atom) {
+        core->tick();
+        self->delayed_send(self, core->options.schedule_period, tick_atom::value);
+      },
+  };
+}
+
+}  // namespace
+
+struct Daemon::Impl {
+  DaemonOptions options;
+  std::unique_ptr<storage::EventLog> log;
+  std::unique_ptr<k8s::KubeClient> client;
+  std::unique_ptr<KubeSharingApi> sharing_api;
+  std::unique_ptr<gpu_sharing::SharingChain> chain;
+  std::unique_ptr<Binder> binder;
+  std::unique_ptr<StatusWriter> status;
+  std::unique_ptr<endpoints::SchedulerMetrics> metrics;
+  std::unique_ptr<endpoints::DaemonEndpoints> endpoints;
+  std::unique_ptr<SchedulerCore> core;
+  std::unique_ptr<caf::actor_system_config> cfg;
+  std::unique_ptr<caf::actor_system> system;
+  caf::actor actor;
+  std::vector<std::unique_ptr<k8s::Reflector>> reflectors;
+  std::atomic<uint64_t> cycles{0};
+  std::mutex snapshot_mu;
+  std::string snapshot_json;
+  bool started = false;
+
+  /// Decisions of an earlier run without an outcome: logged as abandoned, never executed again
+  /// (contracts.md §5); the first cycle decides afresh from the listed state.
+  void abandon_unfinished() {
+    std::map<uint64_t, std::string> open;
+    (void)log->read(1, log->last_seq(), [&](uint64_t seq, const storage::Result<events::Event>& e) {
+      if (!e.is_ok()) return true;
+      if (const auto* d = std::get_if<events::DecisionEvent>(&e.value().payload)) {
+        if (d->decision.kind != events::DecisionKind::kPipeline) open[seq] = d->decision.pod;
+      } else if (const auto* o = std::get_if<events::BinderOutcome>(&e.value().payload)) {
+        open.erase(o->decision_seq);
+      }
+      return true;
+    });
+    if (open.empty()) return;
+    std::vector<events::Event> batch;
+    for (const auto& [seq, pod] : open) {
+      events::Event e;
+      e.timestamp_us = wall_us();
+      e.payload = events::BinderOutcome{seq, pod, events::Outcome::kAbandoned,
+                                        "the scheduler restarted before the binder reported; decided again"};
+      batch.push_back(std::move(e));
+    }
+    spdlog::info("restart: {} decisions without an outcome are logged as abandoned", batch.size());
+    (void)log->append(std::move(batch));
+  }
+};
+
+Daemon::Daemon(DaemonOptions options) : impl_(std::make_unique<Impl>()) { impl_->options = std::move(options); }
+
+Daemon::~Daemon() { stop(); }
+
+model::Status Daemon::start() {
+  Impl& m = *impl_;
+  if (m.started) return model::Status::ok();
+  if (m.options.log_dir.empty()) return model::Status::error("--log-dir is required");
+  if (m.options.schedule_period < std::chrono::milliseconds(10)) {
+    return model::Status::error("--schedule-period must be at least 10ms");
+  }
+  core::SessionOptions session;
+  session.scheduler_name = m.options.scheduler_name;
+  std::string config_text;
+  if (!m.options.config_path.empty()) {
+    std::ifstream in(m.options.config_path);
+    if (!in) return model::Status::error("--config " + m.options.config_path + ": cannot be read");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    config_text = ss.str();
+    auto config = core::parse_scheduler_config(config_text);
+    if (!config.is_ok()) return model::Status::error("--config " + m.options.config_path + ": " + config.message());
+    session.config = std::move(config).value();
+  }
+  auto cluster = k8s::resolve_cluster_config(m.options.kubeconfig);
+  if (!cluster.is_ok()) return cluster.status();
+  spdlog::info("API server {}:{} from {}", cluster.value().endpoint.host, cluster.value().endpoint.port,
+               cluster.value().source);
+  auto log = storage::EventLog::open(m.options.log_dir);
+  if (!log.is_ok()) return model::Status::error("event log " + m.options.log_dir + ": " + log.message());
+  m.log = std::move(log).value();
+  m.abandon_unfinished();
+
+  k8s::ClientOptions co;
+  co.qps = m.options.qps;
+  co.burst = m.options.burst;
+  co.max_connections = m.options.binder_workers + 2;
+  m.client = std::make_unique<k8s::KubeClient>(cluster.value(), co);
+  m.sharing_api = std::make_unique<KubeSharingApi>(*m.client);
+  gpu_sharing::ChainOptions chain_options;
+  chain_options.image = m.options.reservation_image;
+  chain_options.runtime_class = m.options.reservation_runtime_class;
+  chain_options.reservation_timeout = m.options.reservation_timeout;
+  m.chain = std::make_unique<gpu_sharing::SharingChain>(*m.sharing_api, chain_options,
+                                                        [] { return admission::system_random_suffix()(5); });
+  m.status = std::make_unique<StatusWriter>(*m.client);
+  m.metrics = std::make_unique<endpoints::SchedulerMetrics>();
+
+  m.core = std::make_unique<SchedulerCore>();
+  SchedulerCore& c = *m.core;
+  c.options = m.options;
+  c.session = session;
+  c.config_hash = fnv1a(config_text);
+  c.log = m.log.get();
+  c.status = m.status.get();
+  c.metrics = m.metrics.get();
+  c.cycles = &m.cycles;
+  c.snapshot_mu = &m.snapshot_mu;
+  c.snapshot_json = &m.snapshot_json;
+
+  m.cfg = std::make_unique<caf::actor_system_config>();
+  m.cfg->set("scheduler.max-threads", 2);
+  m.system = std::make_unique<caf::actor_system>(*m.cfg);
+  // The binder reports to the actor; it exists before the actor starts its first cycle.
+  caf::actor* actor_ref = &m.actor;
+  m.binder = std::make_unique<Binder>(*m.client, *m.chain, m.options.binder_workers,
+                                      [actor_ref](const BindJob& job, events::BinderOutcome o) {
+                                        caf::anon_send(*actor_ref, outcome_atom::value,
+                                                       std::make_shared<const OutcomeMsg>(OutcomeMsg{job, std::move(o)}));
+                                      });
+  c.binder = m.binder.get();
+  m.actor = m.system->spawn(scheduler_actor, &c);
+
+  for (const auto& k : kKinds) {
+    k8s::ReflectorOptions ro;
+    ro.kind = k.kind;
+    ro.list_path = k.path;
+    caf::actor a = m.actor;
+    const std::string kind = k.kind;
+    m.reflectors.push_back(std::make_unique<k8s::Reflector>(
+        *m.client, ro, [a](k8s::ReflectorEvent ev) {
+          caf::anon_send(a, watch_atom::value, std::make_shared<const k8s::ReflectorEvent>(std::move(ev)));
+        },
+        [kind](const std::string& message) { spdlog::warn("reflector {}: {}", kind, message); }));
+    m.reflectors.back()->start();
+  }
+
+  if (m.options.metrics_port != 0) {
+    endpoints::EndpointsOptions eo;
+    eo.port = m.options.metrics_port == 1 ? 0 : m.options.metrics_port;  // 1: an ephemeral port (tests)
+    endpoints::EndpointsCallbacks cb;
+    Impl* impl = &m;
+    cb.readiness = [this] {
+      return endpoints::Readiness{synced(), synced() ? "synced" : "waiting for the initial lists"};
+    };
+    cb.snapshot = [impl]() -> model::Result<std::string> {
+      std::lock_guard lock(impl->snapshot_mu);
+      if (impl->snapshot_json.empty()) return model::Status::error("no cycle has run yet");
+      return impl->snapshot_json;
+    };
+    m.endpoints = std::make_unique<endpoints::DaemonEndpoints>(eo, cb, *m.metrics);
+    if (auto s = m.endpoints->start(); !s) return model::Status::error("metrics endpoint: " + s.message());
+  }
+  m.started = true;
+  return model::Status::ok();
+}
+
+void Daemon::stop() {
+  Impl& m = *impl_;
+  if (!m.started) return;
+  m.started = false;
+  for (auto& r : m.reflectors) r->stop();
+  if (m.endpoints) m.endpoints->stop();
+  m.binder->stop();  // in-flight calls finish and report while the actor still lives
+  caf::anon_send_exit(m.actor, caf::exit_reason::user_shutdown);
+  m.system.reset();  // waits for the actor to finish its current message
+  m.status->stop();
+  m.core->drain_appends();
+  m.log.reset();
+}
+
+bool Daemon::synced() const {
+  for (const auto& r : impl_->reflectors) {
+    if (!r->synced()) return false;
+  }
+  return !impl_->reflectors.empty();
+}
+
+uint64_t Daemon::cycles() const { return impl_->cycles.load(); }
+
+uint16_t Daemon::metrics_port() const { return impl_->endpoints ? impl_->endpoints->port() : 0; }
+
+}  // namespace kai::daemon

@@ -1,0 +1,130 @@
+#include "actors/daemon/kube_sharing_api.hpp"
+
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "actors/gpu_sharing/sharing_chain.hpp"
+
+namespace kai::daemon {
+
+using Json = nlohmann::json;
+using gpu_sharing::kReservationNamespace;
+
+namespace {
+
+gpu_sharing::ReservationPod to_reservation(const Json& p) {
+  gpu_sharing::ReservationPod r;
+  const Json& m = p.value("metadata", Json::object());
+  r.name = m.value("name", "");
+  r.uid = m.value("uid", "");
+  r.node = p.value("spec", Json::object()).value("nodeName", "");
+  r.group = m.value("labels", Json::object()).value(gpu_sharing::kGpuGroupLabel, "");
+  r.gpu_uuid = m.value("annotations", Json::object()).value(gpu_sharing::kGpuIndexAnnotation, "");
+  r.terminating = m.contains("deletionTimestamp");
+  return r;
+}
+
+}  // namespace
+
+model::Result<std::vector<gpu_sharing::ReservationPod>> KubeSharingApi::list_reservation_pods(const std::string& group,
+                                                                                             const std::string& node) {
+  std::string selector = std::string("app=") + gpu_sharing::kReservationAppLabel;
+  if (!group.empty()) selector += std::string(",") + gpu_sharing::kGpuGroupLabel + "=" + group;
+  std::string path = k8s::core_path(kReservationNamespace, "pods") + "?labelSelector=" + selector;
+  if (!node.empty()) path += "&fieldSelector=spec.nodeName=" + node;
+  auto r = client_.get(path);
+  if (!r.ok()) return model::Status::error(r.describe());
+  Json list = Json::parse(r.body, nullptr, false);
+  std::vector<gpu_sharing::ReservationPod> out;
+  if (!list.is_object()) return model::Status::error("the answer is not a List");
+  for (const auto& p : list.value("items", Json::array())) out.push_back(to_reservation(p));
+  return out;
+}
+
+model::Result<std::string> KubeSharingApi::create_reservation_pod(const gpu_sharing::ReservationPodSpec& spec) {
+  Json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata",
+               {{"name", spec.name},
+                {"namespace", kReservationNamespace},
+                {"labels", {{"app", gpu_sharing::kReservationAppLabel}, {gpu_sharing::kGpuGroupLabel, spec.group}}},
+                {"annotations", {{"karpenter.sh/do-not-disrupt", "true"}}}}},
+              {"spec",
+               {{"nodeName", spec.node},
+                {"serviceAccountName", "kai-resource-reservation"},
+                {"restartPolicy", "Always"},
+                {"terminationGracePeriodSeconds", 0},
+                {"tolerations", Json::array({{{"key", "nvidia.com/gpu"}, {"operator", "Exists"}}})},
+                {"containers",
+                 Json::array({{{"name", "resource-reservation"},
+                               {"image", spec.image},
+                               {"resources",
+                                {{"requests", {{"nvidia.com/gpu", "1"}}}, {"limits", {{"nvidia.com/gpu", "1"}}}}},
+                               {"env", Json::array({{{"name", "POD_NAME"},
+                                                     {"valueFrom", {{"fieldRef", {{"fieldPath", "metadata.name"}}}}}},
+                                                    {{"name", "POD_NAMESPACE"},
+                                                     {"valueFrom",
+                                                      {{"fieldRef", {{"fieldPath", "metadata.namespace"}}}}}}})}}})}}}};
+  if (!spec.runtime_class.empty()) pod["spec"]["runtimeClassName"] = spec.runtime_class;
+  auto r = client_.create_pod(kReservationNamespace, pod.dump());
+  if (!r.ok()) return model::Status::error(r.describe());
+  Json created = Json::parse(r.body, nullptr, false);
+  return created.is_object() ? created["metadata"].value("uid", "") : std::string();
+}
+
+model::Result<std::string> KubeSharingApi::wait_for_gpu_uuid(const std::string& name, std::chrono::milliseconds timeout) {
+  // Polling keeps this simple and cheap at the rate of new GPU groups; a watch would save a few calls.
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  auto pause = std::chrono::milliseconds(100);
+  while (std::chrono::steady_clock::now() < until) {
+    auto r = client_.get(k8s::core_path(kReservationNamespace, "pods", name));
+    if (r.not_found()) return model::Status::error("the reservation pod is gone");
+    if (r.ok()) {
+      Json p = Json::parse(r.body, nullptr, false);
+      if (p.is_object()) {
+        const std::string uuid = to_reservation(p).gpu_uuid;
+        if (!uuid.empty()) return uuid;
+      }
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min<std::chrono::milliseconds>(pause * 2, std::chrono::seconds(1));
+  }
+  return model::Status::error("timed out after " + std::to_string(timeout.count() / 1000) + " s");
+}
+
+model::Status KubeSharingApi::delete_pod(const std::string& ns, const std::string& name, const std::string& uid) {
+  auto r = client_.delete_pod(ns, name, uid, 0);
+  return r.ok() || r.not_found() ? model::Status::ok() : model::Status::error(r.describe());
+}
+
+model::Status KubeSharingApi::upsert_config_map(const std::string& ns, const std::string& name,
+                                                const std::string& owner_name, const std::string& owner_uid,
+                                                const std::map<std::string, std::string>& data) {
+  Json cm = {{"apiVersion", "v1"},
+             {"kind", "ConfigMap"},
+             {"metadata",
+              {{"name", name},
+               {"namespace", ns},
+               {"ownerReferences",
+                Json::array({{{"apiVersion", "v1"}, {"kind", "Pod"}, {"name", owner_name}, {"uid", owner_uid}}})}}},
+             {"data", data}};
+  auto r = client_.create_object(k8s::core_path(ns, "configmaps"), cm.dump());
+  if (r.ok()) return model::Status::ok();
+  if (r.code != 409) return model::Status::error("configmap " + ns + "/" + name + ": " + r.describe());
+  Json patch = {{"metadata", {{"ownerReferences", cm["metadata"]["ownerReferences"]}}}, {"data", data}};
+  r = client_.merge_patch(k8s::core_path(ns, "configmaps", name), patch.dump());
+  return r.ok() ? model::Status::ok() : model::Status::error("configmap " + ns + "/" + name + ": " + r.describe());
+}
+
+model::Status KubeSharingApi::patch_pod_labels(const std::string& ns, const std::string& name,
+                                               const std::map<std::string, std::optional<std::string>>& labels) {
+  auto r = client_.patch_pod_metadata(ns, name, labels);
+  return r.ok() ? model::Status::ok() : model::Status::error(r.describe());
+}
+
+void KubeSharingApi::warn(const std::string& ns, const std::string& name, const std::string& reason,
+                          const std::string& message) {
+  (void)client_.create_event(ns, "Pod", "v1", name, "", "Warning", reason, message, "Binding");
+}
+
+}  // namespace kai::daemon

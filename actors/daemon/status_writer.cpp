@@ -1,0 +1,79 @@
+#include "actors/daemon/status_writer.hpp"
+
+#include <set>
+
+namespace kai::daemon {
+
+StatusWriter::StatusWriter(k8s::KubeClient& client, size_t max_queue)
+    : client_(client), max_queue_(max_queue), thread_([this] { work(); }) {}
+
+StatusWriter::~StatusWriter() { stop(); }
+
+void StatusWriter::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+uint64_t StatusWriter::written() const {
+  std::lock_guard lock(mu_);
+  return written_;
+}
+
+void StatusWriter::enqueue(std::function<void()> write) {
+  {
+    std::lock_guard lock(mu_);
+    // Statuses are advisory; under a flood the oldest give way (the next cycle writes them again).
+    if (queue_.size() >= max_queue_) queue_.pop_front();
+    queue_.push_back(std::move(write));
+  }
+  cv_.notify_one();
+}
+
+void StatusWriter::after_cycle(const CycleOutput& out) {
+  std::set<std::string> still_pending;
+  for (const auto& p : out.pending) {
+    still_pending.insert(p.pod);
+    std::string& last = last_message_[p.pod];
+    if (last == p.message) continue;
+    last = p.message;
+    const size_t slash = p.pod.find('/');
+    const std::string ns = p.pod.substr(0, slash), name = p.pod.substr(slash + 1);
+    enqueue([this, ns, name, uid = p.uid, message = p.message] {
+      client_.set_pod_condition(ns, name, "PodScheduled", "False", "Unschedulable", message);
+      client_.create_event(ns, "Pod", "v1", name, uid, "Warning", "Unschedulable", message, "Scheduling");
+    });
+  }
+  for (auto it = last_message_.begin(); it != last_message_.end();) {
+    it = still_pending.count(it->first) ? std::next(it) : last_message_.erase(it);
+  }
+  for (const auto& d : out.decisions) {
+    if (d.kind != events::DecisionKind::kEvict) continue;
+    const size_t slash = d.pod.find('/');
+    enqueue([this, ns = d.pod.substr(0, slash), name = d.pod.substr(slash + 1), uid = d.pod_uid,
+             note = d.reason.empty() ? "Evicted by " + d.action + " for " + d.by : d.reason] {
+      client_.create_event(ns, "Pod", "v1", name, uid, "Normal", "Evict", note, "Evicting");
+    });
+  }
+}
+
+void StatusWriter::work() {
+  for (;;) {
+    std::function<void()> write;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;  // advisory writes are dropped at shutdown
+      write = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    write();
+    std::lock_guard lock(mu_);
+    ++written_;
+  }
+}
+
+}  // namespace kai::daemon

@@ -1,0 +1,221 @@
+#include "k8s/client/cluster_config.hpp"
+
+#include <openssl/evp.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <mutex>
+#include <chrono>
+#include <memory>
+#include <cctype>
+
+namespace kai::k8s {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+model::Result<std::string> read_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return model::Status::error("cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+model::Result<std::string> base64_decode(const std::string& in, const std::string& field) {
+  std::string clean;
+  for (char c : in) {
+    if (!std::isspace(static_cast<unsigned char>(c))) clean += c;
+  }
+  if (clean.size() % 4 != 0) return model::Status::error(field + ": not base64");
+  std::string out(clean.size() / 4 * 3 + 1, '\0');
+  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(clean.data()), static_cast<int>(clean.size()));
+  if (n < 0) return model::Status::error(field + ": not base64");
+  size_t len = static_cast<size_t>(n);
+  if (!clean.empty() && clean.back() == '=') --len;
+  if (clean.size() > 1 && clean[clean.size() - 2] == '=') --len;
+  out.resize(len);
+  return out;
+}
+
+/// Splits "https://host:port/path" into the endpoint's host, port and TLS flag.
+model::Status parse_server(const std::string& server, http::Endpoint& ep) {
+  std::string rest = server;
+  if (rest.rfind("https://", 0) == 0) {
+    ep.tls = true;
+    rest = rest.substr(8);
+  } else if (rest.rfind("http://", 0) == 0) {
+    ep.tls = false;
+    rest = rest.substr(7);
+  } else {
+    return model::Status::error("server \"" + server + "\" must start with https:// or http://");
+  }
+  rest = rest.substr(0, rest.find('/'));
+  std::string host = rest;
+  std::string port = ep.tls ? "443" : "80";
+  if (!rest.empty() && rest[0] == '[') {  // [ipv6]:port
+    const size_t close = rest.find(']');
+    if (close == std::string::npos) return model::Status::error("server \"" + server + "\": bad IPv6 address");
+    host = rest.substr(1, close - 1);
+    if (close + 1 < rest.size() && rest[close + 1] == ':') port = rest.substr(close + 2);
+  } else if (const size_t colon = rest.rfind(':'); colon != std::string::npos) {
+    host = rest.substr(0, colon);
+    port = rest.substr(colon + 1);
+  }
+  char* end = nullptr;
+  const long p = std::strtol(port.c_str(), &end, 10);
+  if (host.empty() || end == port.c_str() || *end != '\0' || p <= 0 || p > 65535) {
+    return model::Status::error("server \"" + server + "\": bad host or port");
+  }
+  ep.host = host;
+  ep.port = static_cast<uint16_t>(p);
+  return model::Status::ok();
+}
+
+const YAML::Node named(const YAML::Node& list, const std::string& name, const char* inner) {
+  if (!list || !list.IsSequence()) return YAML::Node();
+  for (const auto& item : list) {
+    if (item["name"] && item["name"].as<std::string>() == name) return item[inner];
+  }
+  return YAML::Node();
+}
+
+/// A PEM value from `<field>-data` (base64) or `<field>` (a path relative to the kubeconfig).
+model::Result<std::string> pem_of(const YAML::Node& node, const std::string& field, const fs::path& base,
+                                  const std::string& where) {
+  if (node[field + "-data"]) return base64_decode(node[field + "-data"].as<std::string>(), where + "." + field + "-data");
+  if (node[field]) {
+    fs::path p = node[field].as<std::string>();
+    if (p.is_relative()) p = base / p;
+    auto text = read_file(p.string());
+    if (!text.is_ok()) return model::Status::error(where + "." + field + ": " + text.message());
+    return text;
+  }
+  return std::string();
+}
+
+}  // namespace
+
+model::Result<ClusterConfig> load_kubeconfig(const std::string& path, const std::string& context_name) {
+  auto text = read_file(path);
+  if (!text.is_ok()) return text.status();
+  try {
+    const YAML::Node root = YAML::Load(text.value());
+    const fs::path base = fs::path(path).parent_path();
+    const std::string ctx_name =
+        !context_name.empty() ? context_name : (root["current-context"] ? root["current-context"].as<std::string>() : "");
+    if (ctx_name.empty()) return model::Status::error(path + ": no current-context");
+    const YAML::Node ctx = named(root["contexts"], ctx_name, "context");
+    if (!ctx) return model::Status::error(path + ": context \"" + ctx_name + "\" not found");
+    const std::string cluster_name = ctx["cluster"] ? ctx["cluster"].as<std::string>() : "";
+    const std::string user_name = ctx["user"] ? ctx["user"].as<std::string>() : "";
+    const YAML::Node cluster = named(root["clusters"], cluster_name, "cluster");
+    if (!cluster || !cluster["server"]) {
+      return model::Status::error(path + ": cluster \"" + cluster_name + "\" not found or has no server");
+    }
+    ClusterConfig c;
+    c.source = "kubeconfig " + path + " (context " + ctx_name + ")";
+    if (ctx["namespace"]) c.default_namespace = ctx["namespace"].as<std::string>();
+    if (auto s = parse_server(cluster["server"].as<std::string>(), c.endpoint); !s) {
+      return model::Status::error(path + ": clusters[" + cluster_name + "]." + s.message());
+    }
+    c.endpoint.insecure_skip_verify = cluster["insecure-skip-tls-verify"] && cluster["insecure-skip-tls-verify"].as<bool>();
+    auto ca = pem_of(cluster, "certificate-authority", base, "clusters[" + cluster_name + "]");
+    if (!ca.is_ok()) return model::Status::error(path + ": " + ca.message());
+    c.endpoint.ca_pem = ca.value();
+    const YAML::Node user = named(root["users"], user_name, "user");
+    if (user) {
+      if (user["token"]) c.endpoint.token = user["token"].as<std::string>();
+      if (user["tokenFile"]) {
+        const std::string file = user["tokenFile"].as<std::string>();
+        c.endpoint.token_source = [file] {
+          auto t = read_file(file);
+          std::string s = t.is_ok() ? t.value() : "";
+          while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+          return s;
+        };
+      }
+      auto cert = pem_of(user, "client-certificate", base, "users[" + user_name + "]");
+      auto key = pem_of(user, "client-key", base, "users[" + user_name + "]");
+      if (!cert.is_ok()) return model::Status::error(path + ": " + cert.message());
+      if (!key.is_ok()) return model::Status::error(path + ": " + key.message());
+      if (cert.value().empty() != key.value().empty()) {
+        return model::Status::error(path + ": users[" + user_name + "]: a client certificate needs its key and back");
+      }
+      c.endpoint.client_cert_pem = cert.value();
+      c.endpoint.client_key_pem = key.value();
+      if (user["exec"] || user["auth-provider"]) {
+        return model::Status::error(path + ": users[" + user_name +
+                                    "]: exec and auth-provider credentials are not supported; use a token or a client "
+                                    "certificate");
+      }
+    }
+    return c;
+  } catch (const YAML::Exception& e) {
+    return model::Status::error(path + ": not a valid kubeconfig: " + e.what());
+  }
+}
+
+model::Result<ClusterConfig> in_cluster_config(const std::string& root) {
+  const char* host = std::getenv("KUBERNETES_SERVICE_HOST");
+  const char* port = std::getenv("KUBERNETES_SERVICE_PORT");
+  if (host == nullptr || port == nullptr) {
+    return model::Status::error("not running in a cluster: KUBERNETES_SERVICE_HOST / KUBERNETES_SERVICE_PORT are not set");
+  }
+  const std::string dir = root + "/var/run/secrets/kubernetes.io/serviceaccount";
+  ClusterConfig c;
+  c.source = "in-cluster";
+  std::string h = host;
+  if (h.find(':') != std::string::npos) h = "[" + h + "]";
+  if (auto s = parse_server("https://" + h + ":" + port, c.endpoint); !s) return s;
+  auto ca = read_file(dir + "/ca.crt");
+  if (!ca.is_ok()) return model::Status::error("in-cluster: " + ca.message());
+  c.endpoint.ca_pem = ca.value();
+  const std::string token_file = dir + "/token";
+  if (!fs::exists(token_file)) return model::Status::error("in-cluster: cannot read " + token_file);
+  // The kubelet rotates projected tokens; read the file again (at most once a minute).
+  struct Cache {
+    std::mutex mu;
+    std::string token;
+    std::chrono::steady_clock::time_point read_at{};
+  };
+  auto cache = std::make_shared<Cache>();
+  c.endpoint.token_source = [cache, token_file] {
+    std::lock_guard lock(cache->mu);
+    const auto now = std::chrono::steady_clock::now();
+    if (cache->token.empty() || now - cache->read_at > std::chrono::minutes(1)) {
+      auto t = read_file(token_file);
+      if (t.is_ok()) {
+        std::string s = t.value();
+        while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+        cache->token = s;
+        cache->read_at = now;
+      }
+    }
+    return cache->token;
+  };
+  if (auto ns = read_file(dir + "/namespace"); ns.is_ok() && !ns.value().empty()) c.default_namespace = ns.value();
+  return c;
+}
+
+model::Result<ClusterConfig> resolve_cluster_config(const std::string& kubeconfig_flag) {
+  if (!kubeconfig_flag.empty()) return load_kubeconfig(kubeconfig_flag);
+  if (const char* env = std::getenv("KUBECONFIG"); env != nullptr && *env != '\0') {
+    std::string first = env;
+    first = first.substr(0, first.find(':'));
+    return load_kubeconfig(first);
+  }
+  if (std::getenv("KUBERNETES_SERVICE_HOST") != nullptr) return in_cluster_config();
+  if (const char* home = std::getenv("HOME"); home != nullptr) {
+    const std::string path = std::string(home) + "/.kube/config";
+    if (fs::exists(path)) return load_kubeconfig(path);
+  }
+  return model::Status::error("no cluster configuration: pass --kubeconfig, set KUBECONFIG, or run in a cluster");
+}
+
+}  // namespace kai::k8s
