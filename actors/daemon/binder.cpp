@@ -17,6 +17,14 @@ void Binder::submit(BindJob job) {
   cv_.notify_one();
 }
 
+void Binder::submit_task(std::function<void()> task) {
+  {
+    std::lock_guard lock(mu_);
+    tasks_.push_back(std::move(task));
+  }
+  cv_.notify_one();
+}
+
 size_t Binder::queued() const {
   std::lock_guard lock(mu_);
   return queue_.size();
@@ -38,12 +46,22 @@ void Binder::stop() {
 void Binder::work() {
   for (;;) {
     BindJob job;
+    std::function<void()> task;
     {
       std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;
-      job = std::move(queue_.front());
-      queue_.pop_front();
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty() || !tasks_.empty(); });
+      if (queue_.empty() && tasks_.empty()) return;
+      if (queue_.empty()) {
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+      } else {
+        job = std::move(queue_.front());
+        queue_.pop_front();
+      }
+    }
+    if (task) {
+      task();
+      continue;
     }
     events::BinderOutcome outcome = execute(job);
     on_outcome_(job, std::move(outcome));

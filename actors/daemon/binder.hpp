@@ -38,6 +38,8 @@ class Binder {
   Binder& operator=(const Binder&) = delete;
 
   void submit(BindJob job);
+  /// Queues other API work for the workers (reservation clean-up), behind the binds already queued.
+  void submit_task(std::function<void()> task);
   /// Finishes queued work, then stops the workers.
   void stop();
   size_t queued() const;
@@ -52,6 +54,7 @@ class Binder {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<BindJob> queue_;
+  std::deque<std::function<void()>> tasks_;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };

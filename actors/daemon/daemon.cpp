@@ -107,6 +107,8 @@ struct SchedulerCore {
   uint64_t last_watch_seq = 0;
   uint64_t cycle_id = 0;
   bool log_failed = false;
+  gpu_sharing::SharingChain* chain = nullptr;
+  std::set<std::string> resyncing;  // nodes with a clean-up queued
   std::atomic<uint64_t>* cycles = nullptr;
   std::mutex* snapshot_mu = nullptr;
   std::string* snapshot_json = nullptr;
@@ -165,6 +167,46 @@ struct SchedulerCore {
       pending_appends.push_back(log->append_async(std::move(batch)));
     }
   }
+
+  /// Reservation pods whose GPU group no pod uses any more hold a device for nothing (KAI's
+  /// SyncForNode): the binder deletes them. Also covers a restart in the middle of the chain.
+  void clean_up_reservations() {
+    std::map<std::string, std::set<std::string>> in_use;  // node -> groups
+    std::set<std::string> nodes_with_reservations;
+    for (const auto& [key, pod] : state.pods) {
+      if (pod.node_name.empty() || pod.phase == "Succeeded" || pod.phase == "Failed") continue;
+      const bool reservation = pod.meta.namespace_ == gpu_sharing::kReservationNamespace;
+      for (const auto& [k, v] : pod.meta.labels) {
+        const bool group_label = k == gpu_sharing::kGpuGroupLabel || k.rfind(std::string(gpu_sharing::kGpuGroupLabel) + "/", 0) == 0;
+        if (!group_label) continue;
+        if (reservation) {
+          nodes_with_reservations.insert(pod.node_name);
+        } else {
+          in_use[pod.node_name].insert(v);
+        }
+      }
+    }
+    for (const auto& d : in_flight_groups()) in_use[d.first].insert(d.second.begin(), d.second.end());
+    for (const auto& node : nodes_with_reservations) {
+      bool orphan = false;
+      for (const auto& [key, pod] : state.pods) {
+        if (pod.meta.namespace_ != gpu_sharing::kReservationNamespace || pod.node_name != node) continue;
+        auto g = pod.meta.labels.find(gpu_sharing::kGpuGroupLabel);
+        if (g != pod.meta.labels.end() && !in_use[node].count(g->second) && !pod.meta.deletion_timestamp) orphan = true;
+      }
+      if (!orphan || resyncing.count(node)) continue;
+      resyncing.insert(node);
+      std::vector<std::string> groups(in_use[node].begin(), in_use[node].end());
+      binder->submit_task([chain = chain, node, groups] {
+        for (const auto& name : chain->resync_node(node, groups)) {
+          spdlog::info("deleted reservation pod {} on {}: its GPU group has no pod left", name, node);
+        }
+      });
+    }
+    if (cycle_id % 5 == 0) resyncing.clear();  // allow another pass once the watch caught up
+  }
+
+  std::map<std::string, std::set<std::string>> in_flight_groups() const { return in_flight.groups_by_node(); }
 
   void tick() {
     if (!drain_appends()) return;  // no decision without a persisted event (issue 6)
@@ -229,6 +271,7 @@ struct SchedulerCore {
                    out.unschedulable.size(), out.total_us);
     }
     status->after_cycle(out);
+    clean_up_reservations();
     if (metrics) {
       std::vector<std::pair<std::string, double>> actions;
       for (const auto& [a, us] : out.action_us) actions.emplace_back(a, static_cast<double>(us) / 1000.0);
@@ -385,6 +428,7 @@ model::Status Daemon::start() {
                                                        std::make_shared<const OutcomeMsg>(OutcomeMsg{job, std::move(o)}));
                                       });
   c.binder = m.binder.get();
+  c.chain = m.chain.get();
   m.actor = m.system->spawn(scheduler_actor, &c);
 
   for (const auto& k : kKinds) {

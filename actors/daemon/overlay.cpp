@@ -7,6 +7,15 @@ void InFlight::add(const events::Decision& d, Clock::time_point now) {
   entries_[d.pod] = Entry{d, now};
 }
 
+std::map<std::string, std::set<std::string>> InFlight::groups_by_node() const {
+  std::map<std::string, std::set<std::string>> out;
+  for (const auto& [pod, e] : entries_) {
+    if (e.decision.kind != events::DecisionKind::kBind) continue;
+    for (const auto& g : e.decision.gpu_groups) out[e.decision.node].insert(g);
+  }
+  return out;
+}
+
 void InFlight::fail(const std::string& pod) { entries_.erase(pod); }
 
 void InFlight::settle(const events::ClusterState& state, Clock::time_point now, std::chrono::seconds max_age) {

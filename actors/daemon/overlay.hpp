@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <map>
+#include <set>
 #include <string>
 
 #include "events/decision.hpp"
@@ -26,6 +27,8 @@ class InFlight {
   /// Applies the pending decisions to a snapshot.
   void apply(model::ClusterObjects& objects, int64_t now_unix) const;
   bool pending(const std::string& pod) const { return entries_.count(pod) > 0; }
+  /// GPU groups of pending binds, by node (their reservation pods must not be cleaned up).
+  std::map<std::string, std::set<std::string>> groups_by_node() const;
   size_t size() const { return entries_.size(); }
 
  private:

@@ -227,7 +227,7 @@ class Demo {
   }
 
   void table() {
-    std::printf("  %-32s %-9s %-11s %-13s %s\n", "NAME", "STATUS", "NODE", "GPU-FRACTION", "GPU-GROUP");
+    std::printf("  %-58s %-9s %-11s %-13s %s\n", "NAME", "STATUS", "NODE", "GPU-FRACTION", "GPU-GROUP");
     for (const auto& p : pods()) {
       const std::string ns = p["metadata"].value("namespace", "");
       const std::string name = ns + "/" + p["metadata"].value("name", "");
@@ -242,7 +242,7 @@ class Demo {
       }
       std::string group = label(p, "runai-gpu-group");
       if (ns == "kai-resource-reservation") group += " (GPU " + annotation(p, "run.ai/reserve_for_gpu_index") + ")";
-      std::printf("  %-32s %-9s %-11s %-13s %s\n", name.c_str(), phase(p).c_str(),
+      std::printf("  %-58s %-9s %-11s %-13s %s\n", name.c_str(), phase(p).c_str(),
                   p["spec"].value("nodeName", "").c_str(), gpu.empty() ? "-" : gpu.c_str(),
                   group.empty() ? "-" : group.c_str());
     }
@@ -304,7 +304,7 @@ class Demo {
     });
     table();
     std::cout << "  train-gang-0: PodScheduled=False: " << unschedulable_message(pod("team-a", "train-gang-0")) << "\n";
-    why("team-a/train-gang-0");
+    why("team-a/train-gang");
     std::cout << "  Deleting the notebook frees its GPU; now both workers fit.\n";
     if (auto s = server_->delete_object("v1", "Pod", "team-a", "notebook"); !s) {
       std::cout << "  cannot delete the notebook: " << s.message() << "\n";
@@ -312,6 +312,10 @@ class Demo {
     }
     ok = ok && wait_for("both workers to run", [&] {
       return phase(pod("team-a", "train-gang-0")) == "Running" && phase(pod("team-a", "train-gang-1")) == "Running";
+    });
+    // The notebook's GPU group has no pod left: its reservation pod goes and the device is free.
+    ok = ok && wait_for("the notebook's reservation pod to be deleted", [&] {
+      return pods("kai-resource-reservation").size() == 1;
     });
     table();
     std::cout << (ok ? "  OK: all or nothing\n" : "  NOT AS EXPECTED: the gang should wait, then run together\n");

@@ -2,6 +2,8 @@
 // `import`, so it can run next to a live daemon, and never crashes on a damaged database: every
 // record that fails its checksum or decoding is reported with its sequence number.
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <functional>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -125,10 +127,17 @@ int cmd_snapshot_export(const std::string& dir, uint64_t at) {
 int cmd_why(const std::string& dir, const std::string& pod, size_t limit) {
   auto log = open_log(dir, true);
   if (!log) return 2;
-  auto seqs = log->audit(kai::storage::AuditKey::kPod, pod, limit);
-  if (!seqs) return std::cerr << "kai-log: " << seqs.message() << "\n", 2;
-  if (seqs->empty()) std::cout << "no decision recorded for " << pod << "\n";
-  for (uint64_t s : *seqs) {
+  // A pod's own records and, when the name is a pod group's, the group's (unschedulable reasons).
+  auto pod_seqs = log->audit(kai::storage::AuditKey::kPod, pod, limit);
+  if (!pod_seqs) return std::cerr << "kai-log: " << pod_seqs.message() << "\n", 2;
+  std::vector<uint64_t> seqs = pod_seqs.value();
+  auto group_seqs = log->audit(kai::storage::AuditKey::kPodGroup, pod, limit);
+  if (group_seqs) seqs.insert(seqs.end(), group_seqs.value().begin(), group_seqs.value().end());
+  std::sort(seqs.begin(), seqs.end(), std::greater<>());
+  seqs.erase(std::unique(seqs.begin(), seqs.end()), seqs.end());
+  if (seqs.size() > limit) seqs.resize(limit);
+  if (seqs.empty()) std::cout << "no decision recorded for " << pod << "\n";
+  for (uint64_t s : seqs) {
     auto st = log->read(s, s, [&](uint64_t seq, const kai::model::Result<Event>& e) {
       if (!e) {
         std::cout << "#" << seq << " unreadable: " << e.message() << "\n";
@@ -137,6 +146,11 @@ int cmd_why(const std::string& dir, const std::string& pod, size_t limit) {
                   << kai::events::to_string(d->decision.kind) << " on " << d->decision.node;
         if (!d->decision.by.empty()) std::cout << " by " << d->decision.by;
         if (!d->decision.reason.empty()) std::cout << " (" << d->decision.reason << ")";
+        std::cout << "\n";
+      } else if (const auto* u = std::get_if<kai::events::UnschedulableEvent>(&e->payload)) {
+        std::cout << "#" << seq << " cycle " << u->cycle_id << ": pod group " << u->pod_group << " in queue "
+                  << u->queue << " is unschedulable";
+        for (const auto& r : u->reasons) std::cout << "\n    " << r.reason << ": " << r.message;
         std::cout << "\n";
       } else if (const auto* b = std::get_if<kai::events::BinderOutcome>(&e->payload)) {
         std::cout << "#" << seq << " binder: " << kai::events::to_string(b->outcome)
@@ -317,8 +331,8 @@ int main(int argc, char** argv) {
   exp->add_option("--at", at, "Sequence number (default: the end of the log)");
   std::string pod;
   size_t limit = 50;
-  auto* why = app.add_subcommand("why", "The decisions and binder outcomes for a pod, newest first");
-  why->add_option("pod", pod, "namespace/name")->required();
+  auto* why = app.add_subcommand("why", "The decisions, binder outcomes and unschedulable reasons of a pod or pod group, newest first");
+  why->add_option("pod", pod, "namespace/name of a pod or a pod group")->required();
   why->add_option("--limit", limit, "At most this many records")->capture_default_str();
   std::string queue, since;
   auto* audit = app.add_subcommand("audit", "Records that touched a queue, newest first (JSON lines)");
