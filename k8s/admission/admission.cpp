@@ -1,26 +1,17 @@
 #include "k8s/admission/admission.hpp"
 
-#include <openssl/evp.h>
-
 #include <nlohmann/json.hpp>
 #include <random>
 
 #include "k8s/admission/crd_admission.hpp"
 #include "k8s/admission/pod_admission.hpp"
+#include "k8s/model/base64.hpp"
 
 namespace kai::admission {
 
 using Json = nlohmann::json;
 
 namespace {
-
-std::string base64(const std::string& in) {
-  std::string out(4 * ((in.size() + 2) / 3) + 1, '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(in.data()), static_cast<int>(in.size()));
-  out.resize(static_cast<size_t>(n));
-  return out;
-}
 
 Decision refuse(std::string message) {
   Decision d;
@@ -121,7 +112,7 @@ std::string review(Hook hook, std::string_view body, const AdmissionOptions& opt
   }
   if (!d.patch.empty()) {
     response["patchType"] = "JSONPatch";
-    response["patch"] = base64(d.patch);
+    response["patch"] = model::base64_encode(d.patch);
   }
   if (!d.warnings.empty()) response["warnings"] = d.warnings;
   // Answer in the version the request came in (admission.k8s.io/v1; v1beta1 has the same shape).
