@@ -1,6 +1,5 @@
 #include "k8s/client/cluster_config.hpp"
 
-#include <openssl/evp.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cstdlib>
@@ -11,6 +10,8 @@
 #include <chrono>
 #include <memory>
 #include <cctype>
+
+#include "k8s/model/base64.hpp"
 
 namespace kai::k8s {
 
@@ -27,19 +28,8 @@ model::Result<std::string> read_file(const std::string& path) {
 }
 
 model::Result<std::string> base64_decode(const std::string& in, const std::string& field) {
-  std::string clean;
-  for (char c : in) {
-    if (!std::isspace(static_cast<unsigned char>(c))) clean += c;
-  }
-  if (clean.size() % 4 != 0) return model::Status::error(field + ": not base64");
-  std::string out(clean.size() / 4 * 3 + 1, '\0');
-  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(clean.data()), static_cast<int>(clean.size()));
-  if (n < 0) return model::Status::error(field + ": not base64");
-  size_t len = static_cast<size_t>(n);
-  if (!clean.empty() && clean.back() == '=') --len;
-  if (clean.size() > 1 && clean[clean.size() - 2] == '=') --len;
-  out.resize(len);
+  auto out = model::base64_decode(in);
+  if (!out.is_ok()) return model::Status::error(field + ": " + out.message());
   return out;
 }
 
@@ -132,7 +122,10 @@ model::Result<ClusterConfig> load_kubeconfig(const std::string& path, const std:
     if (user) {
       if (user["token"]) c.endpoint.token = user["token"].as<std::string>();
       if (user["tokenFile"]) {
-        const std::string file = user["tokenFile"].as<std::string>();
+        // Relative to the kubeconfig, as client-go resolves every file reference in it.
+        fs::path token_path = user["tokenFile"].as<std::string>();
+        if (token_path.is_relative()) token_path = base / token_path;
+        const std::string file = token_path.string();
         c.endpoint.token_source = [file] {
           auto t = read_file(file);
           std::string s = t.is_ok() ? t.value() : "";

@@ -30,13 +30,14 @@ std::string Reflector::list_all() {
   Json items = Json::array();
   std::string cont;
   std::string rv;
-  do {
+  bool more = true;
+  while (more && !stop_) {
     std::string path = options_.list_path + "?limit=" + std::to_string(options_.page_size);
     if (!cont.empty()) path += "&continue=" + cont;
     ApiResult r = client_.get(path);
     if (!r.ok()) {
-      if (r.code == 410) {
-        cont.clear();  // the continue token expired: start the list again
+      if (r.code == 410 && !cont.empty()) {
+        cont.clear();  // the continue token expired: start the list again from the first page
         items = Json::array();
         continue;
       }
@@ -56,7 +57,9 @@ std::string Reflector::list_all() {
     const Json& meta = list.value("metadata", Json::object());
     rv = meta.value("resourceVersion", "");
     cont = meta.value("continue", "");
-  } while (!cont.empty() && !stop_);
+    more = !cont.empty();
+  }
+  if (stop_) return "";
   ReflectorEvent ev;
   ev.type = ReflectorEventType::kRelist;
   ev.kind = options_.kind;

@@ -41,7 +41,31 @@ struct Conn {
     return beast::get_lowest_layer(std::get<Tls>(stream)).socket();
   }
 
-  /// Connects (and handshakes) within `timeout`; returns an error message or "".
+  /// Runs one asynchronous step (`start(handler)`) until it completes or `timeout` passes; a step
+  /// still pending then is cancelled by closing the socket and reported as timed out. Synchronous
+  /// connect and handshake would hang forever on a peer that accepts and never answers.
+  template <class Start>
+  beast::error_code run_step(tcp::socket& sock, std::chrono::milliseconds timeout, Start start) {
+    beast::error_code result = net::error::timed_out;
+    bool done = false;
+    start([&](beast::error_code ec) {
+      result = ec;
+      done = true;
+    });
+    ioc.restart();
+    ioc.run_for(timeout);
+    if (!done) {
+      beast::error_code ignored;
+      sock.close(ignored);
+      ioc.restart();
+      ioc.run_for(std::chrono::seconds(1));  // lets the cancelled handler run before `result` goes away
+      result = net::error::timed_out;
+    }
+    ioc.restart();
+    return result;
+  }
+
+  /// Connects (and handshakes) within the endpoint's timeout; returns an error message or "".
   std::string connect(const Endpoint& ep) {
     beast::error_code ec;
     buffer.clear();
@@ -59,7 +83,7 @@ struct Conn {
       beast::error_code last = net::error::host_not_found;
       for (const auto& t : targets) {
         socket.close(ec);
-        socket.connect(t, last);
+        last = run_step(socket, ep.timeout, [&](auto handler) { socket.async_connect(t, handler); });
         if (!last) return "";
       }
       return "cannot connect to " + ep.host + ":" + std::to_string(ep.port) + ": " + last.message();
@@ -93,7 +117,8 @@ struct Conn {
     net::ip::make_address(ep.host, is_ip);
     if (is_ip) SSL_set_tlsext_host_name(s.native_handle(), ep.host.c_str());  // SNI for names only
     if (std::string err = connect_socket(beast::get_lowest_layer(s).socket()); !err.empty()) return err;
-    s.handshake(ssl::stream_base::client, ec);
+    ec = run_step(beast::get_lowest_layer(s).socket(), ep.timeout,
+                  [&](auto handler) { s.async_handshake(ssl::stream_base::client, handler); });
     if (ec) {
       return "TLS handshake with " + ep.host + ":" + std::to_string(ep.port) + " failed: " + ec.message() +
              (ec.message().find("certificate verify failed") != std::string::npos
@@ -194,8 +219,10 @@ struct HttpClient::Impl {
     if (result) {
       reply.error = result.message();
       if (parser.is_header_done()) {
-        reply.status = static_cast<int>(parser.get().result_int());
-        reply.body = parser.get().body();
+        // The answer began and was cut short: a transport failure (status 0), never a truncated
+        // success. The request reached the server, so it is not replayed blindly here.
+        reply.error = "the response (HTTP " + std::to_string(parser.get().result_int()) +
+                      ") was cut short: " + result.message();
         retryable = false;
       }
       conn.reset();
@@ -239,6 +266,7 @@ struct WatchStream::Impl : std::enable_shared_from_this<WatchStream::Impl> {
   std::string pending;
   std::function<size_t(uint64_t, std::string_view, beast::error_code&)> on_chunk;
   std::thread thread;
+  std::mutex stop_mu;  ///< stop() may be called from two threads at once (a reflector and its owner).
   mutable std::mutex mu;
   std::condition_variable cv;
   std::deque<std::string> lines;
@@ -322,6 +350,8 @@ WatchStream::~WatchStream() {
 }
 
 void WatchStream::stop() {
+  // The second caller waits for the first one's join, then finds nothing left to join.
+  std::lock_guard stop_lock(impl_->stop_mu);
   if (!impl_->thread.joinable()) return;
   // A raw pointer: the join below keeps Impl alive, and a handler left queued (the stream already
   // ended and run() returned) must not own the Impl that owns its io_context.
