@@ -15,7 +15,7 @@
 namespace kai::events {
 
 /// The schema version written by this build; older versions are upgraded when read.
-inline constexpr uint8_t kSchemaVersion = 2;
+inline constexpr uint8_t kSchemaVersion = 3;
 
 /// What a Kubernetes watch stream (or a relist) told us.
 enum class WatchType : uint8_t { kAdded = 0, kModified = 1, kDeleted = 2, kBookmark = 3, kRelist = 4 };
@@ -34,10 +34,13 @@ struct WatchEvent {
 struct DecisionEvent {
   uint64_t cycle_id = 0;
   Decision decision;
+  /// The leader epoch (the Lease's leaseTransitions when this replica took it) of the replica that
+  /// decided; 0 without leader election. Added in schema version 3 (v1, v2: 0).
+  uint64_t leader_epoch = 0;
   bool operator==(const DecisionEvent& o) const {
     const Decision& a = decision;
     const Decision& b = o.decision;
-    return cycle_id == o.cycle_id && a.seq == b.seq && a.action == b.action && a.kind == b.kind &&
+    return cycle_id == o.cycle_id && leader_epoch == o.leader_epoch && a.seq == b.seq && a.action == b.action && a.kind == b.kind &&
            a.pod == b.pod && a.pod_uid == b.pod_uid && a.node == b.node && a.gpu_groups == b.gpu_groups &&
            a.gpu_fraction == b.gpu_fraction && a.reason == b.reason && a.by == b.by;
   }

@@ -109,6 +109,7 @@ struct Encoder {
     if (version >= 2) put_f64(out, x.gpu_fraction);
     put_str(out, x.reason);
     put_str(out, x.by);
+    if (version >= 3) put_varint(out, d.leader_epoch);
   }
   void operator()(const UnschedulableEvent& u) {
     put_varint(out, u.cycle_id);
@@ -179,6 +180,7 @@ Result<Payload> decode_payload(Reader& r, uint8_t type, uint8_t version) {
       x.gpu_fraction = version >= 2 ? r.f64() : 0.0;  // v1 upgrade: no fraction recorded.
       x.reason = r.str();
       x.by = r.str();
+      d.leader_epoch = version >= 3 ? r.varint() : 0;  // v1, v2 upgrade: no leader election recorded.
       return Payload{std::move(d)};
     }
     case 3: {

@@ -14,14 +14,16 @@
 //
 //   type 1 WatchEvent       : kind str, watch type u8, resourceVersion str, object str
 //   type 2 DecisionEvent    : cycle u64, seq u64, action str, kind u8, pod str, pod_uid str, node str,
-//                             gpu_groups vec<str>, [v2+: gpu_fraction f64], reason str, by str
+//                             gpu_groups vec<str>, [v2+: gpu_fraction f64], reason str, by str,
+//                             [v3+: leader_epoch u64]
 //   type 3 Unschedulable    : cycle u64, pod_group str, queue str, reasons vec<(reason str, message str)>
 //   type 4 CycleStart       : cycle u64, config_hash u64, log_position u64, now i64, [v2+: seed u64]
 //   type 5 CycleEnd         : cycle u64, total_us u64, action_us vec<(name str, us u64)>
 //   type 6 BinderOutcome    : decision_seq u64, pod str, outcome u8, reason str
 //   type 7 LeadershipChange : epoch u64, holder str, acquired bool
 //
-// Versions: 1 = first release (no gpu_fraction, no seed); 2 = current. A reader upgrades by filling
+// Versions: 1 = first release (no gpu_fraction, no seed); 2 = gpu_fraction and seed; 3 = current
+// (decisions carry the leader epoch). A reader upgrades by filling
 // the fields a version lacks with their defaults, so every consumer only ever sees the current shape.
 // Trailing bytes after the last field are rejected: they mean a corrupt or future record.
 
@@ -37,7 +39,7 @@ namespace kai::events {
 using model::Result;
 using model::Status;
 
-/// Appends the encoding of `e` (without its seq) to `out` at schema `version` (1 or 2). Writers use the
+/// Appends the encoding of `e` (without its seq) to `out` at schema `version` (1 to kSchemaVersion). Writers use the
 /// default; version 1 exists only so that tests can produce old records.
 void encode_event(const Event& e, std::string& out, uint8_t version = kSchemaVersion);
 

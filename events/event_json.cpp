@@ -33,6 +33,7 @@ struct Render {
     if (d.decision.gpu_fraction != 0) j["gpuFraction"] = d.decision.gpu_fraction;
     j["reason"] = d.decision.reason;
     j["by"] = d.decision.by;
+    if (d.leader_epoch != 0) j["leaderEpoch"] = d.leader_epoch;
   }
   void operator()(const UnschedulableEvent& u) {
     j["cycle"] = u.cycle_id;

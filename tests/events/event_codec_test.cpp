@@ -48,6 +48,24 @@ TEST(EventCodec, UpgradesVersionOne) {
   EXPECT_EQ(std::get<CycleStart>(back->payload), (CycleStart{1, 2, 3, 4, 0}));
 }
 
+TEST(EventCodec, UpgradesVersionTwoDecisionsToEpochZero) {
+  Event d = testing::decision_event(1, 2);
+  std::get<DecisionEvent>(d.payload).leader_epoch = 7;
+  std::string v3;
+  encode_event(d, v3);
+  auto back = decode_event(v3);
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_EQ(std::get<DecisionEvent>(back->payload).leader_epoch, 7u);
+  std::string v2;
+  encode_event(d, v2, 2);
+  ASSERT_EQ(v2[0], 2);
+  back = decode_event(v2);
+  ASSERT_TRUE(back) << back.message();
+  auto want = std::get<DecisionEvent>(d.payload);
+  want.leader_epoch = 0;
+  EXPECT_EQ(std::get<DecisionEvent>(back->payload), want);
+}
+
 TEST(EventCodec, RejectsBadInputWithoutCrashing) {
   EXPECT_FALSE(decode_event(""));
   EXPECT_FALSE(decode_event(std::string("\x09\x01", 2)));      // future version

@@ -200,6 +200,8 @@ int cmd_replay(const std::string& dir, uint64_t from_cycle) {
     opts.seed = c->seed;
     auto result = kai::core::simulate(state.to_objects(), opts, 1);
     const auto& want = recorded[c->cycle_id];
+    // The epoch belongs to the replica that decided, not to the decision: replay takes it as recorded.
+    const uint64_t epoch = want.empty() ? 0 : want.front().second.leader_epoch;
     ++cycles;
     size_t n = std::max(want.size(), result.decisions.size());
     for (size_t i = 0; i < n; ++i) {
@@ -207,7 +209,7 @@ int cmd_replay(const std::string& dir, uint64_t from_cycle) {
       std::string got_line, want_line;
       if (i < result.decisions.size())
         got_line = kai::events::to_json_line(Event{
-            0, 0, kai::events::kSchemaVersion, kai::events::DecisionEvent{c->cycle_id, result.decisions[i]}});
+            0, 0, kai::events::kSchemaVersion, kai::events::DecisionEvent{c->cycle_id, result.decisions[i], epoch}});
       if (i < want.size())
         want_line = kai::events::to_json_line(Event{0, 0, kai::events::kSchemaVersion, want[i].second});
       if (got_line != want_line) {
