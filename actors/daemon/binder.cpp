@@ -2,8 +2,9 @@
 
 namespace kai::daemon {
 
-Binder::Binder(k8s::KubeClient& client, gpu_sharing::SharingChain& chain, int workers, OutcomeFn on_outcome)
-    : client_(client), chain_(chain), on_outcome_(std::move(on_outcome)) {
+Binder::Binder(k8s::KubeClient& client, gpu_sharing::SharingChain& chain, int workers, OutcomeFn on_outcome,
+               MayActFn may_act)
+    : client_(client), chain_(chain), on_outcome_(std::move(on_outcome)), may_act_(std::move(may_act)) {
   for (int i = 0; i < std::max(1, workers); ++i) threads_.emplace_back([this] { work(); });
 }
 
@@ -76,6 +77,12 @@ events::BinderOutcome Binder::execute(const BindJob& job) {
   const size_t slash = d.pod.find('/');
   const std::string ns = d.pod.substr(0, slash);
   const std::string name = d.pod.substr(slash + 1);
+  auto abandon = [&] {
+    out.outcome = events::Outcome::kAbandoned;
+    out.reason = "this replica is no longer the leader; the new leader decides again";
+    return out;
+  };
+  if (!may_act_()) return abandon();
   if (d.kind == events::DecisionKind::kEvict) {
     auto r = client_.delete_pod(ns, name, d.pod_uid);
     // Gone already, or a different pod by that name now: the eviction has nothing left to do.
@@ -106,6 +113,10 @@ events::BinderOutcome Binder::execute(const BindJob& job) {
       out.reason = chain.status.message();
       return out;
     }
+  }
+  if (!may_act_()) {  // the chain may have waited long for a reservation pod
+    if (is_shared) chain_.rollback(shared);
+    return abandon();
   }
   auto r = client_.bind_pod(ns, name, d.pod_uid, d.node);
   if (r.ok()) {

@@ -29,10 +29,13 @@ struct BindJob {
 };
 
 using OutcomeFn = std::function<void(const BindJob&, events::BinderOutcome)>;
+/// Whether this replica may still write to the API server (leader election); checked before every call.
+using MayActFn = std::function<bool()>;
 
 class Binder {
  public:
-  Binder(k8s::KubeClient& client, gpu_sharing::SharingChain& chain, int workers, OutcomeFn on_outcome);
+  Binder(k8s::KubeClient& client, gpu_sharing::SharingChain& chain, int workers, OutcomeFn on_outcome,
+         MayActFn may_act = [] { return true; });
   ~Binder();
   Binder(const Binder&) = delete;
   Binder& operator=(const Binder&) = delete;
@@ -51,6 +54,7 @@ class Binder {
   k8s::KubeClient& client_;
   gpu_sharing::SharingChain& chain_;
   OutcomeFn on_outcome_;
+  MayActFn may_act_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<BindJob> queue_;

@@ -8,19 +8,28 @@
 
 #include <atomic>
 #include <caf/all.hpp>
+#include <condition_variable>
 #include <deque>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <thread>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "actors/daemon/binder.hpp"
 #include "actors/daemon/cycle.hpp"
+#include "actors/daemon/kube_lease_api.hpp"
 #include "actors/daemon/kube_sharing_api.hpp"
+#include "actors/daemon/kube_webhook_cert_api.hpp"
+#include "actors/daemon/leadership.hpp"
 #include "actors/daemon/overlay.hpp"
 #include "actors/daemon/status_writer.hpp"
 #include "actors/endpoints/endpoints.hpp"
+#include "actors/endpoints/webhook_certs.hpp"
 #include "actors/gpu_sharing/sharing_chain.hpp"
 #include "actors/scheduler/core/scheduler_config.hpp"
 #include "events/projection.hpp"
@@ -36,11 +45,13 @@ struct OutcomeMsg {
   events::BinderOutcome outcome;
 };
 using OutcomeMsgPtr = std::shared_ptr<const OutcomeMsg>;
+using LeadershipMsg = std::shared_ptr<const events::LeadershipChange>;
 
 }  // namespace kai::daemon
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kai::daemon::WatchMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kai::daemon::OutcomeMsgPtr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kai::daemon::LeadershipMsg)
 
 namespace kai::daemon {
 
@@ -49,6 +60,7 @@ namespace {
 using watch_atom = caf::atom_constant<caf::atom("watch")>;
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
 using outcome_atom = caf::atom_constant<caf::atom("outcome")>;
+using leader_atom = caf::atom_constant<caf::atom("leader")>;
 
 int64_t wall_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -109,6 +121,7 @@ struct SchedulerCore {
   bool log_failed = false;
   gpu_sharing::SharingChain* chain = nullptr;
   std::set<std::string> resyncing;  // nodes with a clean-up queued
+  const Leadership* leadership = nullptr;
   std::atomic<uint64_t>* cycles = nullptr;
   std::mutex* snapshot_mu = nullptr;
   std::string* snapshot_json = nullptr;
@@ -168,6 +181,23 @@ struct SchedulerCore {
     }
   }
 
+  /// The elector took or lost the lease: logged, so that the audit trail says who decided when.
+  void on_leadership(const events::LeadershipChange& change) {
+    if (change.acquired) {
+      spdlog::info("leader election: this replica leads now (epoch {})", change.epoch);
+    } else {
+      spdlog::warn("leader election: leadership lost (lease held by \"{}\"); standing by", change.holder);
+      resyncing.clear();
+    }
+    if (metrics) metrics->set_leader(change.acquired);
+    if (log_failed) return;
+    events::Event e;
+    e.timestamp_us = wall_us();
+    e.payload = change;
+    std::vector<events::Event> batch{e};
+    pending_appends.push_back(log->append_async(std::move(batch)));
+  }
+
   /// Reservation pods whose GPU group no pod uses any more hold a device for nothing (KAI's
   /// SyncForNode): the binder deletes them. Also covers a restart in the middle of the chain.
   void clean_up_reservations() {
@@ -197,7 +227,8 @@ struct SchedulerCore {
       if (!orphan || resyncing.count(node)) continue;
       resyncing.insert(node);
       std::vector<std::string> groups(in_use[node].begin(), in_use[node].end());
-      binder->submit_task([chain = chain, node, groups] {
+      binder->submit_task([chain = chain, node, groups, leadership = leadership] {
+        if (!leadership->may_act()) return;
         for (const auto& name : chain->resync_node(node, groups)) {
           spdlog::info("deleted reservation pod {} on {}: its GPU group has no pod left", name, node);
         }
@@ -210,6 +241,9 @@ struct SchedulerCore {
 
   void tick() {
     if (!drain_appends()) return;  // no decision without a persisted event (issue 6)
+    // A standby only watches and logs; it decides nothing until it holds the lease.
+    if (!leadership->may_act()) return;
+    const uint64_t epoch = leadership->epoch();
     const auto now_steady = std::chrono::steady_clock::now();
     in_flight.settle(state, now_steady, options.in_flight_timeout);
     model::ClusterObjects objects = state.to_objects();
@@ -229,7 +263,7 @@ struct SchedulerCore {
       batch.push_back(std::move(e));
     };
     add(events::CycleStart{cycle_id, config_hash, last_watch_seq, now, so.seed});
-    for (const auto& d : out.decisions) add(events::DecisionEvent{cycle_id, d});
+    for (const auto& d : out.decisions) add(events::DecisionEvent{cycle_id, d, epoch});
     for (const auto& u : out.unschedulable) add(u);
     add(events::CycleEnd{cycle_id, out.total_us, out.action_us});
     const bool quiet = out.decisions.empty() && out.unschedulable.empty();
@@ -301,6 +335,7 @@ caf::behavior scheduler_actor(caf::stateful_actor<ActorState>* self, SchedulerCo
   return {
       [=](watch_atom, const WatchMsg& m) { core->on_watch(*m); },
       [=](outcome_atom, const OutcomeMsgPtr& m) { core->on_outcome(*m); },
+      [=](leader_atom, const LeadershipMsg& m) { core->on_leadership(*m); },
       [=](tick_atom) {
         core->tick();
         self->delayed_send(self, core->options.schedule_period, tick_atom::value);
@@ -320,7 +355,23 @@ struct Daemon::Impl {
   std::unique_ptr<StatusWriter> status;
   std::unique_ptr<endpoints::SchedulerMetrics> metrics;
   std::unique_ptr<endpoints::DaemonEndpoints> endpoints;
+  std::unique_ptr<endpoints::DaemonEndpoints> webhooks;
+  std::string webhook_tls_dir;  ///< Private copy of the Secret's certificate and key, removed at the end.
+  std::atomic<bool> reflectors_started{false};  ///< The endpoints answer before the reflectors exist.
+
+  ~Impl() {
+    if (webhook_tls_dir.empty()) return;
+    std::error_code ignored;
+    std::filesystem::remove_all(webhook_tls_dir, ignored);
+  }
   std::unique_ptr<SchedulerCore> core;
+  std::unique_ptr<Leadership> leadership;
+  std::unique_ptr<KubeLeaseApi> lease_api;
+  std::unique_ptr<leader::LeaderElector> elector;
+  std::thread elector_thread;
+  std::mutex elector_mu;
+  std::condition_variable elector_cv;
+  bool elector_stopping = false;
   std::unique_ptr<caf::actor_system_config> cfg;
   std::unique_ptr<caf::actor_system> system;
   caf::actor actor;
@@ -329,6 +380,62 @@ struct Daemon::Impl {
   std::mutex snapshot_mu;
   std::string snapshot_json;
   bool started = false;
+
+  /// The webhooks' HTTPS server, with the configured certificate or the one kept in the Secret.
+  model::Status start_webhooks(const endpoints::EndpointsCallbacks& callbacks) {
+    endpoints::EndpointsOptions eo;
+    eo.port = options.webhook_port == 1 ? 0 : options.webhook_port;  // 1: an ephemeral port (tests)
+    eo.admission = options.admission;
+    eo.admission.scheduler_name = options.scheduler_name;
+    eo.cert_file = options.webhook_cert_file;
+    eo.key_file = options.webhook_key_file;
+    if (eo.cert_file.empty() != eo.key_file.empty()) {
+      return model::Status::error("webhooks: give both a certificate and a key file, or neither");
+    }
+    if (eo.cert_file.empty()) {
+      KubeWebhookCertApi api(*client);
+      endpoints::WebhookCertOptions co;
+      co.ns = options.webhook_namespace;
+      auto pem = endpoints::ensure_webhook_certificate(api, co);
+      if (!pem.is_ok()) return model::Status::error("webhook certificate: " + pem.message());
+      const char* tmp = std::getenv("TMPDIR");
+      std::string dir = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/kai-webhook-XXXXXX";
+      if (mkdtemp(dir.data()) == nullptr) return model::Status::error("webhook certificate: cannot make " + dir);
+      webhook_tls_dir = dir;
+      eo.cert_file = dir + "/tls.crt";
+      eo.key_file = dir + "/tls.key";
+      for (const auto& [path, text] : {std::pair{eo.cert_file, pem.value().certificate},
+                                       std::pair{eo.key_file, pem.value().private_key}}) {
+        std::ofstream out(path, std::ios::trunc);
+        out << text;
+        if (!out) return model::Status::error("webhook certificate: cannot write " + path);
+      }
+      std::filesystem::permissions(eo.key_file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    }
+    webhooks = std::make_unique<endpoints::DaemonEndpoints>(eo, callbacks, *metrics);
+    if (auto s = webhooks->start(); !s) return model::Status::error("webhooks: " + s.message());
+    spdlog::info("admission webhooks served over HTTPS on port {}", webhooks->port());
+    return model::Status::ok();
+  }
+
+  /// Ticks the elector every retry period and publishes the result for the actor and the binder.
+  void run_elector() {
+    std::unique_lock lock(elector_mu);
+    while (!elector_stopping) {
+      lock.unlock();
+      const auto now = leader::Clock::now();
+      const leader::Transition t = elector->tick(now, wall_us());
+      leadership->publish(elector->act_until(), static_cast<uint64_t>(elector->epoch()));
+      if (!elector->last_error().empty()) spdlog::debug("leader election: {}", elector->last_error());
+      if (t != leader::Transition::kNone) {
+        auto change = std::make_shared<const events::LeadershipChange>(events::LeadershipChange{
+            static_cast<uint64_t>(elector->epoch()), elector->observed_holder(), t == leader::Transition::kBecameLeader});
+        caf::anon_send(actor, leader_atom::value, change);
+      }
+      lock.lock();
+      elector_cv.wait_until(lock, now + options.retry_period, [&] { return elector_stopping; });
+    }
+  }
 
   /// Decisions of an earlier run without an outcome: logged as abandoned, never executed again
   /// (contracts.md §5); the first cycle decides afresh from the listed state.
@@ -395,6 +502,27 @@ model::Status Daemon::start() {
   co.burst = m.options.burst;
   co.max_connections = m.options.binder_workers + 2;
   m.client = std::make_unique<k8s::KubeClient>(cluster.value(), co);
+  m.leadership = std::make_unique<Leadership>(m.options.leader_elect);
+  if (m.options.leader_elect) {
+    leader::ElectorOptions eo;
+    eo.identity = m.options.identity;
+    if (eo.identity.empty()) {
+      if (const char* pod = std::getenv("POD_NAME"); pod != nullptr && *pod != '\0') eo.identity = pod;
+    }
+    if (eo.identity.empty()) {
+      char host[256] = {};
+      if (gethostname(host, sizeof host - 1) == 0) eo.identity = host;
+    }
+    eo.lease_duration = m.options.lease_duration;
+    eo.renew_deadline = m.options.renew_deadline;
+    eo.retry_period = m.options.retry_period;
+    if (auto s = leader::LeaderElector::validate(eo); !s) return s;
+    m.lease_api = std::make_unique<KubeLeaseApi>(*m.client, m.options.lease_namespace, m.options.lease_name);
+    if (auto s = m.lease_api->check_namespace(); !s) return s;
+    m.elector = std::make_unique<leader::LeaderElector>(*m.lease_api, eo);
+    spdlog::info("leader election on Lease {}/{} as \"{}\"", m.options.lease_namespace, m.options.lease_name,
+                 eo.identity);
+  }
   m.sharing_api = std::make_unique<KubeSharingApi>(*m.client);
   gpu_sharing::ChainOptions chain_options;
   chain_options.image = m.options.reservation_image;
@@ -404,6 +532,7 @@ model::Status Daemon::start() {
                                                         [] { return admission::system_random_suffix()(5); });
   m.status = std::make_unique<StatusWriter>(*m.client);
   m.metrics = std::make_unique<endpoints::SchedulerMetrics>();
+  m.metrics->set_leader(!m.options.leader_elect);
 
   m.core = std::make_unique<SchedulerCore>();
   SchedulerCore& c = *m.core;
@@ -414,9 +543,32 @@ model::Status Daemon::start() {
   c.status = m.status.get();
   c.metrics = m.metrics.get();
   c.cycles = &m.cycles;
+  c.leadership = m.leadership.get();
   c.snapshot_mu = &m.snapshot_mu;
   c.snapshot_json = &m.snapshot_json;
 
+  // The endpoints start before any thread that acts, so that a port in use fails the start cleanly.
+  if (m.options.metrics_port != 0) {
+    endpoints::EndpointsOptions eo;
+    eo.port = m.options.metrics_port == 1 ? 0 : m.options.metrics_port;  // 1: an ephemeral port (tests)
+    endpoints::EndpointsCallbacks cb;
+    Impl* impl = &m;
+    cb.readiness = [this] {
+      if (!synced()) return endpoints::Readiness{false, "waiting for the initial lists"};
+      if (!impl_->leadership->electing()) return endpoints::Readiness{true, "synced"};
+      return endpoints::Readiness{true, leading() ? "synced; leader" : "synced; standby"};
+    };
+    cb.snapshot = [impl]() -> model::Result<std::string> {
+      std::lock_guard lock(impl->snapshot_mu);
+      if (impl->snapshot_json.empty()) return model::Status::error("no cycle has run yet");
+      return impl->snapshot_json;
+    };
+    m.endpoints = std::make_unique<endpoints::DaemonEndpoints>(eo, cb, *m.metrics);
+    if (auto s = m.endpoints->start(); !s) return model::Status::error("metrics endpoint: " + s.message());
+  }
+  if (m.options.webhook_port != 0) {
+    if (auto s = m.start_webhooks({}); !s) return s;
+  }
   m.cfg = std::make_unique<caf::actor_system_config>();
   m.cfg->set("scheduler.max-threads", 2);
   m.system = std::make_unique<caf::actor_system>(*m.cfg);
@@ -426,10 +578,12 @@ model::Status Daemon::start() {
                                       [actor_ref](const BindJob& job, events::BinderOutcome o) {
                                         caf::anon_send(*actor_ref, outcome_atom::value,
                                                        std::make_shared<const OutcomeMsg>(OutcomeMsg{job, std::move(o)}));
-                                      });
+                                      },
+                                      [leadership = m.leadership.get()] { return leadership->may_act(); });
   c.binder = m.binder.get();
   c.chain = m.chain.get();
   m.actor = m.system->spawn(scheduler_actor, &c);
+  if (m.elector) m.elector_thread = std::thread([&m] { m.run_elector(); });
 
   for (const auto& k : kKinds) {
     k8s::ReflectorOptions ro;
@@ -444,23 +598,8 @@ model::Status Daemon::start() {
         [kind](const std::string& message) { spdlog::warn("reflector {}: {}", kind, message); }));
     m.reflectors.back()->start();
   }
+  m.reflectors_started = true;
 
-  if (m.options.metrics_port != 0) {
-    endpoints::EndpointsOptions eo;
-    eo.port = m.options.metrics_port == 1 ? 0 : m.options.metrics_port;  // 1: an ephemeral port (tests)
-    endpoints::EndpointsCallbacks cb;
-    Impl* impl = &m;
-    cb.readiness = [this] {
-      return endpoints::Readiness{synced(), synced() ? "synced" : "waiting for the initial lists"};
-    };
-    cb.snapshot = [impl]() -> model::Result<std::string> {
-      std::lock_guard lock(impl->snapshot_mu);
-      if (impl->snapshot_json.empty()) return model::Status::error("no cycle has run yet");
-      return impl->snapshot_json;
-    };
-    m.endpoints = std::make_unique<endpoints::DaemonEndpoints>(eo, cb, *m.metrics);
-    if (auto s = m.endpoints->start(); !s) return model::Status::error("metrics endpoint: " + s.message());
-  }
   m.started = true;
   return model::Status::ok();
 }
@@ -471,15 +610,30 @@ void Daemon::stop() {
   m.started = false;
   for (auto& r : m.reflectors) r->stop();
   if (m.endpoints) m.endpoints->stop();
+  if (m.webhooks) m.webhooks->stop();
+  if (m.elector_thread.joinable()) {
+    {
+      std::lock_guard lock(m.elector_mu);
+      m.elector_stopping = true;
+    }
+    m.elector_cv.notify_all();
+    m.elector_thread.join();
+  }
   m.binder->stop();  // in-flight calls finish and report while the actor still lives
   caf::anon_send_exit(m.actor, caf::exit_reason::user_shutdown);
   m.system.reset();  // waits for the actor to finish its current message
   m.status->stop();
   m.core->drain_appends();
+  if (m.elector) {
+    // Nothing acts any more: hand the lease over so that a standby takes over at once.
+    m.leadership->revoke();
+    m.elector->release(wall_us());
+  }
   m.log.reset();
 }
 
 bool Daemon::synced() const {
+  if (!impl_->reflectors_started) return false;
   for (const auto& r : impl_->reflectors) {
     if (!r->synced()) return false;
   }
@@ -488,6 +642,10 @@ bool Daemon::synced() const {
 
 uint64_t Daemon::cycles() const { return impl_->cycles.load(); }
 
+bool Daemon::leading() const { return impl_->leadership && impl_->leadership->may_act(); }
+
 uint16_t Daemon::metrics_port() const { return impl_->endpoints ? impl_->endpoints->port() : 0; }
+
+uint16_t Daemon::webhook_port() const { return impl_->webhooks ? impl_->webhooks->port() : 0; }
 
 }  // namespace kai::daemon

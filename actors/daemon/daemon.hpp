@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "k8s/admission/admission.hpp"
 #include "k8s/model/status.hpp"
 
 namespace kai::daemon {
@@ -30,6 +31,27 @@ struct DaemonOptions {
   std::string reservation_image = "ghcr.io/nvidia/kai-scheduler/resource-reservation:latest";
   std::string reservation_runtime_class;
   std::chrono::milliseconds reservation_timeout{40000};
+  /// HTTPS port of the admission webhooks (deploy/ uses 9443). Default: 0 (not served).
+  uint16_t webhook_port = 0;
+  /// Serving certificate and key (PEM files). Both "": the Secret kai-scheduler-webhook-cert in
+  /// `webhook_namespace`, made by the first replica, and the caBundle of the scheduler's two webhook
+  /// configurations set to it (no cert-manager needed).
+  std::string webhook_cert_file;
+  std::string webhook_key_file;
+  std::string webhook_namespace = "kai-scheduler";
+  /// What the webhooks enforce (KAI's global.gpuSharing, the GPU pods' runtime class).
+  admission::AdmissionOptions admission;
+  /// Leader election on a coordination.k8s.io/v1 Lease. Default: off (contracts.md §3); deploy/
+  /// turns it on for its two replicas. A standby keeps watching and logging (hot standby) and
+  /// schedules within one cycle of taking the lease.
+  bool leader_elect = false;
+  std::string lease_namespace = "kai-scheduler";  ///< Must exist: a missing one is a fatal error.
+  std::string lease_name = "kai-scheduler";
+  std::string identity;  ///< This replica in the Lease; "" = $POD_NAME, else the host name.
+  /// KAI's defaults (controller-runtime): 15 s / 10 s / 2 s.
+  std::chrono::milliseconds lease_duration{15000};
+  std::chrono::milliseconds renew_deadline{10000};
+  std::chrono::milliseconds retry_period{2000};
 };
 
 class Daemon {
@@ -47,8 +69,12 @@ class Daemon {
   bool synced() const;
   /// Cycles run so far.
   uint64_t cycles() const;
+  /// Whether this replica may act now (always true without leader election).
+  bool leading() const;
   /// The metrics/health port actually bound (0 when off).
   uint16_t metrics_port() const;
+  /// The webhook HTTPS port actually bound (0 when off).
+  uint16_t webhook_port() const;
 
  private:
   struct Impl;

@@ -73,6 +73,9 @@ class LeaderElector {
   /// Whether this replica may act now: it holds the lease and renewed it less than the renew
   /// deadline ago. Checked before every bind and eviction, not only at ticks.
   bool may_act(Clock::time_point now) const;
+  /// The instant until which may_act() holds without another successful tick (the clock's epoch
+  /// when it does not hold), so that other threads can check leadership without the elector.
+  Clock::time_point act_until() const { return leader_ ? last_renew_ + options_.renew_deadline : Clock::time_point{}; }
   /// The leader epoch (leaseTransitions when this replica took the lease); 0 before.
   int64_t epoch() const { return epoch_; }
   /// Who holds the lease as last observed ("" = nobody).

@@ -44,6 +44,17 @@ struct Faults {
   int close_mid_body = 0;
 };
 
+/// One request as the API server's authorizer sees it: what an RBAC rule must allow. `name` is
+/// empty for list, watch and create, as in Kubernetes' authorization attributes.
+struct RequestAttributes {
+  std::string verb;      ///< get, list, watch, create, update, patch, delete
+  std::string group;     ///< "" = core
+  std::string resource;  ///< "pods", "pods/binding", "podgroups/status"
+  std::string ns;        ///< "" = cluster-scoped, or every namespace
+  std::string name;
+  auto operator<=>(const RequestAttributes&) const = default;
+};
+
 /// Settings of the server. Every field has a usable default.
 struct ServerOptions {
   /// Where the certificate, key, CA and kubeconfig are written. Default: "" (a fresh directory
@@ -118,8 +129,10 @@ class ApiServer {
   /// Requests served, keyed "verb resource" ("create pods", "create pods/binding", "watch nodes",
   /// "list queues.scheduling.run.ai"); also "total".
   std::map<std::string, uint64_t> request_counts() const;
-  /// Sets every request counter to zero.
+  /// Sets every request counter (and the requests_seen() set) to zero.
   void reset_request_counts();
+  /// Every distinct request served since the start or the last reset, for RBAC checks.
+  std::vector<RequestAttributes> requests_seen() const;
   /// The current global resourceVersion.
   uint64_t resource_version() const;
   /// Open watch streams.

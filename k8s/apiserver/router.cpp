@@ -146,15 +146,26 @@ std::map<std::string, uint64_t> Router::counts() const {
   return counts_;
 }
 
+std::vector<RequestAttributes> Router::requests_seen() const {
+  std::lock_guard lock(mu_);
+  return {seen_.begin(), seen_.end()};
+}
+
 void Router::reset_counts() {
   std::lock_guard lock(mu_);
   counts_.clear();
+  seen_.clear();
 }
 
-void Router::count(const std::string& key) {
+void Router::count(const std::string& verb, const ResourceInfo& r, const std::string& sub, const std::string& ns,
+                   const std::string& name) {
+  const std::string qualified = sub.empty() ? r.qualified() : r.qualified() + "/" + sub;
+  const bool unnamed = verb == "list" || verb == "watch" || (verb == "create" && sub.empty());
   std::lock_guard lock(mu_);
-  ++counts_[key];
+  ++counts_[verb + " " + qualified];
   ++counts_["total"];
+  seen_.insert(RequestAttributes{verb, r.group, sub.empty() ? r.resource : r.resource + "/" + sub, ns,
+                                 unnamed ? "" : name});
 }
 
 bool Router::fault_applies(const std::string& path) const {
@@ -479,7 +490,6 @@ HttpResponse Router::dispatch(const HttpRequest& req, const std::string& path,
     throw bad_request("dryRun: Unsupported value: \"" + query_or(query, "dryRun") +
                       "\": supported values: \"All\"");
   }
-  const std::string res_name = sub.empty() ? r.qualified() : r.qualified() + "/" + sub;
 
   ListOptions opt;
   opt.label_selector = query_or(query, "labelSelector");
@@ -498,14 +508,14 @@ HttpResponse Router::dispatch(const HttpRequest& req, const std::string& path,
   const bool table = req.accept.find("as=Table") != std::string::npos && sub.empty();
   if (req.method == "GET") {
     if (!name.empty() && !watch) {
-      count("get " + res_name);
+      count("get", r, sub, ns, name);
       return json_response(200, table ? to_table(r, store_.get(r, ns, name)) : store_.get(r, ns, name));
     }
     if (!name.empty())
       opt.field_selector =
           "metadata.name=" + name + (opt.field_selector.empty() ? "" : "," + opt.field_selector);
     if (watch) {
-      count("watch " + res_name);
+      count("watch", r, sub, ns, name);
       opt.table = table;
       // Parse selectors now so that a bad one is a 400 before the stream starts.
       (void)LabelSelector::parse(opt.label_selector);
@@ -524,27 +534,27 @@ HttpResponse Router::dispatch(const HttpRequest& req, const std::string& path,
       };
       return resp;
     }
-    count("list " + res_name);
+    count("list", r, sub, ns, name);
     return json_response(200, table ? to_table(r, store_.list(r, ns, opt)) : store_.list(r, ns, opt));
   }
   if (req.method == "POST") {
     if (name.empty()) {
-      count("create " + res_name);
+      count("create", r, sub, ns, name);
       return json_response(201, store_.create(r, ns, parse_body(req), dry_run));
     }
-    count("create " + res_name);
+    count("create", r, sub, ns, name);
     if (sub == "binding") return json_response(201, store_.bind(ns, name, parse_body(req)));
     if (sub == "eviction") return json_response(201, store_.evict(ns, name, parse_body(req)));
     throw method_not_allowed();
   }
   if (req.method == "PUT") {
     if (name.empty() || sub == "binding" || sub == "eviction") throw method_not_allowed();
-    count("update " + res_name);
+    count("update", r, sub, ns, name);
     return json_response(200, store_.update(r, ns, name, parse_body(req), sub, dry_run));
   }
   if (req.method == "PATCH") {
     if (name.empty() || sub == "binding" || sub == "eviction") throw method_not_allowed();
-    count("patch " + res_name);
+    count("patch", r, sub, ns, name);
     const std::string ct = req.content_type.substr(0, req.content_type.find(';'));
     return json_response(200, store_.patch(r, ns, name, ct, req.body, sub, dry_run));
   }
@@ -563,7 +573,7 @@ HttpResponse Router::dispatch(const HttpRequest& req, const std::string& path,
       }
     }
     if (name.empty()) {
-      count("deletecollection " + res_name);
+      count("deletecollection", r, sub, ns, "");
       opt.limit = 0;
       Json listed = store_.list(r, ns, opt);
       for (const auto& item : listed["items"]) {
@@ -577,7 +587,7 @@ HttpResponse Router::dispatch(const HttpRequest& req, const std::string& path,
       listed["items"] = Json::array();
       return json_response(200, listed);
     }
-    count("delete " + res_name);
+    count("delete", r, sub, ns, name);
     return json_response(200, store_.remove(r, ns, name, options, dry_run));
   }
   throw method_not_allowed();

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,6 +42,7 @@ class Router {
   void set_faults(const Faults& f);
   void set_cost_model(const CostModel& c);
   std::map<std::string, uint64_t> counts() const;
+  std::vector<RequestAttributes> requests_seen() const;
   void reset_counts();
   /// The server's own host:port, for /api's serverAddressByClientCIDRs.
   void set_address(std::string address) { address_ = std::move(address); }
@@ -52,7 +54,8 @@ class Router {
   HttpResponse discovery(const std::string& path, bool& handled);
   HttpResponse openapi(const std::string& path, bool& handled);
   bool fault_applies(const std::string& path) const;
-  void count(const std::string& key);
+  void count(const std::string& verb, const ResourceInfo& r, const std::string& sub, const std::string& ns,
+             const std::string& name);
 
   ServerOptions options_;
   std::string token_;
@@ -63,6 +66,7 @@ class Router {
   CostModel cost_;
   std::vector<std::chrono::steady_clock::time_point> slots_;
   std::map<std::string, uint64_t> counts_;
+  std::set<RequestAttributes> seen_;
 };
 
 }  // namespace kai::apiserver

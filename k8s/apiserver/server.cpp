@@ -182,6 +182,8 @@ void ApiServer::compact_history() {
 std::map<std::string, uint64_t> ApiServer::request_counts() const {
   return impl_->router->counts();
 }
+std::vector<RequestAttributes> ApiServer::requests_seen() const { return impl_->router->requests_seen(); }
+
 void ApiServer::reset_request_counts() {
   impl_->router->reset_counts();
 }

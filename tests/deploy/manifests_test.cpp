@@ -18,64 +18,21 @@
 
 #include "k8s/apiserver/api_server.hpp"
 #include "k8s/model/json_codec.hpp"
+#include "tests/deploy/manifests.hpp"
 #include "tests/deploy/rbac_rules.hpp"
 
 namespace kai::deploy {
 namespace {
-
-namespace fs = std::filesystem;
-using Json = nlohmann::json;
 
 std::string source_dir() {
   const char* env = std::getenv("KAI_SOURCE_DIR");
   return env != nullptr ? env : KAI_DEFAULT_SOURCE_DIR;
 }
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-/// The objects of a kustomization that only lists resources (files or directories with their own
-/// kustomization). Anything else would need kustomize itself: the test says so instead of guessing.
-void collect_resources(const fs::path& dir, std::vector<Json>& out) {
-  const fs::path file = dir / "kustomization.yaml";
-  auto docs = model::yaml_documents_to_json(read_file(file));
-  ASSERT_TRUE(docs.is_ok()) << file << ": " << docs.message();
-  ASSERT_EQ(docs.value().size(), 1u) << file;
-  const Json& k = docs.value()[0];
-  for (const auto& [key, value] : k.items()) {
-    const bool known = key == "apiVersion" || key == "kind" || key == "resources" || key == "labels";
-    ASSERT_TRUE(known) << file << ": field " << key << " needs kustomize; keep bases to resources";
-  }
-  for (const auto& r : k.value("resources", Json::array())) {
-    const fs::path path = dir / r.get<std::string>();
-    if (fs::is_directory(path)) {
-      collect_resources(path, out);
-      continue;
-    }
-    auto objects = model::yaml_documents_to_json(read_file(path));
-    ASSERT_TRUE(objects.is_ok()) << path << ": " << objects.message();
-    for (auto& o : objects.value()) {
-      if (!o.is_null()) out.push_back(std::move(o));
-    }
-  }
-}
-
-/// The order kubectl applies kinds in: namespaces and CRDs before what depends on them.
-int apply_rank(const Json& o) {
-  const std::string kind = o.value("kind", "");
-  if (kind == "Namespace") return 0;
-  if (kind == "CustomResourceDefinition") return 1;
-  return 2;
-}
-
 class DeployBase : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_NO_FATAL_FAILURE(collect_resources(fs::path(source_dir()) / "deploy" / "base", objects_));
-    std::stable_sort(objects_.begin(), objects_.end(),
-                     [](const Json& a, const Json& b) { return apply_rank(a) < apply_rank(b); });
+    ASSERT_NO_FATAL_FAILURE(base_objects(source_dir(), objects_));
   }
   std::vector<Json> of_kind(const std::string& kind) const {
     std::vector<Json> out;
@@ -149,6 +106,7 @@ TEST_F(DeployBase, RbacCoversTheSchedulersCallsAndNothingBroader) {
   EXPECT_TRUE(rules.allows("delete", "", "pods", "team-a"));
   EXPECT_TRUE(rules.allows("create", "", "pods", "kai-resource-reservation"));
   EXPECT_TRUE(rules.allows("update", "coordination.k8s.io", "leases", "kai-scheduler"));
+  EXPECT_TRUE(rules.allows("get", "", "namespaces", "", "kai-scheduler"));
   EXPECT_TRUE(rules.allows("patch", "scheduling.run.ai", "podgroups/status", "team-a"));
   EXPECT_TRUE(rules.allows("create", "events.k8s.io", "events", "team-a"));
   EXPECT_TRUE(rules.allows("get", "", "secrets", "kai-scheduler", "kai-scheduler-webhook-cert"));
@@ -164,6 +122,7 @@ TEST_F(DeployBase, RbacCoversTheSchedulersCallsAndNothingBroader) {
   EXPECT_FALSE(rules.allows("patch", "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "",
                             "another-webhook"));
   EXPECT_FALSE(rules.allows("patch", "", "nodes", ""));
+  EXPECT_FALSE(rules.allows("get", "", "namespaces", "", "team-a"));
   EXPECT_FALSE(rules.allows("delete", "scheduling.run.ai", "queues", ""));
 }
 

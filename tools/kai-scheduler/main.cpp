@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <iostream>
+#include <tuple>
 
 #include "actors/daemon/daemon.hpp"
 #include "k8s/model/time.hpp"
@@ -18,8 +19,7 @@ int main(int argc, char** argv) {
   std::string listen = ":8080";
   std::string reservation_timeout = "40s";
   std::string log_level = "info";
-  bool leader_elect = false;
-  std::string lease_namespace = "kai-scheduler";
+  std::string lease_duration = "15s", renew_deadline = "10s", retry_period = "2s";
   bool gpu_sharing = true;
   CLI::App app{"kai-scheduler: a KAI-compatible GPU scheduler with an event log"};
   app.add_option("--kubeconfig", o.kubeconfig, "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)");
@@ -36,11 +36,31 @@ int main(int argc, char** argv) {
   app.add_option("--resource-reservation-allocation-timeout", reservation_timeout,
                  "how long a reservation pod may take to report its GPU")->capture_default_str();
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
-  app.add_flag("--leader-elect", leader_elect, "leader election (issue 9: not implemented yet, refused)");
-  app.add_option("--lease-namespace", lease_namespace, "namespace of the leader-election Lease");
+  app.add_flag("--leader-elect", o.leader_elect, "leader election on a Lease (hot standby while not leading)");
+  app.add_option("--lease-namespace,--leader-elect-resource-namespace", o.lease_namespace,
+                 "namespace of the leader-election Lease (must exist)")->capture_default_str();
+  app.add_option("--leader-elect-resource-name", o.lease_name, "name of the Lease")->capture_default_str();
+  app.add_option("--leader-elect-identity", o.identity, "this replica in the Lease (default: $POD_NAME, host name)");
+  app.add_option("--leader-elect-lease-duration", lease_duration, "how long a lease is valid without renewal")
+      ->capture_default_str();
+  app.add_option("--leader-elect-renew-deadline", renew_deadline, "a leader that has not renewed for this long stops acting")
+      ->capture_default_str();
+  app.add_option("--leader-elect-retry-period", retry_period, "time between attempts to take or renew the lease")
+      ->capture_default_str();
   app.add_flag("!--no-gpu-sharing,--gpu-sharing{true}", gpu_sharing,
                "GPU sharing; 'false' is enforced at admission (the scheduler always understands shared GPUs)");
+  app.add_option("--webhook-port", o.webhook_port, "HTTPS port of the admission webhooks (0 = not served)")
+      ->capture_default_str();
+  app.add_option("--webhook-cert-file", o.webhook_cert_file,
+                 "webhook serving certificate (default: the Secret kai-scheduler-webhook-cert, made if missing)");
+  app.add_option("--webhook-key-file", o.webhook_key_file, "webhook serving key");
+  app.add_option("--webhook-namespace", o.webhook_namespace, "namespace of the webhook Secret and Service")
+      ->capture_default_str();
+  app.add_option("--gpu-pod-runtime-class", o.admission.gpu_pod_runtime_class,
+                 "runtimeClassName the webhook gives GPU pods that name none (\"\" = leave them)")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  o.admission.gpu_sharing = gpu_sharing;
 
   auto logger = spdlog::stderr_color_mt("kai-scheduler");
   spdlog::set_default_logger(logger);
@@ -60,9 +80,15 @@ int main(int argc, char** argv) {
   const size_t colon = listen.rfind(':');
   const std::string port = colon == std::string::npos ? listen : listen.substr(colon + 1);
   o.metrics_port = static_cast<uint16_t>(std::atoi(port.c_str()));
-  if (leader_elect) {
-    spdlog::critical("--leader-elect: leader election is not wired into the daemon yet (issue 9); run one replica");
-    return 2;
+  for (auto [flag, text, target] : {std::tuple{"--leader-elect-lease-duration", &lease_duration, &o.lease_duration},
+                                     std::tuple{"--leader-elect-renew-deadline", &renew_deadline, &o.renew_deadline},
+                                     std::tuple{"--leader-elect-retry-period", &retry_period, &o.retry_period}}) {
+    auto d = kai::model::parse_go_duration_ns(*text);
+    if (!d.is_ok() || d.value() <= 0) {
+      spdlog::critical("{} {}: {}", flag, *text, d.is_ok() ? "must be positive" : d.message());
+      return 2;
+    }
+    *target = std::chrono::milliseconds(d.value() / 1000000);
   }
 
   sigset_t signals;

@@ -1,0 +1,122 @@
+#pragma once
+// An in-process kai-apiserver (kubelet stand-in on) and helpers to create objects and wait for the
+// daemon's effects, for the end-to-end tests of kai-scheduler.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "k8s/apiserver/api_server.hpp"
+
+namespace kai::e2e {
+
+using Json = nlohmann::json;
+using namespace std::chrono_literals;
+
+inline std::string source_dir() {
+  const char* env = std::getenv("KAI_SOURCE_DIR");
+  return env != nullptr ? env : KAI_DEFAULT_SOURCE_DIR;
+}
+
+class Cluster {
+ public:
+  Cluster() {
+    apiserver::ServerOptions o;
+    o.crd_dir = source_dir() + "/deploy/crds";
+    o.kubelet = true;
+    o.kubelet_delay = 20ms;
+    o.bookmark_interval = 200ms;
+    server = std::make_unique<apiserver::ApiServer>(o);
+    auto s = server->start();
+    EXPECT_TRUE(s.is_ok()) << s.message();
+    dir = std::filesystem::path(server->kubeconfig_path()).parent_path().string();
+  }
+
+  void create(const Json& object) {
+    auto r = server->create_object(object.dump());
+    ASSERT_TRUE(r.is_ok()) << object.dump() << ": " << r.message();
+  }
+
+  void namespace_(const std::string& name) { create({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}}); }
+
+  void node(const std::string& name, int gpus, const std::string& cpu = "32") {
+    create({{"apiVersion", "v1"},
+            {"kind", "Node"},
+            {"metadata", {{"name", name}, {"labels", {{"nvidia.com/gpu.memory", "40960"}}}}},
+            {"status",
+             {{"allocatable", {{"cpu", cpu}, {"memory", "256Gi"}, {"pods", "110"}, {"nvidia.com/gpu", std::to_string(gpus)}}},
+              {"capacity", {{"cpu", cpu}, {"memory", "256Gi"}, {"pods", "110"}, {"nvidia.com/gpu", std::to_string(gpus)}}},
+              {"conditions", Json::array({{{"type", "Ready"}, {"status", "True"}}})}}}});
+  }
+
+  void queue(const std::string& name, const std::string& parent, double gpu_quota, int priority = 100) {
+    Json spec = {{"resources",
+                  {{"gpu", {{"quota", gpu_quota}, {"limit", -1}, {"overQuotaWeight", 1}}},
+                   {"cpu", {{"quota", -1}, {"limit", -1}, {"overQuotaWeight", 1}}},
+                   {"memory", {{"quota", -1}, {"limit", -1}, {"overQuotaWeight", 1}}}}},
+                 {"priority", priority}};
+    if (!parent.empty()) spec["parentQueue"] = parent;
+    create({{"apiVersion", "scheduling.run.ai/v2"}, {"kind", "Queue"}, {"metadata", {{"name", name}}}, {"spec", spec}});
+  }
+
+  void priority_class(const std::string& name, int value) {
+    create({{"apiVersion", "scheduling.k8s.io/v1"}, {"kind", "PriorityClass"}, {"metadata", {{"name", name}}}, {"value", value}});
+  }
+
+  /// A pod of this scheduler in `queue` asking for `gpus` whole GPUs (0: CPU only).
+  Json pod(const std::string& ns, const std::string& name, const std::string& queue, int gpus,
+           const std::string& priority_class = "", Json annotations = Json::object()) {
+    Json resources = gpus > 0 ? Json{{"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}
+                              : Json{{"requests", {{"cpu", "1"}}}};
+    Json p = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", name}, {"namespace", ns}, {"labels", {{"kai.scheduler/queue", queue}}},
+                            {"annotations", annotations}}},
+              {"spec", {{"schedulerName", "kai-scheduler"},
+                        {"containers", Json::array({{{"name", "main"}, {"image", "busybox"}, {"resources", resources}}})}}}};
+    if (!priority_class.empty()) p["spec"]["priorityClassName"] = priority_class;
+    return p;
+  }
+
+  Json pods(const std::string& ns = "") const {
+    auto list = server->list_objects("v1", "Pod", ns);
+    return list.is_ok() ? Json::parse(list.value())["items"] : Json::array();
+  }
+
+  Json get_pod(const std::string& ns, const std::string& name) const {
+    for (const auto& p : pods(ns)) {
+      if (p["metadata"]["name"] == name) return p;
+    }
+    return nullptr;
+  }
+
+  static std::string node_of(const Json& p) { return p.is_null() ? "" : p["spec"].value("nodeName", ""); }
+
+  static std::string condition_message(const Json& p) {
+    if (p.is_null()) return "";
+    for (const auto& c : p["status"].value("conditions", Json::array())) {
+      if (c.value("type", "") == "PodScheduled" && c.value("status", "") == "False") return c.value("message", "");
+    }
+    return "";
+  }
+
+  /// Polls `done` every 50 ms for up to `timeout`.
+  static bool eventually(const std::function<bool()>& done, std::chrono::seconds timeout = 30s) {
+    const auto until = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < until) {
+      if (done()) return true;
+      std::this_thread::sleep_for(50ms);
+    }
+    return done();
+  }
+
+  std::unique_ptr<apiserver::ApiServer> server;
+  std::string dir;
+};
+
+}  // namespace kai::e2e

@@ -1,0 +1,196 @@
+// kai-scheduler end to end against kai-apiserver over verified HTTPS: whole-GPU pods, gangs (all or
+// nothing, Unschedulable reported until they fit), GPU sharing placement, reclaim between queues,
+// preemption by priority, pods of other schedulers, API faults, and bad input in the cluster.
+
+#include <set>
+
+#include "actors/daemon/daemon.hpp"
+#include "tests/daemon/cluster_fixture.hpp"
+
+namespace kai::e2e {
+namespace {
+
+class DaemonE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cluster_.namespace_("team-a");
+    cluster_.namespace_("team-b");
+    cluster_.namespace_("kai-resource-reservation");
+    cluster_.priority_class("train", 50);
+    cluster_.priority_class("inference", 125);
+  }
+  void TearDown() override {
+    if (daemon_) daemon_->stop();
+  }
+  void start_daemon() {
+    daemon::DaemonOptions o;
+    o.kubeconfig = cluster_.server->kubeconfig_path();
+    o.log_dir = cluster_.dir + "/event-log";
+    o.schedule_period = std::chrono::milliseconds(50);
+    o.metrics_port = 1;  // ephemeral
+    o.reservation_timeout = std::chrono::milliseconds(5000);
+    daemon_ = std::make_unique<daemon::Daemon>(o);
+    auto s = daemon_->start();
+    ASSERT_TRUE(s.is_ok()) << s.message();
+  }
+  bool bound(const std::string& ns, const std::string& name) {
+    return !Cluster::node_of(cluster_.get_pod(ns, name)).empty();
+  }
+
+  Cluster cluster_;
+  std::unique_ptr<daemon::Daemon> daemon_;
+};
+
+TEST_F(DaemonE2E, WholeGpuPodsAndAGangThatWaitsUntilItFits) {
+  cluster_.node("n1", 4);
+  cluster_.queue("default", "", -1);
+  cluster_.queue("test", "default", -1);
+  start_daemon();
+  for (int i = 0; i < 3; ++i) cluster_.create(cluster_.pod("team-a", "single-" + std::to_string(i), "test", 1));
+  ASSERT_TRUE(Cluster::eventually([&] { return bound("team-a", "single-0") && bound("team-a", "single-1") && bound("team-a", "single-2"); }));
+
+  // A gang of 2 x 2 GPUs: 1 GPU free on n1, so neither pod may bind.
+  cluster_.create({{"apiVersion", "scheduling.run.ai/v2alpha2"}, {"kind", "PodGroup"},
+                   {"metadata", {{"name", "gang"}, {"namespace", "team-a"}}},
+                   {"spec", {{"minMember", 2}, {"queue", "test"}}}});
+  for (int i = 0; i < 2; ++i) {
+    cluster_.create(cluster_.pod("team-a", "gang-" + std::to_string(i), "test", 2, "", {{"pod-group-name", "gang"}}));
+  }
+  ASSERT_TRUE(Cluster::eventually([&] { return !Cluster::condition_message(cluster_.get_pod("team-a", "gang-0")).empty(); }));
+  EXPECT_FALSE(bound("team-a", "gang-0"));
+  EXPECT_FALSE(bound("team-a", "gang-1"));
+  EXPECT_NE(Cluster::condition_message(cluster_.get_pod("team-a", "gang-1")).find("gang"), std::string::npos)
+      << Cluster::condition_message(cluster_.get_pod("team-a", "gang-1"));
+
+  // A second node arrives: the whole gang binds.
+  cluster_.node("n2", 4);
+  ASSERT_TRUE(Cluster::eventually([&] { return bound("team-a", "gang-0") && bound("team-a", "gang-1"); }));
+  EXPECT_EQ(cluster_.server->request_counts()["create pods/binding"], 5u);  // each pod bound once
+}
+
+TEST_F(DaemonE2E, FractionAndGpuMemoryPodsShareDevicesThroughReservationPods) {
+  cluster_.node("n1", 2);
+  cluster_.queue("default", "", -1);
+  cluster_.queue("test", "default", -1);
+  start_daemon();
+  cluster_.create(cluster_.pod("team-a", "a", "test", 0, "", {{"gpu-fraction", "0.5"}}));
+  cluster_.create(cluster_.pod("team-a", "b", "test", 0, "", {{"gpu-fraction", "0.5"}}));
+  cluster_.create(cluster_.pod("team-a", "m", "test", 0, "", {{"gpu-memory", "20480"}}));
+  ASSERT_TRUE(Cluster::eventually([&] { return bound("team-a", "a") && bound("team-a", "b") && bound("team-a", "m"); }));
+  auto group = [&](const std::string& name) {
+    return cluster_.get_pod("team-a", name)["metadata"].value("labels", Json::object()).value("runai-gpu-group", "");
+  };
+  EXPECT_FALSE(group("a").empty());
+  EXPECT_EQ(group("a"), group("b"));  // 0.5 + 0.5 fill one device
+  EXPECT_NE(group("m"), group("a"));  // 20 GiB of 40 is half of the second device
+  EXPECT_EQ(cluster_.pods("kai-resource-reservation").size(), 2u);
+  // Deleting both pods of a group deletes its reservation pod.
+  ASSERT_TRUE(cluster_.server->delete_object("v1", "Pod", "team-a", "a").is_ok());
+  ASSERT_TRUE(cluster_.server->delete_object("v1", "Pod", "team-a", "b").is_ok());
+  EXPECT_TRUE(Cluster::eventually([&] { return cluster_.pods("kai-resource-reservation").size() == 1; }));
+}
+
+TEST_F(DaemonE2E, ReclaimGivesTheSecondQueueItsQuota) {
+  cluster_.node("n1", 4);
+  cluster_.queue("default", "", -1);
+  cluster_.queue("team-a", "default", 2);
+  cluster_.queue("team-b", "default", 2);
+  start_daemon();
+  for (int i = 0; i < 4; ++i) cluster_.create(cluster_.pod("team-a", "a-" + std::to_string(i), "team-a", 1, "train"));
+  ASSERT_TRUE(Cluster::eventually([&] {
+    int n = 0;
+    for (int i = 0; i < 4; ++i) n += bound("team-a", "a-" + std::to_string(i));
+    return n == 4;
+  }));
+  cluster_.create(cluster_.pod("team-b", "b-0", "team-b", 2, "train"));
+  ASSERT_TRUE(Cluster::eventually([&] { return bound("team-b", "b-0"); }));
+  // Exactly two of team-a's pods made room; team-a keeps its quota of 2.
+  int left = 0;
+  for (int i = 0; i < 4; ++i) left += cluster_.get_pod("team-a", "a-" + std::to_string(i)).is_null() ? 0 : 1;
+  EXPECT_EQ(left, 2);
+}
+
+TEST_F(DaemonE2E, PreemptionByPriorityWithinAQueue) {
+  cluster_.node("n1", 2);
+  cluster_.queue("default", "", -1);
+  cluster_.queue("test", "default", -1);
+  start_daemon();
+  cluster_.create(cluster_.pod("team-a", "low", "test", 2, "train"));
+  ASSERT_TRUE(Cluster::eventually([&] { return bound("team-a", "low"); }));
+  cluster_.create(cluster_.pod("team-a", "high", "test", 2, "inference"));
+  ASSERT_TRUE(Cluster::eventually([&] { return bound("team-a", "high"); }));
+  EXPECT_TRUE(cluster_.get_pod("team-a", "low").is_null());
+}
+
+TEST_F(DaemonE2E, PodsOfOtherSchedulersUseCapacity) {
+  cluster_.node("n1", 2);
+  cluster_.queue("default", "", -1);
+  cluster_.queue("test", "default", -1);
+  Json foreign = cluster_.pod("team-a", "foreign", "test", 2);
+  foreign["spec"]["schedulerName"] = "default-scheduler";
+  foreign["spec"]["nodeName"] = "n1";
+  cluster_.create(foreign);
+  start_daemon();
+  cluster_.create(cluster_.pod("team-a", "mine", "test", 1));
+  ASSERT_TRUE(Cluster::eventually([&] { return !Cluster::condition_message(cluster_.get_pod("team-a", "mine")).empty(); }));
+  EXPECT_FALSE(bound("team-a", "mine"));
+}
+
+TEST_F(DaemonE2E, BadInputGetsAReasonAndEveryoneElseIsScheduled) {
+  cluster_.node("n1", 4);
+  cluster_.queue("default", "", -1);
+  cluster_.queue("test", "default", -1);
+  // A queue cycle: both queues are ignored, with a warning, and their pods wait.
+  cluster_.queue("loop-a", "loop-b", -1);
+  cluster_.queue("loop-b", "loop-a", -1);
+  start_daemon();
+  cluster_.create(cluster_.pod("team-a", "bad-fraction", "test", 0, "", {{"gpu-fraction", "lots"}}));
+  cluster_.create({{"apiVersion", "scheduling.run.ai/v2alpha2"}, {"kind", "PodGroup"},
+                   {"metadata", {{"name", "too-big"}, {"namespace", "team-a"}}},
+                   {"spec", {{"minMember", 3}, {"queue", "test"}}}});
+  cluster_.create(cluster_.pod("team-a", "lonely", "test", 1, "", {{"pod-group-name", "too-big"}}));
+  cluster_.create(cluster_.pod("team-a", "in-loop", "loop-a", 1));
+  cluster_.create(cluster_.pod("team-a", "good", "test", 1));
+  ASSERT_TRUE(Cluster::eventually([&] { return bound("team-a", "good"); }));
+  ASSERT_TRUE(Cluster::eventually([&] {
+    return !Cluster::condition_message(cluster_.get_pod("team-a", "bad-fraction")).empty() &&
+           !Cluster::condition_message(cluster_.get_pod("team-a", "in-loop")).empty();
+  }));
+  EXPECT_NE(Cluster::condition_message(cluster_.get_pod("team-a", "bad-fraction")).find("gpu-fraction"), std::string::npos)
+      << Cluster::condition_message(cluster_.get_pod("team-a", "bad-fraction"));
+  EXPECT_NE(Cluster::condition_message(cluster_.get_pod("team-a", "in-loop")).find("loop-a"), std::string::npos)
+      << Cluster::condition_message(cluster_.get_pod("team-a", "in-loop"));
+  EXPECT_FALSE(bound("team-a", "lonely"));
+  EXPECT_FALSE(bound("team-a", "bad-fraction"));
+}
+
+TEST_F(DaemonE2E, ApiFaultsDuringSchedulingStillEndCorrectly) {
+  cluster_.node("n1", 8);
+  cluster_.node("n2", 8);
+  cluster_.queue("default", "", -1);
+  cluster_.queue("test", "default", -1);
+  start_daemon();
+  ASSERT_TRUE(Cluster::eventually([&] { return daemon_->synced(); }));
+  apiserver::Faults faults;
+  faults.too_many_requests = 5;
+  faults.internal_errors = 3;
+  faults.expire_watches = 2;
+  faults.close_mid_body = 2;
+  faults.delay = std::chrono::milliseconds(20);
+  cluster_.server->set_faults(faults);
+  cluster_.server->drop_watches();
+  for (int i = 0; i < 12; ++i) cluster_.create(cluster_.pod("team-a", "p-" + std::to_string(i), "test", 1));
+  cluster_.server->drop_watches();
+  ASSERT_TRUE(Cluster::eventually([&] {
+    int n = 0;
+    for (int i = 0; i < 12; ++i) n += bound("team-a", "p-" + std::to_string(i));
+    return n == 12;
+  }, 60s));
+  std::map<std::string, int> per_node;
+  for (const auto& p : cluster_.pods("team-a")) ++per_node[Cluster::node_of(p)];
+  EXPECT_LE(per_node["n1"], 8);
+  EXPECT_LE(per_node["n2"], 8);
+}
+
+}  // namespace
+}  // namespace kai::e2e
