@@ -67,12 +67,15 @@ model::Status parse_server(const std::string& server, http::Endpoint& ep) {
   return model::Status::ok();
 }
 
+/// The `inner` node of the entry called `name`, or an undefined node (`!node`) when there is none.
+/// A default YAML::Node is a defined null, which `!` does not catch.
 const YAML::Node named(const YAML::Node& list, const std::string& name, const char* inner) {
-  if (!list || !list.IsSequence()) return YAML::Node();
+  const YAML::Node none(YAML::NodeType::Undefined);
+  if (!list || !list.IsSequence()) return none;
   for (const auto& item : list) {
     if (item["name"] && item["name"].as<std::string>() == name) return item[inner];
   }
-  return YAML::Node();
+  return none;
 }
 
 /// A PEM value from `<field>-data` (base64) or `<field>` (a path relative to the kubeconfig).

@@ -187,7 +187,7 @@ TEST_F(Config, RelativePathsAreRelativeToTheKubeconfig) {
   EXPECT_TRUE(list_pods(cfg.value()).ok());
 }
 
-// KNOWN BUG (fails on the current code): client-go resolves a relative tokenFile against the
+// Regression test (fixed): client-go resolves a relative tokenFile against the
 // kubeconfig's directory, as it does certificate-authority (clientcmd GetAuthInfoFileReferences lists
 // TokenFile); load_kubeconfig reads it relative to the working directory (cluster_config.cpp, the
 // `user["tokenFile"]` branch), finds nothing and silently sends no token: 401.
