@@ -30,6 +30,7 @@
 #include "k8s/client/cluster_config.hpp"
 #include "k8s/client/kube_client.hpp"
 #include "k8s/client/reflector.hpp"
+#include "k8s/model/base64.hpp"
 
 namespace kai::k8s::test {
 
@@ -87,32 +88,7 @@ inline std::optional<uint64_t> rv_number(const std::string& rv) {
   return n;
 }
 
-inline std::string base64_encode(const std::string& in) {
-  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    const uint32_t v = (static_cast<uint8_t>(in[i]) << 16) | (static_cast<uint8_t>(in[i + 1]) << 8) |
-                       static_cast<uint8_t>(in[i + 2]);
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += kAlphabet[(v >> 6) & 63];
-    out += kAlphabet[v & 63];
-  }
-  if (i + 1 == in.size()) {
-    const uint32_t v = static_cast<uint8_t>(in[i]) << 16;
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += "==";
-  } else if (i + 2 == in.size()) {
-    const uint32_t v = (static_cast<uint8_t>(in[i]) << 16) | (static_cast<uint8_t>(in[i + 1]) << 8);
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += kAlphabet[(v >> 6) & 63];
-    out += '=';
-  }
-  return out;
-}
+using model::base64_encode;
 
 inline std::string read_text(const std::string& path) {
   std::ifstream in(path);

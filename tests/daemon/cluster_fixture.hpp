@@ -2,7 +2,9 @@
 // An in-process kai-apiserver (kubelet stand-in on) and helpers to create objects and wait for the
 // daemon's effects, for the end-to-end tests of kai-scheduler.
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <spawn.h>
 
 #include <chrono>
 #include <filesystem>
@@ -11,7 +13,10 @@
 #include <string>
 #include <thread>
 
+#include "actors/daemon/daemon.hpp"
 #include "k8s/apiserver/api_server.hpp"
+
+extern "C" char** environ;
 
 namespace kai::e2e {
 
@@ -35,6 +40,34 @@ class Cluster {
     auto s = server->start();
     EXPECT_TRUE(s.is_ok()) << s.message();
     dir = std::filesystem::path(server->kubeconfig_path()).parent_path().string();
+  }
+
+  /// An in-process daemon against this cluster: a 50 ms period, no metrics port, its own log.
+  daemon::DaemonOptions daemon_options() const {
+    daemon::DaemonOptions o;
+    o.kubeconfig = server->kubeconfig_path();
+    o.log_dir = dir + "/log";
+    o.schedule_period = std::chrono::milliseconds(50);
+    o.metrics_port = 0;
+    o.reservation_timeout = std::chrono::milliseconds(5000);
+    return o;
+  }
+
+  /// A kai-scheduler process against this cluster with `flags`; its stderr appended to `stderr_path`.
+  pid_t spawn_scheduler(const std::vector<std::string>& flags, const std::string& stderr_path) const {
+    std::vector<std::string> args = {KAI_SCHEDULER_BIN, "--kubeconfig", server->kubeconfig_path(),
+                                     "--listen-address", ":0"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 2, stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    pid_t pid = -1;
+    EXPECT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&actions);
+    return pid;
   }
 
   void create(const Json& object) {

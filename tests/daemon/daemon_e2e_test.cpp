@@ -23,12 +23,8 @@ class DaemonE2E : public ::testing::Test {
     if (daemon_) daemon_->stop();
   }
   void start_daemon() {
-    daemon::DaemonOptions o;
-    o.kubeconfig = cluster_.server->kubeconfig_path();
-    o.log_dir = cluster_.dir + "/event-log";
-    o.schedule_period = std::chrono::milliseconds(50);
+    daemon::DaemonOptions o = cluster_.daemon_options();
     o.metrics_port = 1;  // ephemeral
-    o.reservation_timeout = std::chrono::milliseconds(5000);
     daemon_ = std::make_unique<daemon::Daemon>(o);
     auto s = daemon_->start();
     ASSERT_TRUE(s.is_ok()) << s.message();

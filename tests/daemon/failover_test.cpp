@@ -3,9 +3,7 @@
 // is bound twice; both logs together hold every decision once, stamped with its leader's epoch. And a
 // leader cut off from the API server stops binding before its lease can expire.
 
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 
 #include "actors/daemon/daemon.hpp"
@@ -13,30 +11,28 @@
 #include "storage/event_log.hpp"
 #include "tests/daemon/cluster_fixture.hpp"
 
-extern "C" char** environ;
-
 namespace kai::e2e {
 namespace {
 
 constexpr auto kLease = 2s;  // tests use 1-2 s leases (contracts.md §11)
 
 pid_t spawn_replica(const Cluster& c, const std::string& identity) {
-  std::vector<std::string> args = {KAI_SCHEDULER_BIN, "--kubeconfig", c.server->kubeconfig_path(), "--log-dir",
-                                   c.dir + "/log-" + identity, "--schedule-period", "50ms", "--listen-address", ":0",
-                                   "--leader-elect", "--leader-elect-identity", identity,
-                                   "--leader-elect-lease-duration", "2s", "--leader-elect-renew-deadline", "1500ms",
-                                   "--leader-elect-retry-period", "250ms"};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  const std::string out = c.dir + "/" + identity + ".log";
-  posix_spawn_file_actions_addopen(&actions, 2, out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  pid_t pid = -1;
-  EXPECT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&actions);
-  return pid;
+  return c.spawn_scheduler({"--log-dir", c.dir + "/log-" + identity, "--schedule-period", "50ms", "--leader-elect",
+                            "--leader-elect-identity", identity, "--leader-elect-lease-duration", "2s",
+                            "--leader-elect-renew-deadline", "1500ms", "--leader-elect-retry-period", "250ms"},
+                           c.dir + "/" + identity + ".log");
+}
+
+/// An in-process replica that elects, with short leases (retry 250 ms).
+daemon::DaemonOptions electing(const Cluster& c, const std::string& identity,
+                               std::chrono::milliseconds lease = kLease, std::chrono::milliseconds renew = 1500ms) {
+  daemon::DaemonOptions o = c.daemon_options();
+  o.leader_elect = true;
+  o.identity = identity;
+  o.lease_duration = lease;
+  o.renew_deadline = renew;
+  o.retry_period = 250ms;
+  return o;
 }
 
 /// The Lease's spec.holderIdentity and leaseTransitions ("" / -1 when there is no Lease yet).
@@ -123,17 +119,7 @@ TEST(Failover, StandbyTakesOverAfterTheLeaderIsKilledWithoutDoubleBinds) {
 TEST(Failover, GracefulStopHandsTheLeaseOverAtOnce) {
   Cluster c;
   c.namespace_("kai-scheduler");
-  daemon::DaemonOptions o;
-  o.kubeconfig = c.server->kubeconfig_path();
-  o.log_dir = c.dir + "/log";
-  o.schedule_period = 50ms;
-  o.metrics_port = 0;
-  o.leader_elect = true;
-  o.identity = "graceful";
-  o.lease_duration = kLease;
-  o.renew_deadline = 1500ms;
-  o.retry_period = 250ms;
-  daemon::Daemon d(o);
+  daemon::Daemon d(electing(c, "graceful"));
   ASSERT_TRUE(d.start().is_ok());
   ASSERT_TRUE(Cluster::eventually([&] { return d.leading(); }, 10s));
   d.stop();
@@ -142,12 +128,7 @@ TEST(Failover, GracefulStopHandsTheLeaseOverAtOnce) {
 
 TEST(Failover, MissingLeaseNamespaceIsAClearError) {
   Cluster c;
-  daemon::DaemonOptions o;
-  o.kubeconfig = c.server->kubeconfig_path();
-  o.log_dir = c.dir + "/log";
-  o.metrics_port = 0;
-  o.leader_elect = true;
-  o.identity = "x";
+  daemon::DaemonOptions o = electing(c, "x");
   o.lease_namespace = "no-such-namespace";
   daemon::Daemon d(o);
   auto s = d.start();
@@ -162,17 +143,7 @@ TEST(Failover, LeaderCutOffFromTheApiServerStopsBindingBeforeItsLeaseExpires) {
   c.node("n1", 8);
   c.queue("default", "", -1);
   c.queue("test", "default", -1);
-  daemon::DaemonOptions o;
-  o.kubeconfig = c.server->kubeconfig_path();
-  o.log_dir = c.dir + "/log";
-  o.schedule_period = 50ms;
-  o.metrics_port = 0;
-  o.leader_elect = true;
-  o.identity = "cut-off";
-  o.lease_duration = 3s;
-  o.renew_deadline = 2s;
-  o.retry_period = 250ms;
-  daemon::Daemon d(o);
+  daemon::Daemon d(electing(c, "cut-off", 3s, 2s));
   ASSERT_TRUE(d.start().is_ok());
   ASSERT_TRUE(Cluster::eventually([&] { return d.leading() && d.synced(); }, 10s));
 

@@ -29,10 +29,7 @@ TEST(DeployedRbac, CoversEveryCallTheDaemonMakes) {
   c.queue("team-a", "default", 2, 100);
   c.queue("team-b", "default", 2, 100);
 
-  daemon::DaemonOptions o;
-  o.kubeconfig = c.server->kubeconfig_path();
-  o.log_dir = c.dir + "/log";
-  o.schedule_period = std::chrono::milliseconds(50);
+  daemon::DaemonOptions o = c.daemon_options();
   o.metrics_port = 1;
   o.webhook_port = 1;
   o.leader_elect = true;
@@ -40,7 +37,6 @@ TEST(DeployedRbac, CoversEveryCallTheDaemonMakes) {
   o.lease_duration = std::chrono::seconds(2);
   o.renew_deadline = std::chrono::milliseconds(1500);
   o.retry_period = std::chrono::milliseconds(250);
-  o.reservation_timeout = std::chrono::milliseconds(5000);
   daemon::Daemon d(o);
   c.server->reset_request_counts();  // from here on, only the daemon talks to the server
   ASSERT_TRUE(d.start().is_ok());

@@ -1,32 +1,17 @@
 // SIGKILL the kai-scheduler process in the middle of binding and start it again on the same event
 // log: it resumes, no pod is bound twice, and the end state equals a run without the restart.
 
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 
 #include "storage/event_log.hpp"
 #include "tests/daemon/cluster_fixture.hpp"
 
-extern "C" char** environ;
-
 namespace kai::e2e {
 namespace {
 
-pid_t spawn_scheduler(const std::string& kubeconfig, const std::string& log_dir, const std::string& out) {
-  std::vector<std::string> args = {KAI_SCHEDULER_BIN, "--kubeconfig", kubeconfig, "--log-dir", log_dir,
-                                   "--schedule-period", "30ms", "--listen-address", ":0"};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 2, out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  pid_t pid = -1;
-  EXPECT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&actions);
-  return pid;
+pid_t spawn_scheduler(const Cluster& c, const std::string& log_dir, const std::string& out) {
+  return c.spawn_scheduler({"--log-dir", log_dir, "--schedule-period", "30ms"}, out);
 }
 
 TEST(Restart, SigkillMidLoadResumesWithoutDoubleBinds) {
@@ -50,7 +35,7 @@ TEST(Restart, SigkillMidLoadResumesWithoutDoubleBinds) {
     return n;
   };
 
-  pid_t pid = spawn_scheduler(c.server->kubeconfig_path(), log_dir, out);
+  pid_t pid = spawn_scheduler(c, log_dir, out);
   ASSERT_TRUE(Cluster::eventually([&] { return bound_count() >= 3; }));
   ::kill(pid, SIGKILL);
   int status = 0;
@@ -58,7 +43,7 @@ TEST(Restart, SigkillMidLoadResumesWithoutDoubleBinds) {
   const int before = bound_count();
   EXPECT_LT(before, kPods) << "the kill should land before every pod is bound";
 
-  pid = spawn_scheduler(c.server->kubeconfig_path(), log_dir, out);
+  pid = spawn_scheduler(c, log_dir, out);
   ASSERT_TRUE(Cluster::eventually([&] { return bound_count() == kPods; }, 60s));
   ::kill(pid, SIGTERM);
   ::waitpid(pid, &status, 0);

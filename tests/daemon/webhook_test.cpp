@@ -43,10 +43,7 @@ TEST(Webhooks, ServedOverHttpsWithTheSecretsCertificateAndItsCaBundle) {
   c.namespace_("kai-scheduler");
   c.create(webhook_configuration("MutatingWebhookConfiguration", "/mutate-pods"));
   c.create(webhook_configuration("ValidatingWebhookConfiguration", "/validate-pods"));
-  daemon::DaemonOptions o;
-  o.kubeconfig = c.server->kubeconfig_path();
-  o.log_dir = c.dir + "/log";
-  o.metrics_port = 0;
+  daemon::DaemonOptions o = c.daemon_options();
   o.webhook_port = 1;  // ephemeral
   o.admission.gpu_sharing = false;
   auto d = std::make_unique<daemon::Daemon>(o);
@@ -103,10 +100,7 @@ TEST(Webhooks, ServedOverHttpsWithTheSecretsCertificateAndItsCaBundle) {
 TEST(Webhooks, WithoutTheirConfigurationsTheStartFailsWithAClearError) {
   Cluster c;
   c.namespace_("kai-scheduler");
-  daemon::DaemonOptions o;
-  o.kubeconfig = c.server->kubeconfig_path();
-  o.log_dir = c.dir + "/log";
-  o.metrics_port = 0;
+  daemon::DaemonOptions o = c.daemon_options();
   o.webhook_port = 1;
   daemon::Daemon d(o);
   auto s = d.start();
