@@ -1,6 +1,5 @@
 #include "actors/daemon/kube_lease_api.hpp"
 
-#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "k8s/model/time.hpp"
@@ -8,34 +7,6 @@
 namespace kai::daemon {
 
 using Json = nlohmann::json;
-
-std::string format_micro_time(int64_t unix_us) {
-  int64_t seconds = unix_us / 1000000;
-  int64_t micros = unix_us % 1000000;
-  if (micros < 0) {
-    micros += 1000000;
-    --seconds;
-  }
-  std::string whole = model::format_rfc3339(seconds);  // ends in 'Z'
-  char fraction[16];
-  std::snprintf(fraction, sizeof fraction, ".%06lld", static_cast<long long>(micros));
-  return whole.substr(0, whole.size() - 1) + fraction + "Z";
-}
-
-model::Result<int64_t> parse_micro_time(const std::string& text) {
-  auto seconds = model::parse_rfc3339(text);
-  if (!seconds.is_ok()) return seconds.status();
-  int64_t micros = 0;
-  const size_t dot = text.find('.');
-  if (dot != std::string::npos) {
-    int digits = 0;
-    for (size_t i = dot + 1; i < text.size() && digits < 6 && text[i] >= '0' && text[i] <= '9'; ++i, ++digits) {
-      micros = micros * 10 + (text[i] - '0');
-    }
-    for (; digits < 6; ++digits) micros *= 10;
-  }
-  return seconds.value() * 1000000 + micros;
-}
 
 namespace {
 
@@ -45,8 +16,8 @@ leader::LeaseRecord decode_lease(const Json& lease) {
   r.holder = spec.value("holderIdentity", "");
   r.lease_duration_s = spec.value("leaseDurationSeconds", 0);
   r.transitions = spec.value("leaseTransitions", 0);
-  if (auto t = parse_micro_time(spec.value("acquireTime", "")); t.is_ok()) r.acquire_time_us = t.value();
-  if (auto t = parse_micro_time(spec.value("renewTime", "")); t.is_ok()) r.renew_time_us = t.value();
+  if (auto t = model::parse_micro_time(spec.value("acquireTime", "")); t.is_ok()) r.acquire_time_us = t.value();
+  if (auto t = model::parse_micro_time(spec.value("renewTime", "")); t.is_ok()) r.renew_time_us = t.value();
   r.resource_version = lease.value("metadata", Json::object()).value("resourceVersion", "");
   return r;
 }
@@ -57,8 +28,8 @@ Json encode_lease(const std::string& ns, const std::string& name, const leader::
   Json spec = {{"holderIdentity", r.holder},
                {"leaseDurationSeconds", r.lease_duration_s},
                {"leaseTransitions", r.transitions},
-               {"acquireTime", format_micro_time(r.acquire_time_us)},
-               {"renewTime", format_micro_time(r.renew_time_us)}};
+               {"acquireTime", model::format_micro_time(r.acquire_time_us)},
+               {"renewTime", model::format_micro_time(r.renew_time_us)}};
   return {{"apiVersion", "coordination.k8s.io/v1"}, {"kind", "Lease"}, {"metadata", metadata}, {"spec", spec}};
 }
 

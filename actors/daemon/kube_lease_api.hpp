@@ -29,8 +29,4 @@ class KubeLeaseApi : public leader::LeaseApi {
   std::string name_;
 };
 
-/// "2026-11-24T10:00:00.123456Z" (MicroTime) from unix microseconds, and back.
-std::string format_micro_time(int64_t unix_us);
-model::Result<int64_t> parse_micro_time(const std::string& text);
-
 }  // namespace kai::daemon

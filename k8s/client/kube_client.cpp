@@ -218,13 +218,9 @@ ApiResult KubeClient::create_pod(const std::string& ns, const std::string& pod_j
 ApiResult KubeClient::create_event(const std::string& ns, const std::string& kind, const std::string& api_version,
                                    const std::string& name, const std::string& uid, const std::string& type,
                                    const std::string& reason, const std::string& note, const std::string& action) {
-  const auto now = std::chrono::system_clock::now().time_since_epoch();
-  const int64_t secs = std::chrono::duration_cast<std::chrono::seconds>(now).count();
-  const int64_t micros = std::chrono::duration_cast<std::chrono::microseconds>(now).count() % 1000000;
-  char frac[16];
-  std::snprintf(frac, sizeof frac, ".%06lld", static_cast<long long>(micros));
-  std::string event_time = model::format_rfc3339(secs);
-  event_time.insert(event_time.size() - 1, frac);  // MicroTime: six fractional digits
+  const std::string event_time = model::format_micro_time(std::chrono::duration_cast<std::chrono::microseconds>(
+                                                             std::chrono::system_clock::now().time_since_epoch())
+                                                             .count());
   thread_local std::mt19937_64 rng{std::random_device{}()};
   char suffix[20];
   std::snprintf(suffix, sizeof suffix, "%016llx", static_cast<unsigned long long>(rng()));

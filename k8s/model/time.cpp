@@ -144,6 +144,34 @@ std::string format_rfc3339(int64_t unix_seconds) {
   return format(unix_seconds);
 }
 
+std::string format_micro_time(int64_t unix_us) {
+  int64_t seconds = unix_us / 1000000;
+  int64_t micros = unix_us % 1000000;
+  if (micros < 0) {
+    micros += 1000000;
+    --seconds;
+  }
+  std::string whole = format_rfc3339(seconds);  // ends in 'Z'
+  char fraction[16];
+  std::snprintf(fraction, sizeof fraction, ".%06lld", static_cast<long long>(micros));
+  return whole.substr(0, whole.size() - 1) + fraction + "Z";
+}
+
+Result<int64_t> parse_micro_time(std::string_view text) {
+  auto seconds = parse_rfc3339(text);
+  if (!seconds.is_ok()) return seconds.status();
+  int64_t micros = 0;
+  const size_t dot = text.find('.');
+  if (dot != std::string::npos) {
+    int digits = 0;
+    for (size_t i = dot + 1; i < text.size() && digits < 6 && text[i] >= '0' && text[i] <= '9'; ++i, ++digits) {
+      micros = micros * 10 + (text[i] - '0');
+    }
+    for (; digits < 6; ++digits) micros *= 10;
+  }
+  return seconds.value() * 1000000 + micros;
+}
+
 Result<int64_t> parse_go_duration_ns(std::string_view text) {
   if (auto ns = parse_duration(text)) return *ns;
   return Status::error("duration \"" + std::string(text) + "\" does not parse");

@@ -16,6 +16,12 @@ Result<int64_t> parse_rfc3339(std::string_view text);
 /// Formats unix seconds as "YYYY-MM-DDTHH:MM:SSZ".
 std::string format_rfc3339(int64_t unix_seconds);
 
+/// Formats unix microseconds as a Kubernetes MicroTime, "YYYY-MM-DDTHH:MM:SS.ffffffZ" (the API
+/// server refuses Lease and events.k8s.io times with fewer fractional digits).
+std::string format_micro_time(int64_t unix_us);
+/// Parses an RFC 3339 timestamp to unix microseconds (fractions beyond six digits are dropped).
+Result<int64_t> parse_micro_time(std::string_view text);
+
 /// Parses a Go time.Duration string ("1m30s", "2h", "500ms", "-1.5h", "0") into nanoseconds.
 Result<int64_t> parse_go_duration_ns(std::string_view text);
 

@@ -7,7 +7,7 @@
 #include <sys/wait.h>
 
 #include "actors/daemon/daemon.hpp"
-#include "actors/daemon/kube_lease_api.hpp"
+#include "k8s/model/time.hpp"
 #include "storage/event_log.hpp"
 #include "tests/daemon/cluster_fixture.hpp"
 
@@ -159,7 +159,7 @@ TEST(Failover, LeaderCutOffFromTheApiServerStopsBindingBeforeItsLeaseExpires) {
   auto list = c.server->list_objects("coordination.k8s.io/v1", "Lease", "kai-scheduler");
   ASSERT_TRUE(list.is_ok());
   const Json lease = Json::parse(list.value())["items"][0];
-  auto renewed = daemon::parse_micro_time(lease["spec"].value("renewTime", ""));
+  auto renewed = model::parse_micro_time(lease["spec"].value("renewTime", ""));
   ASSERT_TRUE(renewed.is_ok()) << lease.dump();
   EXPECT_LT(stopped_us, renewed.value() + 3'000'000) << "acting stopped only after the lease could expire";
 
