@@ -1432,6 +1432,12 @@ uint64_t Store::watch(const ResourceInfo& r, const std::string& ns, const ListOp
   w.sink = std::move(sink);
   std::lock_guard lock(mu_);
   const uint64_t id = next_watch_++;
+  if (stopping_) {
+    // The server is shutting down: a watch registered now would outlive the HTTP transport its sink
+    // writes to (stop() has already closed the others). End it at once.
+    w.sink.close();
+    return id;
+  }
   if (opt.resource_version.empty() || opt.resource_version == "0") {
     auto objs = objects_.find(w.storage_key);
     if (objs != objects_.end()) {
