@@ -1,9 +1,6 @@
-// Codec unit: nlohmann is used here to read the watch objects as received.
 #include "events/projection.hpp"
 
-#include <nlohmann/json.hpp>
-
-#include "k8s/model/json_codec.hpp"
+#include "k8s/model/watch_decode.hpp"
 
 namespace kai::events {
 namespace {
@@ -44,22 +41,7 @@ bool with_kind(ClusterState& s, const std::string& kind, F&& f) {
 }
 
 Status decode_objects(const WatchEvent& w, model::ClusterObjects& out) {
-  nlohmann::json j = nlohmann::json::parse(w.object_json, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Status::error(w.kind + ": object is not valid JSON");
-  try {
-    if (j.is_object() && j.contains("items")) j = j["items"];
-    if (j.is_array()) {
-      for (auto& item : j) {
-        if (item.is_object() && !item.contains("kind")) item["kind"] = w.kind;
-        if (Status st = model::decode_object_into(item, out); !st) return st;
-      }
-      return Status::ok();
-    }
-    if (j.is_object() && !j.contains("kind")) j["kind"] = w.kind;
-    return model::decode_object_into(j, out);
-  } catch (const std::exception& e) {
-    return Status::error(w.kind + ": " + e.what());
-  }
+  return model::decode_objects_json(w.object_json, w.kind, out);
 }
 
 }  // namespace

@@ -7,7 +7,7 @@ packages=(
   g++ cmake ninja-build ccache make pkg-config git ca-certificates
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libcaf-dev libboost1.81-dev librocksdb-dev libssl-dev prometheus-cpp-dev
+  libcaf-dev libboost1.81-dev librocksdb-dev libssl-dev prometheus-cpp-dev libsimdjson-dev
 )
 
 missing=()
