@@ -1,5 +1,7 @@
 #include "k8s/client/reflector.hpp"
 
+#include "k8s/client/watch_line.hpp"
+
 #include <nlohmann/json.hpp>
 
 namespace kai::k8s {
@@ -100,43 +102,37 @@ std::string Reflector::watch_from(const std::string& rv, bool* gone) {
                 " bytes exceeds the limit and was skipped");
       continue;
     }
-    Json ev = Json::parse(*line, nullptr, false);
-    if (!ev.is_object() || !ev.contains("type") || !ev["type"].is_string() || !ev.contains("object") ||
-        !ev["object"].is_object()) {
-      on_error_("watching " + options_.kind + ": a malformed event was skipped: " + line->substr(0, 200));
+    auto scanned = scan_watch_line(*line);
+    if (!scanned) {
+      const std::string& why = scanned.message();
+      on_error_("watching " + options_.kind + ": " +
+                (why.rfind("unknown event type", 0) == 0 ? why + " skipped"
+                                                          : "a malformed event was skipped (" + why +
+                                                                "): " + line->substr(0, 200)));
       continue;
     }
-    const std::string type = ev["type"];
-    Json& obj = ev["object"];
-    const std::string obj_rv = obj.value("metadata", Json::object()).value("resourceVersion", "");
-    if (type == "ERROR") {
-      if (obj.value("code", 0) == 410) {
+    const WatchLine& ev = *scanned;
+    if (ev.type == WatchLineType::kError) {
+      if (ev.error_code == 410) {
         *gone = true;
       } else {
-        on_error_("watching " + options_.kind + ": " + obj.value("message", std::string("error event")));
+        on_error_("watching " + options_.kind + ": " +
+                  (ev.error_message.empty() ? std::string("error event") : ev.error_message));
       }
       break;
     }
     ReflectorEvent out;
     out.kind = options_.kind;
-    out.resource_version = obj_rv;
-    if (type == "ADDED") {
-      out.type = ReflectorEventType::kAdded;
-    } else if (type == "MODIFIED") {
-      out.type = ReflectorEventType::kModified;
-    } else if (type == "DELETED") {
-      out.type = ReflectorEventType::kDeleted;
-    } else if (type == "BOOKMARK") {
-      out.type = ReflectorEventType::kBookmark;
-    } else {
-      on_error_("watching " + options_.kind + ": unknown event type " + type + " skipped");
-      continue;
+    out.resource_version = ev.resource_version;
+    switch (ev.type) {
+      case WatchLineType::kAdded: out.type = ReflectorEventType::kAdded; break;
+      case WatchLineType::kModified: out.type = ReflectorEventType::kModified; break;
+      case WatchLineType::kDeleted: out.type = ReflectorEventType::kDeleted; break;
+      default: out.type = ReflectorEventType::kBookmark; break;
     }
-    if (out.type != ReflectorEventType::kBookmark) {
-      obj["kind"] = options_.kind;
-      out.object_json = obj.dump();
-    }
-    if (!obj_rv.empty()) last = obj_rv;
+    // Handed on as received: the consumer's decoder takes an object without `kind` as this kind.
+    if (out.type != ReflectorEventType::kBookmark) out.object_json = std::string(ev.object);
+    if (!ev.resource_version.empty()) last = ev.resource_version;
     on_event_(std::move(out));
   }
   stream->stop();

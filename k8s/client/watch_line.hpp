@@ -1,0 +1,30 @@
+#pragma once
+// One line of a watch stream (`{"type": ..., "object": {...}}`) split into what the reflector needs
+// without building a document: the event type, the object's JSON as a slice of the line (handed on
+// as received, not re-serialised), its resourceVersion, and for ERROR events the Status code and
+// message. simdjson's On-Demand parser does the scan (contracts.md §8); the object's own fields are
+// checked later, by the typed decoder (k8s/model/watch_decode.hpp).
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "k8s/model/status.hpp"
+
+namespace kai::k8s {
+
+enum class WatchLineType : uint8_t { kAdded, kModified, kDeleted, kBookmark, kError };
+
+struct WatchLine {
+  WatchLineType type = WatchLineType::kAdded;
+  std::string_view object;  ///< inside the scanned line: valid while the line is
+  std::string resource_version;
+  int64_t error_code = 0;  ///< ERROR events: the Status code (410: the resourceVersion is too old)
+  std::string error_message;
+};
+
+/// Scans one watch line. Fails with a reason (not JSON, no type, no object, an unknown type) for a
+/// line the reflector must skip; the reason starts with "unknown event type" for the last case.
+model::Result<WatchLine> scan_watch_line(std::string_view line);
+
+}  // namespace kai::k8s
