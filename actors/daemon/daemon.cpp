@@ -77,8 +77,6 @@ events::WatchType watch_type(k8s::ReflectorEventType t) {
       return events::WatchType::kDeleted;
     case k8s::ReflectorEventType::kBookmark:
       return events::WatchType::kBookmark;
-    case k8s::ReflectorEventType::kRelist:
-      return events::WatchType::kRelist;
   }
   return events::WatchType::kModified;
 }

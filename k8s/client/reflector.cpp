@@ -1,21 +1,47 @@
 #include "k8s/client/reflector.hpp"
 
-#include "k8s/client/watch_line.hpp"
-
 #include <nlohmann/json.hpp>
+#include <set>
+
+#include "k8s/client/watch_line.hpp"
 
 namespace kai::k8s {
 
 using Json = nlohmann::json;
 
+namespace {
+
+/// List items carry no kind; the events that carry them get it, so that each logged object says
+/// what it is.
+std::string with_kind(std::string_view object, bool has_kind, const std::string& kind) {
+  if (has_kind || object.size() < 2 || object.front() != '{') return std::string(object);
+  std::string out;
+  out.reserve(object.size() + kind.size() + 10);
+  out.append("{\"kind\":\"").append(kind).append("\"");
+  std::string_view rest = object.substr(1);
+  if (rest.find_first_not_of(" \t\r\n") != std::string_view::npos &&
+      rest[rest.find_first_not_of(" \t\r\n")] != '}')
+    out.push_back(',');
+  out.append(rest);
+  return out;
+}
+
+}  // namespace
+
 Reflector::Reflector(KubeClient& client, ReflectorOptions options, OnEvent on_event, OnError on_error)
-    : client_(client), options_(std::move(options)), on_event_(std::move(on_event)), on_error_(std::move(on_error)) {}
+    : client_(client),
+      options_(std::move(options)),
+      on_event_(std::move(on_event)),
+      on_error_(std::move(on_error)) {}
 
-Reflector::~Reflector() { stop(); }
+Reflector::~Reflector() {
+  stop();
+}
 
-void Reflector::start(const std::string& resume_from) {
+void Reflector::start(const std::string& resume_from, std::map<std::string, std::string> known) {
   if (thread_.joinable()) return;
   stop_ = false;
+  known_ = std::move(known);
   thread_ = std::thread([this, resume_from] { run(resume_from); });
 }
 
@@ -28,10 +54,21 @@ void Reflector::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+void Reflector::deliver(ReflectorEventType type, bool from_list, std::string object_json,
+                        std::string resource_version) {
+  ReflectorEvent ev;
+  ev.type = type;
+  ev.kind = options_.kind;
+  ev.object_json = std::move(object_json);
+  ev.resource_version = std::move(resource_version);
+  ev.from_list = from_list;
+  on_event_(std::move(ev));
+}
+
 std::string Reflector::list_all() {
-  Json items = Json::array();
   std::string cont;
   std::string rv;
+  std::set<std::string> listed;
   bool more = true;
   while (more && !stop_) {
     std::string path = options_.list_path + "?limit=" + std::to_string(options_.page_size);
@@ -40,34 +77,55 @@ std::string Reflector::list_all() {
     if (!r.ok()) {
       if (r.code == 410 && !cont.empty()) {
         cont.clear();  // the continue token expired: start the list again from the first page
-        items = Json::array();
+        listed.clear();
         continue;
       }
       on_error_("listing " + options_.kind + ": " + r.describe());
       return "";
     }
-    Json list = Json::parse(r.body, nullptr, false);
-    if (!list.is_object() || !list.contains("items") || !list["items"].is_array()) {
-      on_error_("listing " + options_.kind + ": the answer is not a List");
+    auto page = scan_list_page(r.body);
+    if (!page) {
+      on_error_("listing " + options_.kind + ": " + page.message());
       return "";
     }
-    for (auto& item : list["items"]) {
-      if (!item.is_object()) continue;
-      item["kind"] = options_.kind;  // list items carry no kind
-      items.push_back(std::move(item));
+    // Every page is read from the first page's snapshot: its resourceVersion is the list's.
+    if (cont.empty()) rv = page->resource_version;
+    for (const ListedObject& item : page->items) {
+      std::string key = item.id.key();
+      if (item.id.name.empty()) {
+        on_error_("listing " + options_.kind + ": an object without metadata.name was skipped");
+        continue;
+      }
+      listed.insert(key);
+      auto known = known_.find(key);
+      if (known != known_.end() && known->second == item.id.resource_version) continue;  // unchanged
+      const auto type = known == known_.end() ? ReflectorEventType::kAdded : ReflectorEventType::kModified;
+      known_[std::move(key)] = item.id.resource_version;
+      deliver(type, true, with_kind(item.object, item.id.has_kind, options_.kind), rv);
     }
-    const Json& meta = list.value("metadata", Json::object());
-    rv = meta.value("resourceVersion", "");
-    cont = meta.value("continue", "");
+    cont = page->continue_token;
     more = !cont.empty();
   }
   if (stop_) return "";
-  ReflectorEvent ev;
-  ev.type = ReflectorEventType::kRelist;
-  ev.kind = options_.kind;
-  ev.object_json = Json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(items)}}.dump();
-  ev.resource_version = rv;
-  on_event_(std::move(ev));
+  // What the list lacks was deleted while no watch was running.
+  for (auto it = known_.begin(); it != known_.end();) {
+    if (listed.count(it->first) != 0) {
+      ++it;
+      continue;
+    }
+    const size_t slash = it->first.find('/');
+    Json meta = {{"resourceVersion", it->second}};
+    if (slash == std::string::npos) {
+      meta["name"] = it->first;
+    } else {
+      meta["namespace"] = it->first.substr(0, slash);
+      meta["name"] = it->first.substr(slash + 1);
+    }
+    deliver(ReflectorEventType::kDeleted, true,
+            Json{{"kind", options_.kind}, {"metadata", std::move(meta)}}.dump(), rv);
+    it = known_.erase(it);
+  }
+  deliver(ReflectorEventType::kBookmark, true, "", rv);
   ++lists_;
   synced_ = true;
   return rv;
@@ -106,9 +164,9 @@ std::string Reflector::watch_from(const std::string& rv, bool* gone) {
     if (!scanned) {
       const std::string& why = scanned.message();
       on_error_("watching " + options_.kind + ": " +
-                (why.rfind("unknown event type", 0) == 0 ? why + " skipped"
-                                                          : "a malformed event was skipped (" + why +
-                                                                "): " + line->substr(0, 200)));
+                (why.rfind("unknown event type", 0) == 0
+                     ? why + " skipped"
+                     : "a malformed event was skipped (" + why + "): " + line->substr(0, 200)));
       continue;
     }
     const WatchLine& ev = *scanned;
@@ -121,19 +179,27 @@ std::string Reflector::watch_from(const std::string& rv, bool* gone) {
       }
       break;
     }
-    ReflectorEvent out;
-    out.kind = options_.kind;
-    out.resource_version = ev.resource_version;
+    ReflectorEventType type = ReflectorEventType::kBookmark;
     switch (ev.type) {
-      case WatchLineType::kAdded: out.type = ReflectorEventType::kAdded; break;
-      case WatchLineType::kModified: out.type = ReflectorEventType::kModified; break;
-      case WatchLineType::kDeleted: out.type = ReflectorEventType::kDeleted; break;
-      default: out.type = ReflectorEventType::kBookmark; break;
+      case WatchLineType::kAdded:
+        type = ReflectorEventType::kAdded;
+        known_[ev.id.key()] = ev.id.resource_version;
+        break;
+      case WatchLineType::kModified:
+        type = ReflectorEventType::kModified;
+        known_[ev.id.key()] = ev.id.resource_version;
+        break;
+      case WatchLineType::kDeleted:
+        type = ReflectorEventType::kDeleted;
+        known_.erase(ev.id.key());
+        break;
+      default:
+        break;
     }
+    if (!ev.id.resource_version.empty()) last = ev.id.resource_version;
     // Handed on as received: the consumer's decoder takes an object without `kind` as this kind.
-    if (out.type != ReflectorEventType::kBookmark) out.object_json = std::string(ev.object);
-    if (!ev.resource_version.empty()) last = ev.resource_version;
-    on_event_(std::move(out));
+    deliver(type, false, type == ReflectorEventType::kBookmark ? std::string() : std::string(ev.object),
+            ev.id.resource_version);
   }
   stream->stop();
   {
@@ -146,7 +212,8 @@ std::string Reflector::watch_from(const std::string& rv, bool* gone) {
 void Reflector::run(std::string rv) {
   auto backoff = options_.retry_backoff;
   auto pause = [&] {
-    for (auto waited = std::chrono::milliseconds(0); waited < backoff && !stop_; waited += std::chrono::milliseconds(50)) {
+    for (auto waited = std::chrono::milliseconds(0); waited < backoff && !stop_;
+         waited += std::chrono::milliseconds(50)) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::seconds(10));

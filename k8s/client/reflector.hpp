@@ -1,13 +1,16 @@
 #pragma once
 // A reflector for one kind: LIST (paginated), then WATCH from the list's resourceVersion with
-// bookmarks, resuming after a dropped stream; when the server says 410 Gone the kind is listed again
-// and handed over whole (a RELIST), so that a consumer that replaces the kind's objects stays
-// consistent. Malformed lines are reported and skipped without ending the stream. Runs on its own
-// thread; the callbacks run there.
+// bookmarks, resuming after a dropped stream. Every list (the first, and the one after a 410 Gone)
+// is handed on as the difference from what the reflector delivered before: synthetic ADDED and
+// MODIFIED for new and changed objects, DELETED for the ones the list lacks, then a BOOKMARK at the
+// list's resourceVersion; so a consumer that only applies events stays consistent, and a relist of
+// 150,000 pods is never one giant record. Malformed lines are reported and skipped without ending
+// the stream. Runs on its own thread; the callbacks run there.
 
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -16,19 +19,24 @@
 
 namespace kai::k8s {
 
-enum class ReflectorEventType : uint8_t { kAdded, kModified, kDeleted, kBookmark, kRelist };
+enum class ReflectorEventType : uint8_t { kAdded, kModified, kDeleted, kBookmark };
 
 struct ReflectorEvent {
   ReflectorEventType type = ReflectorEventType::kAdded;
   std::string kind;
-  /// The object as received (JSON); for kRelist a List of every object of the kind.
+  /// The object as received (JSON). A synthetic DELETED carries the name, namespace and last known
+  /// resourceVersion only.
   std::string object_json;
+  /// The stream position after this event: the object's resourceVersion for a watch event, the
+  /// list's for an event of a list (whose object may be older).
   std::string resource_version;
+  /// Made from a LIST rather than received on the watch; a BOOKMARK with it ends the list.
+  bool from_list = false;
 };
 
 struct ReflectorOptions {
-  std::string kind;        ///< "Pod"
-  std::string list_path;   ///< "/api/v1/pods"
+  std::string kind;       ///< "Pod"
+  std::string list_path;  ///< "/api/v1/pods"
   int64_t page_size = 500;
   /// The server ends each watch after this long; the reflector then watches again from where it was.
   int64_t watch_timeout_seconds = 300;
@@ -49,8 +57,9 @@ class Reflector {
   Reflector& operator=(const Reflector&) = delete;
 
   /// Starts listing and watching. `resume_from`: a resourceVersion to watch from without listing
-  /// (after a restart); "" lists first.
-  void start(const std::string& resume_from = "");
+  /// (after a restart); "" lists first. `known`: key ("namespace/name") -> resourceVersion of the
+  /// objects the consumer already holds, so that a later list is diffed against them.
+  void start(const std::string& resume_from = "", std::map<std::string, std::string> known = {});
   void stop();
   /// True once the first list was delivered.
   bool synced() const { return synced_; }
@@ -59,8 +68,11 @@ class Reflector {
 
  private:
   void run(std::string resume_from);
-  /// Lists every page; delivers one kRelist. Returns the list's resourceVersion, "" on failure.
+  /// Lists every page and delivers the difference from `known_`. Returns the list's
+  /// resourceVersion, "" on failure.
   std::string list_all();
+  void deliver(ReflectorEventType type, bool from_list, std::string object_json,
+               std::string resource_version);
   /// Watches from `rv` until the stream ends. Returns the last resourceVersion seen, or "" when the
   /// server answered 410 (relist needed).
   std::string watch_from(const std::string& rv, bool* gone);
@@ -73,6 +85,8 @@ class Reflector {
   std::atomic<bool> stop_{false};
   std::atomic<bool> synced_{false};
   std::atomic<int> lists_{0};
+  /// key -> resourceVersion of every object delivered and not deleted (the reflector thread's own).
+  std::map<std::string, std::string> known_;
   std::mutex stream_mu_;
   std::shared_ptr<http::WatchStream> stream_;
 };

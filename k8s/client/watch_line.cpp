@@ -26,10 +26,11 @@ model::Result<WatchLineType> type_of(std::string_view type) {
   return model::Status::error("unknown event type " + std::string(type));
 }
 
-/// Reads metadata.resourceVersion, or for an ERROR event the Status's code and message, from the
-/// object (a slice of the padded buffer, so the padding after it is readable).
-model::Status read_object_fields(od::parser& parser, std::string_view object, size_t capacity,
-                                 WatchLine& out) {
+/// Reads the identity (metadata name, namespace, resourceVersion) of an object, or for an ERROR
+/// event the Status's code and message. `object` is a slice of a padded buffer with `capacity`
+/// readable bytes from its start.
+model::Status read_object_fields(od::parser& parser, std::string_view object, size_t capacity, bool status,
+                                 bool look_for_kind, ObjectIdentity& id, WatchLine* error) {
   od::document doc;
   if (parser.iterate(object.data(), object.size(), capacity).get(doc))
     return model::Status::error("object is not JSON");
@@ -38,30 +39,42 @@ model::Status read_object_fields(od::parser& parser, std::string_view object, si
   for (auto field : obj) {
     std::string_view key;
     if (field.unescaped_key().get(key)) return model::Status::error("object is not JSON");
-    if (out.type == WatchLineType::kError) {
+    if (status) {
       if (key == "code") {
         int64_t code = 0;
-        if (!field.value().get_int64().get(code)) out.error_code = code;
+        if (!field.value().get_int64().get(code)) error->error_code = code;
       } else if (key == "message") {
         std::string_view message;
-        if (!field.value().get_string().get(message)) out.error_message = std::string(message);
+        if (!field.value().get_string().get(message)) error->error_message = std::string(message);
       }
       continue;
     }
+    if (key == "kind") id.has_kind = true;
     if (key != "metadata") continue;
     od::object meta;
-    if (field.value().get_object().get(meta)) return model::Status::ok();  // the typed decoder reports it
+    if (field.value().get_object().get(meta)) continue;  // the typed decoder reports it
     for (auto m : meta) {
       std::string_view mkey;
       if (m.unescaped_key().get(mkey)) return model::Status::error("object is not JSON");
-      if (mkey != "resourceVersion") continue;
-      std::string_view rv;
-      if (!m.value().get_string().get(rv)) out.resource_version = std::string(rv);
-      return model::Status::ok();
+      std::string* target = mkey == "resourceVersion" ? &id.resource_version
+                            : mkey == "name"          ? &id.name
+                            : mkey == "namespace"     ? &id.namespace_
+                                                      : nullptr;
+      if (target == nullptr) continue;
+      std::string_view v;
+      if (!m.value().get_string().get(v)) *target = std::string(v);
     }
-    return model::Status::ok();
+    // A watch object states its kind before its metadata; a list item has none: stop here unless
+    // the caller needs to know.
+    if (!look_for_kind || id.has_kind) return model::Status::ok();
   }
   return model::Status::ok();
+}
+
+std::string_view trim_right(std::string_view s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t'))
+    s.remove_suffix(1);
+  return s;
 }
 
 }  // namespace
@@ -104,9 +117,81 @@ model::Result<WatchLine> scan_watch_line(std::string_view line) {
     object.remove_suffix(1);
   const size_t offset = static_cast<size_t>(object.data() - buffer.data());
   const size_t capacity = buffer.size() - offset;
-  if (model::Status s = read_object_fields(parser, object, capacity, out); !s) return s;
+  if (model::Status s = read_object_fields(parser, object, capacity, out.type == WatchLineType::kError, false,
+                                           out.id, &out);
+      !s)
+    return s;
   out.object = line.substr(offset, object.size());
   return out;
+}
+
+model::Result<ListPage> scan_list_page(std::string_view body) {
+  thread_local od::parser parser;
+  thread_local std::string buffer;
+  const std::string_view padded = padded_copy(body, buffer);
+  ListPage page;
+  std::vector<std::string_view> objects;
+  {
+    od::document doc;
+    od::object list;
+    if (parser.iterate(padded.data(), padded.size(), buffer.size()).get(doc) || doc.get_object().get(list)) {
+      return model::Status::error("the answer is not a List");
+    }
+    bool has_items = false;
+    for (auto field : list) {
+      std::string_view key;
+      if (field.unescaped_key().get(key)) return model::Status::error("the answer is not a List");
+      if (key == "metadata") {
+        od::object meta;
+        if (field.value().get_object().get(meta))
+          return model::Status::error("the List's metadata is not an object");
+        for (auto m : meta) {
+          std::string_view mkey, v;
+          if (m.unescaped_key().get(mkey)) return model::Status::error("the answer is not a List");
+          if (mkey == "resourceVersion" && !m.value().get_string().get(v))
+            page.resource_version = std::string(v);
+          if (mkey == "continue" && !m.value().get_string().get(v)) page.continue_token = std::string(v);
+        }
+      } else if (key == "items") {
+        od::value items_value;
+        if (field.value().get(items_value)) return model::Status::error("the answer is not a List");
+        bool is_null = false;
+        if (!items_value.is_null().get(is_null) && is_null) {  // Go writes `"items": null` for an empty list
+          has_items = true;
+          continue;
+        }
+        od::array items;
+        if (items_value.get_array().get(items))
+          return model::Status::error("the List's items are not an array");
+        has_items = true;
+        size_t index = 0;
+        for (auto item : items) {
+          od::object obj;
+          std::string_view raw;
+          if (item.get_object().get(obj) || obj.raw_json().get(raw)) {
+            return model::Status::error("item " + std::to_string(index) + " of the List is not an object");
+          }
+          objects.push_back(trim_right(raw));
+          ++index;
+        }
+      }
+    }
+    if (!has_items) return model::Status::error("the answer is not a List (no items)");
+  }
+  page.items.reserve(objects.size());
+  for (std::string_view object : objects) {
+    ListedObject listed;
+    const size_t offset = static_cast<size_t>(object.data() - buffer.data());
+    if (model::Status s =
+            read_object_fields(parser, object, buffer.size() - offset, false, true, listed.id, nullptr);
+        !s) {
+      return model::Status::error("item " + std::to_string(page.items.size()) +
+                                  " of the List: " + s.message());
+    }
+    listed.object = body.substr(offset, object.size());
+    page.items.push_back(std::move(listed));
+  }
+  return page;
 }
 
 }  // namespace kai::k8s

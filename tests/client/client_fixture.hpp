@@ -153,14 +153,14 @@ class EnvGuard {
 };
 
 /// Rebuilds the objects of one kind from reflector events as a consumer must: ADDED / MODIFIED set
-/// the object, DELETED removes it, BOOKMARK only moves the stream position, and RELIST (a List of
-/// every object of the kind at the list's resourceVersion) *replaces* the whole store. While doing
-/// so it records every violation of the reflector's contract:
+/// the object, DELETED removes it, BOOKMARK only moves the stream position. A list arrives as events
+/// marked from_list (the difference from what was delivered before) ended by a from_list BOOKMARK.
+/// While doing so it records every violation of the reflector's contract:
 ///  - per object, the resourceVersions delivered by watch events strictly increase (no duplicated
-///    or reordered state), and a RELIST never takes an object back to an older one;
-///  - per stream, change events come after the last position (RELIST rv or BOOKMARK rv);
+///    or reordered state), and a list never takes an object back to an older one;
+///  - per stream, watch events come after the last position (list rv or BOOKMARK rv);
 ///  - ADDED only for an object not held, MODIFIED / DELETED only for one held (no lost ADDED);
-///  - a RELIST holds each object once, none newer than the list itself.
+///  - a list's events carry the list's resourceVersion, no object newer than it, no unchanged one.
 /// Thread-safe: the reflector calls it on its own thread, the test reads it on the main thread.
 class StoreConsumer {
  public:
@@ -184,7 +184,7 @@ class StoreConsumer {
       violation(type_name(ev.type) + " with a non-numeric resourceVersion \"" + ev.resource_version + "\"");
       return;
     }
-    if (ev.type == ReflectorEventType::kRelist) return relist(ev, *rv);
+    if (ev.from_list) return listed(ev, *rv);
     if (ev.type == ReflectorEventType::kBookmark) {
       ++bookmarks_;
       if (*rv < position_) violation("BOOKMARK " + ev.resource_version + " before the position " + std::to_string(position_));
@@ -272,45 +272,59 @@ class StoreConsumer {
         return "DELETED";
       case ReflectorEventType::kBookmark:
         return "BOOKMARK";
-      case ReflectorEventType::kRelist:
-        return "RELIST";
     }
     return "?";
   }
 
   void violation(const std::string& what) { violations_.push_back(what); }
 
-  void relist(const ReflectorEvent& ev, uint64_t rv) {
-    const Json list = Json::parse(ev.object_json, nullptr, false);
-    if (!list.is_object() || !list.contains("items") || !list["items"].is_array()) {
-      violation("RELIST@" + ev.resource_version + " is not a List");
+  /// An event of a list: the difference it makes, or (a BOOKMARK) the end of the list.
+  void listed(const ReflectorEvent& ev, uint64_t rv) {
+    const std::string where = "list@" + ev.resource_version;
+    if (rv < position_) violation(where + " older than the position " + std::to_string(position_));
+    // A list restarted from its first page (expired continue token) reads a newer snapshot.
+    if (list_rv_ && rv < *list_rv_) violation(where + " inside the newer list@" + std::to_string(*list_rv_));
+    list_rv_ = rv;
+    if (ev.type == ReflectorEventType::kBookmark) {
+      position_ = std::max(position_, rv);
+      list_rv_.reset();
+      if (relist_sizes_.empty()) first_relist_ = store_;
+      relist_sizes_.push_back(store_.size());
       return;
     }
-    if (rv < position_) {
-      violation("RELIST@" + ev.resource_version + " older than the position " + std::to_string(position_));
+    const Json obj = Json::parse(ev.object_json, nullptr, false);
+    if (!obj.is_object()) {
+      violation(where + ": " + type_name(ev.type) + " carries no object");
+      return;
     }
-    std::map<std::string, std::string> next;
-    for (const auto& item : list["items"]) {
-      const std::string key = key_of(item);
-      const std::string item_rv = rv_of(item);
-      const auto n = rv_number(item_rv);
-      if (item.value("kind", "") != kind_) violation("RELIST item " + key + " has kind \"" + item.value("kind", "") + "\"");
-      if (!n) {
-        violation("RELIST item " + key + " without a numeric resourceVersion");
-        continue;
-      }
-      if (*n > rv) violation("RELIST item " + key + "@" + item_rv + " newer than the list " + ev.resource_version);
-      if (auto last = last_seen_.find(key); last != last_seen_.end() && *n < last->second) {
-        violation("RELIST takes " + key + " back from " + std::to_string(last->second) + " to " + item_rv);
-      }
-      if (!next.emplace(key, item_rv).second) violation("RELIST holds " + key + " twice");
-      last_seen_[key] = std::max(last_seen_[key], *n);
-      seen_.insert({key, item_rv});
+    const std::string key = key_of(obj);
+    const std::string item_rv = rv_of(obj);
+    const auto n = rv_number(item_rv);
+    const std::string what = where + ": " + type_name(ev.type) + " " + key + "@" + item_rv;
+    if (obj.value("kind", "") != kind_) violation(what + " has kind \"" + obj.value("kind", "") + "\"");
+    if (!n) {
+      violation(what + " without a numeric resourceVersion");
+      return;
     }
-    store_ = std::move(next);  // a RELIST replaces the kind's objects: what it lacks was deleted
-    position_ = std::max(position_, rv);
-    if (relist_sizes_.empty()) first_relist_ = store_;
-    relist_sizes_.push_back(store_.size());
+    if (*n > rv) violation(what + " newer than the list");
+    if (auto last = last_seen_.find(key); last != last_seen_.end() && *n < last->second) {
+      violation(what + " takes the object back from " + std::to_string(last->second));
+    }
+    const auto held = store_.find(key);
+    if (ev.type == ReflectorEventType::kAdded && held != store_.end()) violation(what + " for an object already held");
+    if (ev.type != ReflectorEventType::kAdded && held == store_.end()) violation(what + " for an object not held");
+    if (ev.type == ReflectorEventType::kModified && held != store_.end() && held->second == item_rv) {
+      violation(what + " for an unchanged object");
+    }
+    if (ev.type == ReflectorEventType::kDeleted) {
+      if (held != store_.end() && held->second != item_rv) violation(what + " but the object held is @" + held->second);
+      store_.erase(key);
+      return;
+    }
+    store_[key] = item_rv;
+    last_seen_[key] = std::max(last_seen_[key], *n);
+    seen_.insert({key, item_rv});
+    ++changes_;
   }
 
   const std::string kind_;
@@ -319,6 +333,7 @@ class StoreConsumer {
   std::map<std::string, uint64_t> last_seen_;
   std::set<std::pair<std::string, std::string>> seen_;
   uint64_t position_ = 0;
+  std::optional<uint64_t> list_rv_;  ///< inside a list: its resourceVersion
   std::vector<std::string> violations_;
   std::vector<std::string> errors_;
   std::vector<size_t> relist_sizes_;

@@ -210,7 +210,7 @@ INSTANTIATE_TEST_SUITE_P(Kinds, ReflectorConsistency,
 
 using Reflectors = ClientTest;
 
-// More pods than two pages of the default page size: the first RELIST holds them all, read in three
+// More pods than two pages of the default page size: the first list delivers them all, read in three
 // pages, and it is the snapshot at the first page's resourceVersion even though objects changed
 // between pages (each page is delayed 1 s; the changes are made right after the first page).
 TEST_F(Reflectors, PaginatedListIsCompleteAndConsistent) {
@@ -254,11 +254,9 @@ TEST_F(Reflectors, PaginatedListIsCompleteAndConsistent) {
   EXPECT_TRUE(consumer.violations().empty()) << join(consumer.violations());
 }
 
-// Regression test (fixed): when the continue token of a later page has expired
-// (410), list_all() means to start the list again, but its `continue` inside the do/while jumps to
-// the loop condition, which is false once `cont` was cleared, so the reflector delivers a RELIST
-// holding no objects (reflector.cpp, list_all). A consumer that replaces its store on RELIST then
-// believes every pod is gone until the next relist. Every RELIST must hold the whole kind.
+// When the continue token of a later page has expired (410), the list starts again from its first
+// page. (It once ended there with an empty list, which told the consumer every pod was gone.)
+// Every list must end with the whole kind held.
 TEST_F(Reflectors, ExpiredContinueTokenNeverDeliversAPartialList) {
   const size_t n = 30;
   for (size_t i = 0; i < n; ++i) ASSERT_FALSE(create(pod("p-" + std::to_string(i))).is_null());
@@ -285,12 +283,12 @@ TEST_F(Reflectors, ExpiredContinueTokenNeverDeliversAPartialList) {
   ASSERT_TRUE(eventually([&] { return consumer.versions() == versions("v1", "Pod"); }))
       << "errors:" << join(consumer.errors());
   for (size_t size : consumer.relist_sizes()) {
-    EXPECT_EQ(size, n) << "a RELIST held " << size << " of " << n << " pods";
+    EXPECT_EQ(size, n) << "a list ended with " << size << " of " << n << " pods held";
   }
   EXPECT_TRUE(consumer.violations().empty()) << join(consumer.violations());
 }
 
-// start(rv) watches from rv without listing: only the later changes arrive, and no RELIST.
+// start(rv) watches from rv without listing: only the later changes arrive, and no list.
 TEST_F(Reflectors, ResumesFromAResourceVersionWithoutListing) {
   ASSERT_FALSE(create(pod("a")).is_null());
   ASSERT_FALSE(create(pod("b")).is_null());

@@ -35,7 +35,7 @@ TEST(WatchLine, EventsGiveTheirTypeObjectAndResourceVersion) {
     ASSERT_TRUE(scanned.is_ok()) << scanned.message();
     EXPECT_EQ(scanned->type, type);
     EXPECT_EQ(scanned->object, object);  // as received, not re-serialised
-    EXPECT_EQ(scanned->resource_version, "42");
+    EXPECT_EQ(scanned->id.resource_version, "42");
   }
 }
 
@@ -45,7 +45,7 @@ TEST(WatchLine, FieldOrderAndWhitespaceDoNotMatter) {
       " \"type\" : \"ADDED\" }";
   auto scanned = scan_watch_line(line);
   ASSERT_TRUE(scanned.is_ok()) << scanned.message();
-  EXPECT_EQ(scanned->resource_version, "7");
+  EXPECT_EQ(scanned->id.resource_version, "7");
   EXPECT_EQ(json::parse(scanned->object)["metadata"]["name"], "p");
   EXPECT_EQ(scanned->object.back(), '}');
 }
@@ -102,7 +102,7 @@ TEST(WatchLine, RandomTruncatedAndOversizedInputNeverCrashes) {
   big["metadata"]["annotations"] = {{"pad", std::string(4 << 20, 'x')}};
   auto scanned = scan_watch_line(json{{"type", "ADDED"}, {"object", big}}.dump());
   ASSERT_TRUE(scanned.is_ok()) << scanned.message();
-  EXPECT_EQ(scanned->resource_version, "1");
+  EXPECT_EQ(scanned->id.resource_version, "1");
 }
 
 }  // namespace
