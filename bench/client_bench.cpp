@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -117,8 +118,11 @@ void BM_KubeClientBinding(benchmark::State& state) {
           {"apiVersion", "v1"},
           {"kind", "Pod"},
           {"metadata", {{"name", "p" + std::to_string(p)}, {"namespace", "default"}}},
-          {"spec", {{"schedulerName", "kai-scheduler"}, {"containers", json::array({{{"name", "c"}}})}}}};
-      (void)server.create_object(pod.dump());
+          {"spec", {{"schedulerName", "kai-scheduler"}, {"containers", json::array({{{"name", "c"}, {"image", "busybox"}}})}}}};
+      if (!server.create_object(pod.dump()).is_ok()) {
+        state.SkipWithError("creating the pods failed");
+        return;
+      }
     }
     auto config = kai::k8s::load_kubeconfig(server.kubeconfig_path());
     if (!config) {
@@ -130,18 +134,25 @@ void BM_KubeClientBinding(benchmark::State& state) {
     co.burst = 1000000;
     kai::k8s::KubeClient client(*config, co);
     std::atomic<int64_t> failed{0};
+    std::string first_failure;
+    std::mutex failure_mu;
     state.ResumeTiming();
     std::vector<std::thread> workers;
     for (int t = 0; t < threads; ++t) {
       workers.emplace_back([&, t] {
         for (int64_t k = 0; k < per_thread; ++k) {
           const std::string name = "p" + std::to_string(t * per_thread + k);
-          if (!client.bind_pod("default", name, "", "node-1").ok()) ++failed;
+          const kai::k8s::ApiResult r = client.bind_pod("default", name, "", "node-1");
+          if (r.ok()) continue;
+          ++failed;
+          std::lock_guard lock(failure_mu);
+          if (first_failure.empty()) first_failure = r.describe();
         }
       });
     }
     for (auto& w : workers) w.join();
     state.PauseTiming();
+    if (!first_failure.empty()) state.SetLabel("first failure: " + first_failure);
     state.counters["bound"] = static_cast<double>(total - failed.load());
     state.counters["failed"] = static_cast<double>(failed.load());
     state.counters["bindings_per_s"] =
