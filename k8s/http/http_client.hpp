@@ -51,7 +51,11 @@ class HttpClient {
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
 
-  /// Sends one request and reads the whole response, within the endpoint's timeout.
+  /// Sends one request and reads the whole response, within the endpoint's timeout. A request about
+  /// to go out on a kept-alive connection the server has closed goes out on a new one instead. When
+  /// a reused connection is lost with no answer, the request is sent once more only if that cannot
+  /// apply it twice: the method is idempotent (GET, HEAD, OPTIONS, PUT, DELETE), or not one byte of
+  /// it left this host. A POST or PATCH that may have reached the server fails (status 0) instead.
   Reply request(const std::string& method, const std::string& target, const std::string& body = "",
                 const std::string& content_type = "application/json");
 
