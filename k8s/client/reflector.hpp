@@ -1,14 +1,15 @@
 #pragma once
 // A reflector for one kind: LIST (paginated), then WATCH from the list's resourceVersion with
-// bookmarks, resuming after a dropped stream; when the server says 410 Gone the kind is listed again
-// and handed over whole (a RELIST), so that a consumer that replaces the kind's objects stays
-// consistent. Malformed lines are reported and skipped without ending the stream. Runs on its own
-// thread; the callbacks run there.
+// bookmarks, resuming after a dropped stream (a watch answered 429 comes back after its Retry-After,
+// bounded); when the server says 410 Gone the kind is listed again and handed over whole (a RELIST),
+// so that a consumer that replaces the kind's objects stays consistent. Malformed lines are reported
+// and skipped without ending the stream. Runs on its own thread; the callbacks run there.
 
 #include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -36,6 +37,9 @@ struct ReflectorOptions {
   size_t max_object_bytes = 3 * 1024 * 1024;
   /// Pause before retrying after an error (doubles up to 10 s).
   std::chrono::milliseconds retry_backoff{200};
+  /// Longest wait a watch answered 429 waits for its Retry-After before watching again (stop() cuts
+  /// it short). Default: 60 s.
+  std::chrono::milliseconds max_retry_after{60000};
 };
 
 class Reflector {
@@ -75,6 +79,9 @@ class Reflector {
   std::atomic<int> lists_{0};
   std::mutex stream_mu_;
   std::shared_ptr<http::WatchStream> stream_;
+  /// The Retry-After of a watch answered 429, set by watch_from and waited out by run() (reflector
+  /// thread only); 0 when the server named no time.
+  std::chrono::milliseconds watch_retry_after_{0};
 };
 
 }  // namespace kai::k8s

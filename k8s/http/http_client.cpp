@@ -349,6 +349,7 @@ struct WatchStream::Impl : std::enable_shared_from_this<WatchStream::Impl> {
   std::condition_variable cv;
   std::deque<std::string> lines;
   int status = 0;
+  std::map<std::string, std::string> headers;
   bool header_done = false;
   bool ended = false;
   bool clean = false;
@@ -387,6 +388,11 @@ struct WatchStream::Impl : std::enable_shared_from_this<WatchStream::Impl> {
                 {
                   std::lock_guard lock(mu);
                   status = static_cast<int>(parser.get().result_int());
+                  for (const auto& f : parser.get()) {
+                    std::string name(f.name_string());
+                    for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+                    headers[name] = std::string(f.value());
+                  }
                   header_done = true;
                   cv.notify_all();
                 }
@@ -455,6 +461,11 @@ std::optional<std::string> WatchStream::next(std::chrono::milliseconds timeout) 
 bool WatchStream::ended() const {
   std::lock_guard lock(impl_->mu);
   return impl_->ended;
+}
+
+std::map<std::string, std::string> WatchStream::headers() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->headers;
 }
 
 std::string WatchStream::error_body() const {

@@ -74,6 +74,9 @@ class WatchStream {
 
   /// The response status, waiting up to `timeout` for the headers (0 on failure or timeout).
   int status(std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  /// The response headers (lower-case names) once status() is known; empty before, or on failure.
+  /// A 429 carries Retry-After here.
+  std::map<std::string, std::string> headers() const;
   /// The next line (one JSON event), or nullopt after `timeout` or once the stream ended and every
   /// line was taken.
   std::optional<std::string> next(std::chrono::milliseconds timeout = std::chrono::seconds(10));
