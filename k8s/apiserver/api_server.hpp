@@ -42,6 +42,12 @@ struct Faults {
   int expire_watches = 0;
   /// The next N non-watch responses send their headers and half of their body, then close. Default: 0.
   int close_mid_body = 0;
+  /// The next N non-watch requests are handled (a create stores its object), then their connection
+  /// is closed without an answer, as when a server or a proxy dies mid-request. Default: 0.
+  int close_without_answer = 0;
+  /// The next N non-watch requests are answered as usual, then their connection is closed, as a
+  /// server ends an idle kept-alive connection. Default: 0.
+  int close_after_answer = 0;
 };
 
 /// One request as the API server's authorizer sees it: what an RBAC rule must allow. `name` is
@@ -137,6 +143,8 @@ class ApiServer {
   uint64_t resource_version() const;
   /// Open watch streams.
   size_t watch_count() const;
+  /// Open client connections (HTTPS and HTTP).
+  size_t connection_count() const;
   /// Stored objects of all kinds.
   size_t object_count() const;
 

@@ -208,6 +208,8 @@ HttpResponse Router::handle(const HttpRequest& req) {
     }
     bool fault_410 = false;
     bool mid_body = false;
+    bool no_answer = false;
+    bool close_after = false;
     {
       std::lock_guard lock(mu_);
       if (fault_applies(path)) {
@@ -234,6 +236,14 @@ HttpResponse Router::handle(const HttpRequest& req) {
           --faults_.close_mid_body;
           mid_body = true;
         }
+        if (!watch && faults_.close_without_answer > 0) {
+          --faults_.close_without_answer;
+          no_answer = true;
+        }
+        if (!watch && faults_.close_after_answer > 0) {
+          --faults_.close_after_answer;
+          close_after = true;
+        }
       }
     }
     HttpResponse r = dispatch(req, path, query);
@@ -247,6 +257,8 @@ HttpResponse Router::handle(const HttpRequest& req) {
       };
     }
     r.close_mid_body = mid_body;
+    r.close_without_answer = no_answer;
+    r.close_after_answer = close_after;
     return r;
   } catch (const ApiError& e) {
     return error_response(e);
@@ -278,6 +290,8 @@ HttpResponse Router::debug(const HttpRequest& req, const std::string& path) {
     f.internal_errors = body.value("internalErrors", 0);
     f.expire_watches = body.value("expireWatches", 0);
     f.close_mid_body = body.value("closeMidBody", 0);
+    f.close_without_answer = body.value("closeWithoutAnswer", 0);
+    f.close_after_answer = body.value("closeAfterAnswer", 0);
     set_faults(f);
   } else if (path == "/debug/drop-watches") {
     store_.drop_watches();

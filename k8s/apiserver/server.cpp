@@ -193,6 +193,9 @@ uint64_t ApiServer::resource_version() const {
 size_t ApiServer::watch_count() const {
   return impl_->router->store().watch_count();
 }
+size_t ApiServer::connection_count() const {
+  return impl_->server ? impl_->server->connections() : 0;
+}
 size_t ApiServer::object_count() const {
   return impl_->router->store().object_count();
 }

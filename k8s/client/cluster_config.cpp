@@ -2,14 +2,17 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cctype>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-#include <mutex>
-#include <chrono>
+#include <map>
 #include <memory>
-#include <cctype>
+#include <mutex>
+#include <sstream>
+#include <vector>
 
 #include "k8s/model/base64.hpp"
 
@@ -67,17 +70,6 @@ model::Status parse_server(const std::string& server, http::Endpoint& ep) {
   return model::Status::ok();
 }
 
-/// The `inner` node of the entry called `name`, or an undefined node (`!node`) when there is none.
-/// A default YAML::Node is a defined null, which `!` does not catch.
-const YAML::Node named(const YAML::Node& list, const std::string& name, const char* inner) {
-  const YAML::Node none(YAML::NodeType::Undefined);
-  if (!list || !list.IsSequence()) return none;
-  for (const auto& item : list) {
-    if (item["name"] && item["name"].as<std::string>() == name) return item[inner];
-  }
-  return none;
-}
-
 /// A PEM value from `<field>-data` (base64) or `<field>` (a path relative to the kubeconfig).
 model::Result<std::string> pem_of(const YAML::Node& node, const std::string& field, const fs::path& base,
                                   const std::string& where) {
@@ -92,43 +84,100 @@ model::Result<std::string> pem_of(const YAML::Node& node, const std::string& fie
   return std::string();
 }
 
-}  // namespace
+/// One cluster, context or user entry and the kubeconfig file it came from: the relative paths in it
+/// are relative to that file, and its errors name that file.
+struct Entry {
+  YAML::Node node;  ///< The entry's `cluster` / `context` / `user` map (undefined when missing).
+  std::string file;
+};
 
-model::Result<ClusterConfig> load_kubeconfig(const std::string& path, const std::string& context_name) {
+/// Kubeconfig files merged as kubectl merges the files of $KUBECONFIG: the first file to set a map
+/// key (a cluster, context or user name; current-context) wins, and later files never change it.
+/// Entries are taken whole from one file, never merged field by field.
+struct Merged {
+  std::vector<std::string> files;  ///< The files read, in order.
+  std::map<std::string, Entry> clusters;
+  std::map<std::string, Entry> contexts;
+  std::map<std::string, Entry> users;
+  std::string current_context;
+};
+
+/// Adds one kubeconfig file to `m`. An empty file adds nothing.
+model::Status merge_file(const std::string& path, Merged& m) {
   auto text = read_file(path);
   if (!text.is_ok()) return text.status();
   try {
     const YAML::Node root = YAML::Load(text.value());
-    const fs::path base = fs::path(path).parent_path();
-    const std::string ctx_name =
-        !context_name.empty() ? context_name : (root["current-context"] ? root["current-context"].as<std::string>() : "");
-    if (ctx_name.empty()) return model::Status::error(path + ": no current-context");
-    const YAML::Node ctx = named(root["contexts"], ctx_name, "context");
-    if (!ctx) return model::Status::error(path + ": context \"" + ctx_name + "\" not found");
+    m.files.push_back(path);
+    if (root.IsNull()) return model::Status::ok();
+    if (!root.IsMap()) return model::Status::error(path + ": not a valid kubeconfig: not a map");
+    auto add = [&](const char* list, const char* inner, std::map<std::string, Entry>& into) {
+      const YAML::Node items = root[list];
+      if (!items || !items.IsSequence()) return;
+      for (const auto& item : items) {
+        if (!item.IsMap() || !item["name"] || !item["name"].IsScalar()) continue;
+        into.emplace(item["name"].as<std::string>(), Entry{item[inner], path});  // the first one wins
+      }
+    };
+    add("clusters", "cluster", m.clusters);
+    add("contexts", "context", m.contexts);
+    add("users", "user", m.users);
+    if (m.current_context.empty() && root["current-context"] && root["current-context"].IsScalar()) {
+      m.current_context = root["current-context"].as<std::string>();
+    }
+    return model::Status::ok();
+  } catch (const YAML::Exception& e) {
+    return model::Status::error(path + ": not a valid kubeconfig: " + e.what());
+  }
+}
+
+/// The configuration of context `context_name` (or the current one) of merged files; `files` names
+/// them in errors and in the source.
+model::Result<ClusterConfig> config_of(const Merged& m, const std::string& context_name,
+                                       const std::string& files) {
+  try {
+    const std::string ctx_name = !context_name.empty() ? context_name : m.current_context;
+    if (ctx_name.empty()) return model::Status::error(files + ": no current-context");
+    const auto ctx_it = m.contexts.find(ctx_name);
+    if (ctx_it == m.contexts.end() || !ctx_it->second.node) {
+      return model::Status::error(files + ": context \"" + ctx_name + "\" not found");
+    }
+    const YAML::Node& ctx = ctx_it->second.node;
+    const std::string& ctx_file = ctx_it->second.file;
     const std::string cluster_name = ctx["cluster"] ? ctx["cluster"].as<std::string>() : "";
     const std::string user_name = ctx["user"] ? ctx["user"].as<std::string>() : "";
-    const YAML::Node cluster = named(root["clusters"], cluster_name, "cluster");
-    if (!cluster || !cluster["server"]) {
-      return model::Status::error(path + ": cluster \"" + cluster_name + "\" not found or has no server");
+    const auto cluster_it = m.clusters.find(cluster_name);
+    if (cluster_it == m.clusters.end() || !cluster_it->second.node || !cluster_it->second.node["server"]) {
+      return model::Status::error(ctx_file + ": cluster \"" + cluster_name + "\" not found or has no server");
     }
+    const YAML::Node& cluster = cluster_it->second.node;
+    const std::string& cluster_file = cluster_it->second.file;
+    const fs::path cluster_base = fs::path(cluster_file).parent_path();
     ClusterConfig c;
-    c.source = "kubeconfig " + path + " (context " + ctx_name + ")";
+    c.source = "kubeconfig " + files + " (context " + ctx_name + ")";
     if (ctx["namespace"]) c.default_namespace = ctx["namespace"].as<std::string>();
     if (auto s = parse_server(cluster["server"].as<std::string>(), c.endpoint); !s) {
-      return model::Status::error(path + ": clusters[" + cluster_name + "]." + s.message());
+      return model::Status::error(cluster_file + ": clusters[" + cluster_name + "]." + s.message());
     }
     c.endpoint.insecure_skip_verify = cluster["insecure-skip-tls-verify"] && cluster["insecure-skip-tls-verify"].as<bool>();
-    auto ca = pem_of(cluster, "certificate-authority", base, "clusters[" + cluster_name + "]");
-    if (!ca.is_ok()) return model::Status::error(path + ": " + ca.message());
+    auto ca = pem_of(cluster, "certificate-authority", cluster_base, "clusters[" + cluster_name + "]");
+    if (!ca.is_ok()) return model::Status::error(cluster_file + ": " + ca.message());
     c.endpoint.ca_pem = ca.value();
-    const YAML::Node user = named(root["users"], user_name, "user");
-    if (user) {
+    const auto user_it = m.users.find(user_name);
+    if (user_it != m.users.end() && user_it->second.node) {
+      const YAML::Node& user = user_it->second.node;
+      const std::string& path = user_it->second.file;
+      const fs::path base = fs::path(path).parent_path();
       if (user["token"]) c.endpoint.token = user["token"].as<std::string>();
       if (user["tokenFile"]) {
         // Relative to the kubeconfig, as client-go resolves every file reference in it.
         fs::path token_path = user["tokenFile"].as<std::string>();
         if (token_path.is_relative()) token_path = base / token_path;
         const std::string file = token_path.string();
+        // Read once now, so that a wrong path is an error at start and not a stream of 401s.
+        if (auto t = read_file(file); !t.is_ok()) {
+          return model::Status::error(path + ": users[" + user_name + "].tokenFile: " + t.message());
+        }
         c.endpoint.token_source = [file] {
           auto t = read_file(file);
           std::string s = t.is_ok() ? t.value() : "";
@@ -153,8 +202,49 @@ model::Result<ClusterConfig> load_kubeconfig(const std::string& path, const std:
     }
     return c;
   } catch (const YAML::Exception& e) {
-    return model::Status::error(path + ": not a valid kubeconfig: " + e.what());
+    return model::Status::error(files + ": not a valid kubeconfig: " + e.what());
   }
+}
+
+/// Whitespace off both ends (a file written with `echo` ends in a newline).
+std::string trimmed(const std::string& s) {
+  size_t b = 0;
+  size_t e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+}  // namespace
+
+model::Result<ClusterConfig> load_kubeconfig(const std::string& path, const std::string& context_name) {
+  Merged m;
+  if (auto s = merge_file(path, m); !s) return s;
+  return config_of(m, context_name, path);
+}
+
+model::Result<ClusterConfig> load_kubeconfig_list(const std::string& paths, const std::string& context_name) {
+  std::vector<std::string> listed;
+  for (size_t i = 0; i <= paths.size();) {
+    size_t j = paths.find(':', i);
+    if (j == std::string::npos) j = paths.size();
+    std::string p = paths.substr(i, j - i);
+    if (!p.empty() && std::find(listed.begin(), listed.end(), p) == listed.end())
+      listed.push_back(std::move(p));
+    i = j + 1;
+  }
+  Merged m;
+  for (const auto& p : listed) {
+    std::error_code ec;
+    if (!fs::exists(p, ec)) continue;  // kubectl skips the listed files that do not exist
+    if (auto s = merge_file(p, m); !s) return s;
+  }
+  if (m.files.empty()) {
+    return model::Status::error("kubeconfig \"" + paths + "\": none of the listed files exists");
+  }
+  std::string files;
+  for (const auto& f : m.files) files += (files.empty() ? "" : ":") + f;
+  return config_of(m, context_name, files);
 }
 
 model::Result<ClusterConfig> in_cluster_config(const std::string& root) {
@@ -195,16 +285,18 @@ model::Result<ClusterConfig> in_cluster_config(const std::string& root) {
     }
     return cache->token;
   };
-  if (auto ns = read_file(dir + "/namespace"); ns.is_ok() && !ns.value().empty()) c.default_namespace = ns.value();
+  if (auto ns = read_file(dir + "/namespace"); ns.is_ok() && !trimmed(ns.value()).empty()) {
+    c.default_namespace = trimmed(ns.value());
+  }
   return c;
 }
 
 model::Result<ClusterConfig> resolve_cluster_config(const std::string& kubeconfig_flag) {
   if (!kubeconfig_flag.empty()) return load_kubeconfig(kubeconfig_flag);
   if (const char* env = std::getenv("KUBECONFIG"); env != nullptr && *env != '\0') {
-    std::string first = env;
-    first = first.substr(0, first.find(':'));
-    return load_kubeconfig(first);
+    auto c = load_kubeconfig_list(env);
+    if (!c.is_ok()) return model::Status::error("$KUBECONFIG: " + c.message());
+    return c;
   }
   if (std::getenv("KUBERNETES_SERVICE_HOST") != nullptr) return in_cluster_config();
   if (const char* home = std::getenv("HOME"); home != nullptr) {

@@ -17,14 +17,20 @@ struct ClusterConfig {
   std::string source;  ///< "kubeconfig /path (context x)" or "in-cluster", for logs (never the token).
 };
 
-/// Reads a kubeconfig file. Errors name the file and the field.
+/// Reads a kubeconfig file. Errors name the file and the field; a tokenFile that cannot be read is one.
 model::Result<ClusterConfig> load_kubeconfig(const std::string& path, const std::string& context = "");
+
+/// Reads the kubeconfig files of a ':'-separated list ($KUBECONFIG) and merges them as kubectl does:
+/// the first file to set a cluster, context or user name, or current-context, wins; relative paths
+/// stay relative to the file that holds them. Listed files that do not exist are skipped; none
+/// existing is an error.
+model::Result<ClusterConfig> load_kubeconfig_list(const std::string& paths, const std::string& context = "");
 
 /// The in-cluster configuration; `root` replaces "/" in the service-account paths (tests).
 model::Result<ClusterConfig> in_cluster_config(const std::string& root = "");
 
-/// --kubeconfig when given, else $KUBECONFIG, else in-cluster when KUBERNETES_SERVICE_HOST is set,
-/// else ~/.kube/config.
+/// --kubeconfig when given, else $KUBECONFIG (merged, see load_kubeconfig_list), else in-cluster when
+/// KUBERNETES_SERVICE_HOST is set, else ~/.kube/config.
 model::Result<ClusterConfig> resolve_cluster_config(const std::string& kubeconfig_flag);
 
 }  // namespace kai::k8s

@@ -1,7 +1,10 @@
 #include "k8s/client/reflector.hpp"
 
+#include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <utility>
 
 #include "k8s/client/watch_line.hpp"
 
@@ -24,6 +27,19 @@ std::string with_kind(std::string_view object, bool has_kind, const std::string&
     out.push_back(',');
   out.append(rest);
   return out;
+}
+
+/// The delay of a Retry-After header in seconds ("120"); 0 when absent or not a number of seconds
+/// (an HTTP date is not used by the API server and is ignored, as client-go does).
+std::chrono::milliseconds retry_after_of(const std::map<std::string, std::string>& headers) {
+  const auto it = headers.find("retry-after");
+  if (it == headers.end() || it->second.empty() || it->second.size() > 9) return std::chrono::milliseconds(0);
+  int64_t seconds = 0;
+  for (char c : it->second) {
+    if (c < '0' || c > '9') return std::chrono::milliseconds(0);
+    seconds = seconds * 10 + (c - '0');
+  }
+  return std::chrono::seconds(seconds);
 }
 
 }  // namespace
@@ -142,12 +158,15 @@ std::string Reflector::watch_from(const std::string& rv, bool* gone) {
   }
   std::string last = rv;
   const int status = stream->status(std::chrono::seconds(30));
+  if (status == 429) watch_retry_after_ = retry_after_of(stream->headers());  // run() waits it out
   if (status == 410) {
     *gone = true;
   } else if (status != 200) {
-    on_error_("watching " + options_.kind + ": " +
-              (status == 0 ? "no answer" + (stream->error().empty() ? "" : ": " + stream->error())
-                           : "HTTP " + std::to_string(status)));
+    on_error_(
+        "watching " + options_.kind + ": " +
+        (status == 0 ? "no answer" + (stream->error().empty() ? "" : ": " + stream->error())
+                     : "HTTP " + std::to_string(status)) +
+        (status == 429 ? " (Retry-After " + std::to_string(watch_retry_after_.count() / 1000) + " s)" : ""));
   }
   while (status == 200 && !stop_) {
     auto line = stream->next(std::chrono::milliseconds(500));
@@ -211,11 +230,16 @@ std::string Reflector::watch_from(const std::string& rv, bool* gone) {
 
 void Reflector::run(std::string rv) {
   auto backoff = options_.retry_backoff;
-  auto pause = [&] {
-    for (auto waited = std::chrono::milliseconds(0); waited < backoff && !stop_;
+  // Sleeps `wait`, looking every 50 ms whether stop() was called.
+  auto sleep = [&](std::chrono::milliseconds wait) {
+    for (auto waited = std::chrono::milliseconds(0); waited < wait && !stop_;
          waited += std::chrono::milliseconds(50)) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      std::this_thread::sleep_for(
+          std::min<std::chrono::milliseconds>(std::chrono::milliseconds(50), wait - waited));
     }
+  };
+  auto pause = [&] {
+    sleep(backoff);
     backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::seconds(10));
   };
   while (!stop_) {
@@ -234,6 +258,11 @@ void Reflector::run(std::string rv) {
       continue;
     }
     rv = last;
+    if (const auto told = std::exchange(watch_retry_after_, std::chrono::milliseconds(0)); told.count() > 0) {
+      // 429 with Retry-After: come back when the server said (bounded), not at the backoff's pace.
+      sleep(std::min(told, options_.max_retry_after));
+      continue;
+    }
     // A stream that ended at once (server down, refused) backs off; a long one was healthy.
     if (std::chrono::steady_clock::now() - started < std::chrono::seconds(1)) {
       pause();

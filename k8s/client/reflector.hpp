@@ -1,17 +1,19 @@
 #pragma once
 // A reflector for one kind: LIST (paginated), then WATCH from the list's resourceVersion with
-// bookmarks, resuming after a dropped stream. Every list (the first, and the one after a 410 Gone)
-// is handed on as the difference from what the reflector delivered before: synthetic ADDED and
-// MODIFIED for new and changed objects, DELETED for the ones the list lacks, then a BOOKMARK at the
-// list's resourceVersion; so a consumer that only applies events stays consistent, and a relist of
-// 150,000 pods is never one giant record. Malformed lines are reported and skipped without ending
-// the stream. Runs on its own thread; the callbacks run there.
+// bookmarks, resuming after a dropped stream (a watch answered 429 comes back after its Retry-After,
+// bounded). Every list (the first, and the one after a 410 Gone) is handed on as the difference from
+// what the reflector delivered before: synthetic ADDED and MODIFIED for new and changed objects,
+// DELETED for the ones the list lacks, then a BOOKMARK at the list's resourceVersion; so a consumer
+// that only applies events stays consistent, and a relist of 150,000 pods is never one giant record.
+// Malformed lines are reported and skipped without ending the stream. Runs on its own thread; the
+// callbacks run there.
 
 #include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -44,6 +46,9 @@ struct ReflectorOptions {
   size_t max_object_bytes = 3 * 1024 * 1024;
   /// Pause before retrying after an error (doubles up to 10 s).
   std::chrono::milliseconds retry_backoff{200};
+  /// Longest wait a watch answered 429 waits for its Retry-After before watching again (stop() cuts
+  /// it short). Default: 60 s.
+  std::chrono::milliseconds max_retry_after{60000};
 };
 
 class Reflector {
@@ -89,6 +94,9 @@ class Reflector {
   std::map<std::string, std::string> known_;
   std::mutex stream_mu_;
   std::shared_ptr<http::WatchStream> stream_;
+  /// The Retry-After of a watch answered 429, set by watch_from and waited out by run() (reflector
+  /// thread only); 0 when the server named no time.
+  std::chrono::milliseconds watch_retry_after_{0};
 };
 
 }  // namespace kai::k8s

@@ -4,14 +4,17 @@
 #include "k8s/http/http_client.hpp"
 
 #include <openssl/ssl.h>
+#include <sys/socket.h>
 
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <cerrno>
 #include <condition_variable>
 #include <deque>
+#include <limits>
 #include <mutex>
 #include <thread>
 #include <variant>
@@ -26,8 +29,26 @@ namespace http = beast::http;
 namespace ssl = net::ssl;
 using tcp = net::ip::tcp;
 
-using Plain = beast::tcp_stream;
-using Tls = beast::ssl_stream<beast::tcp_stream>;
+/// A Beast rate policy that limits nothing and counts the bytes the socket accepted for sending.
+/// It lets a failed request tell "not one byte left this host" (safe to send again, whatever the
+/// method) from "some of it may have reached the server": ssl_stream reports 0 bytes for every
+/// failed write, whatever its lower layer had already sent.
+class SentBytes {
+ public:
+  uint64_t sent = 0;
+
+ private:
+  friend class beast::rate_policy_access;
+  size_t available_read_bytes() const noexcept { return std::numeric_limits<size_t>::max(); }
+  size_t available_write_bytes() const noexcept { return std::numeric_limits<size_t>::max(); }
+  void transfer_read_bytes(size_t) noexcept {}
+  void transfer_write_bytes(size_t n) noexcept { sent += n; }
+  void on_timer() noexcept {}
+};
+
+using Tcp = beast::basic_stream<tcp, net::any_io_executor, SentBytes>;
+using Plain = Tcp;
+using Tls = beast::ssl_stream<Tcp>;
 
 /// A connected plain or TLS stream.
 struct Conn {
@@ -36,9 +57,27 @@ struct Conn {
   std::variant<std::monostate, Plain, Tls> stream;
   beast::flat_buffer buffer;
 
-  tcp::socket& socket() {
-    if (auto* p = std::get_if<Plain>(&stream)) return p->socket();
-    return beast::get_lowest_layer(std::get<Tls>(stream)).socket();
+  Tcp& lowest() {
+    if (auto* p = std::get_if<Plain>(&stream)) return *p;
+    return beast::get_lowest_layer(std::get<Tls>(stream));
+  }
+  tcp::socket& socket() { return lowest().socket(); }
+
+  /// True when this idle kept-alive connection can no longer carry a request: the server closed or
+  /// reset it, or sent something unasked (leftover bytes, a TLS alert) since the last answer. Checked
+  /// before a request is written, so that no request is sent on a connection already known dead.
+  /// It cannot see a close that is still on its way: that race is what the retry rules are for.
+  bool idle_connection_lost() {
+    if (std::holds_alternative<std::monostate>(stream)) return true;
+    if (buffer.size() > 0) return true;
+    if (auto* t = std::get_if<Tls>(&stream); t != nullptr && SSL_pending(t->native_handle()) > 0) return true;
+    char byte;
+    for (;;) {
+      const ssize_t n = ::recv(socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+      if (n < 0 && errno == EINTR) continue;
+      // 0: the server closed it; > 0: unasked bytes; an error other than "nothing yet": reset.
+      return !(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
+    }
   }
 
   /// Runs one asynchronous step (`start(handler)`) until it completes or `timeout` passes; a step
@@ -161,14 +200,49 @@ http::request<http::string_body> make_request(const Endpoint& ep, const std::str
 
 // ------------------------------------------------------------------------------------ HttpClient
 
+namespace {
+
+/// What one attempt of a request did on the wire, for the retry rule in HttpClient::request.
+struct Attempt {
+  bool reused = false;     ///< It went out on a kept-alive connection (which may have died idle).
+  uint64_t sent = 0;       ///< Bytes of the request the socket accepted.
+  bool answered = false;   ///< A response header arrived: the server processed the request.
+  bool timed_out = false;  ///< The endpoint's timeout ended it: a slow server, not a lost connection.
+};
+
+/// RFC 9110 §9.2.2: sending these twice has the effect of sending them once.
+bool idempotent(const std::string& method) {
+  return method == "GET" || method == "HEAD" || method == "OPTIONS" || method == "TRACE" || method == "PUT" ||
+         method == "DELETE";
+}
+
+/// Whether a request that failed on the wire (status 0) is sent once more, on a new connection.
+///
+/// Only a failure on a reused connection is retried: a kept-alive connection may have been closed
+/// by the server while idle, which says nothing about the server; a new connection that fails
+/// does. A request that got a response header, or that ran out of time, is never retried here.
+/// Otherwise, after the request was (partly or wholly) written, the server may have received and
+/// processed it before the connection died: nothing on the client can tell, so only an idempotent
+/// method may be sent again. A POST or PATCH may be sent again only when not one byte of it left
+/// this host (the socket accepted nothing: see SentBytes). A request found to be headed for a
+/// connection already closed is not a retry at all: it goes out on a new connection at once
+/// (Conn::idle_connection_lost).
+bool may_retry(const std::string& method, const Attempt& a) {
+  if (!a.reused || a.answered || a.timed_out) return false;
+  return idempotent(method) || a.sent == 0;
+}
+
+}  // namespace
+
 struct HttpClient::Impl {
   Endpoint ep;
   std::unique_ptr<Conn> conn;
 
   Reply once(const std::string& method, const std::string& target, const std::string& body,
-             const std::string& content_type, bool& retryable) {
-    retryable = false;
+             const std::string& content_type, Attempt& attempt) {
+    attempt = Attempt{};
     Reply reply;
+    if (conn && conn->idle_connection_lost()) conn.reset();
     if (!conn) {
       conn = std::make_unique<Conn>();
       if (std::string err = conn->connect(ep); !err.empty()) {
@@ -177,7 +251,7 @@ struct HttpClient::Impl {
         return reply;
       }
     } else {
-      retryable = true;  // a reused connection may have been closed by the server
+      attempt.reused = true;
     }
     auto req = make_request(ep, method, target, body, content_type);
     http::response_parser<http::string_body> parser;
@@ -202,6 +276,7 @@ struct HttpClient::Impl {
           },
           conn->stream);
     };
+    conn->lowest().rate_policy().sent = 0;
     std::visit(
         [&](auto& s) {
           if constexpr (!std::is_same_v<std::decay_t<decltype(s)>, std::monostate>) {
@@ -215,20 +290,22 @@ struct HttpClient::Impl {
       conn->close();
       conn->ioc.restart();
       conn->ioc.run_for(std::chrono::seconds(1));
+      result = net::error::timed_out;
+      attempt.timed_out = true;
     }
+    attempt.sent = conn->lowest().rate_policy().sent;
+    attempt.answered = parser.is_header_done();
     if (result) {
       reply.error = result.message();
-      if (parser.is_header_done()) {
+      if (attempt.answered) {
         // The answer began and was cut short: a transport failure (status 0), never a truncated
         // success. The request reached the server, so it is not replayed blindly here.
         reply.error = "the response (HTTP " + std::to_string(parser.get().result_int()) +
                       ") was cut short: " + result.message();
-        retryable = false;
       }
       conn.reset();
       return reply;
     }
-    retryable = false;
     auto& res = parser.get();
     reply.status = static_cast<int>(res.result_int());
     reply.body = std::move(res.body());
@@ -249,9 +326,10 @@ HttpClient::~HttpClient() = default;
 
 Reply HttpClient::request(const std::string& method, const std::string& target, const std::string& body,
                           const std::string& content_type) {
-  bool retryable = false;
-  Reply r = impl_->once(method, target, body, content_type, retryable);
-  if (r.status == 0 && retryable) r = impl_->once(method, target, body, content_type, retryable);
+  Attempt attempt;
+  Reply r = impl_->once(method, target, body, content_type, attempt);
+  if (r.status == 0 && may_retry(method, attempt))
+    r = impl_->once(method, target, body, content_type, attempt);
   return r;
 }
 
@@ -271,6 +349,7 @@ struct WatchStream::Impl : std::enable_shared_from_this<WatchStream::Impl> {
   std::condition_variable cv;
   std::deque<std::string> lines;
   int status = 0;
+  std::map<std::string, std::string> headers;
   bool header_done = false;
   bool ended = false;
   bool clean = false;
@@ -309,6 +388,11 @@ struct WatchStream::Impl : std::enable_shared_from_this<WatchStream::Impl> {
                 {
                   std::lock_guard lock(mu);
                   status = static_cast<int>(parser.get().result_int());
+                  for (const auto& f : parser.get()) {
+                    std::string name(f.name_string());
+                    for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+                    headers[name] = std::string(f.value());
+                  }
                   header_done = true;
                   cv.notify_all();
                 }
@@ -377,6 +461,11 @@ std::optional<std::string> WatchStream::next(std::chrono::milliseconds timeout) 
 bool WatchStream::ended() const {
   std::lock_guard lock(impl_->mu);
   return impl_->ended;
+}
+
+std::map<std::string, std::string> WatchStream::headers() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->headers;
 }
 
 std::string WatchStream::error_body() const {

@@ -51,7 +51,11 @@ class HttpClient {
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
 
-  /// Sends one request and reads the whole response, within the endpoint's timeout.
+  /// Sends one request and reads the whole response, within the endpoint's timeout. A request about
+  /// to go out on a kept-alive connection the server has closed goes out on a new one instead. When
+  /// a reused connection is lost with no answer, the request is sent once more only if that cannot
+  /// apply it twice: the method is idempotent (GET, HEAD, OPTIONS, PUT, DELETE), or not one byte of
+  /// it left this host. A POST or PATCH that may have reached the server fails (status 0) instead.
   Reply request(const std::string& method, const std::string& target, const std::string& body = "",
                 const std::string& content_type = "application/json");
 
@@ -70,6 +74,9 @@ class WatchStream {
 
   /// The response status, waiting up to `timeout` for the headers (0 on failure or timeout).
   int status(std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  /// The response headers (lower-case names) once status() is known; empty before, or on failure.
+  /// A 429 carries Retry-After here.
+  std::map<std::string, std::string> headers() const;
   /// The next line (one JSON event), or nullopt after `timeout` or once the stream ended and every
   /// line was taken.
   std::optional<std::string> next(std::chrono::milliseconds timeout = std::chrono::seconds(10));

@@ -35,6 +35,12 @@ struct HttpResponse {
   std::vector<std::pair<std::string, std::string>> headers;
   /// Fault injection for test servers: send the headers and half of the body, then close.
   bool close_mid_body = false;
+  /// Fault injection for test servers: close the connection instead of answering (the request was
+  /// handled), as when a server or a proxy dies between reading a request and answering it.
+  bool close_without_answer = false;
+  /// Fault injection for test servers: answer as usual (keep-alive as asked), then close the
+  /// connection, as a server does with a kept-alive connection that it ends while idle.
+  bool close_after_answer = false;
   /// Set for a stream (a watch): the transport sends 200 with a chunked body, then calls this with a
   /// sink; it returns a stream id for HttpsServer::Handlers::end_stream (0 when the stream already
   /// ended, e.g. with a 410 ERROR event).

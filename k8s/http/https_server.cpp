@@ -7,6 +7,7 @@
 
 #include "k8s/http/https_server.hpp"
 
+#include <atomic>
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
@@ -40,8 +41,17 @@ tcp::socket& raw_socket(TlsStream& s) {
 template <class Stream>
 class Session : public std::enable_shared_from_this<Session<Stream>> {
  public:
-  Session(Stream stream, const Handlers& handlers, size_t max_body)
-      : stream_(std::move(stream)), handlers_(handlers), max_body_(max_body), timer_(stream_.get_executor()) {}
+  Session(Stream stream, const Handlers& handlers, size_t max_body, std::shared_ptr<std::atomic<size_t>> open)
+      : stream_(std::move(stream)),
+        handlers_(handlers),
+        max_body_(max_body),
+        timer_(stream_.get_executor()),
+        open_(std::move(open)) {
+    ++*open_;
+  }
+  ~Session() { --*open_; }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
 
   void start() {
     if constexpr (std::is_same_v<Stream, TlsStream>) {
@@ -127,6 +137,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   }
 
   void write(HttpResponse r) {
+    if (r.close_without_answer) return close();
     auto res = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(r.status), 11);
     res->set(http::field::content_type, r.content_type);
     res->set(http::field::cache_control, "no-cache, private");
@@ -148,10 +159,12 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     }
     res->body() = std::move(r.body);
     res->prepare_payload();
-    http::async_write(stream_, *res, [self = this->shared_from_this(), res](beast::error_code ec, size_t) {
-      if (ec || !res->keep_alive()) return self->close();
-      self->read();
-    });
+    const bool close_after = r.close_after_answer;
+    http::async_write(stream_, *res,
+                      [self = this->shared_from_this(), res, close_after](beast::error_code ec, size_t) {
+                        if (ec || !res->keep_alive() || close_after) return self->close();
+                        self->read();
+                      });
   }
 
   void close() {
@@ -269,6 +282,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   bool writing_ = false;
   bool finishing_ = false;
   bool cut_after_ = false;
+  std::shared_ptr<std::atomic<size_t>> open_;  ///< The server's count of open connections.
 };
 
 }  // namespace
@@ -284,6 +298,8 @@ struct HttpsServer::Impl {
   uint16_t http_port = 0;
   std::thread thread;
   bool started = false;
+  /// Sessions alive; shared with them, as the last ones may end after stop() returned.
+  std::shared_ptr<std::atomic<size_t>> open = std::make_shared<std::atomic<size_t>>(0);
 
   template <bool kTls>
   void accept(tcp::acceptor& acceptor) {
@@ -293,11 +309,11 @@ struct HttpsServer::Impl {
         socket.set_option(tcp::no_delay(true));
         if constexpr (kTls) {
           std::make_shared<Session<TlsStream>>(TlsStream(beast::tcp_stream(std::move(socket)), tls), handlers,
-                                               options.max_body_bytes)
+                                               options.max_body_bytes, open)
               ->start();
         } else {
           std::make_shared<Session<PlainStream>>(PlainStream(std::move(socket)), handlers,
-                                                 options.max_body_bytes)
+                                                 options.max_body_bytes, open)
               ->start();
         }
       }
@@ -372,5 +388,8 @@ void HttpsServer::stop() {
 
 uint16_t HttpsServer::https_port() const { return impl_->https_port; }
 uint16_t HttpsServer::http_port() const { return impl_->http_port; }
+size_t HttpsServer::connections() const {
+  return impl_->open->load();
+}
 
 }  // namespace kai::http

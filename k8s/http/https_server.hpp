@@ -59,6 +59,8 @@ class HttpsServer {
 
   uint16_t https_port() const;
   uint16_t http_port() const;  ///< 0 when plain HTTP is off.
+  /// Client connections open now (accepted and not yet closed), for tests.
+  size_t connections() const;
 
  private:
   struct Impl;

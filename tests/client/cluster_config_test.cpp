@@ -199,6 +199,98 @@ TEST_F(Config, RelativeTokenFileIsRelativeToTheKubeconfig) {
   EXPECT_TRUE(r.ok()) << r.describe();
 }
 
+// Regression test (fixed): a tokenFile that does not exist was taken silently (the token source
+// then sent no token: a stream of 401s). It is an error naming the kubeconfig, the field and the
+// file, also when the path is relative (the resolved path is named).
+TEST_F(Config, AMissingTokenFileIsAnErrorNamingIt) {
+  const Json ca_file = {{"certificate-authority", server_->ca_path()}};
+  const std::string token_file = dir_ / "no-such-token";
+  const std::string path = write("kc", kubeconfig(ca_file, {{"tokenFile", token_file}}));
+  auto cfg = load_kubeconfig(path);
+  ASSERT_FALSE(cfg.is_ok()) << "a missing tokenFile was accepted";
+  EXPECT_TRUE(contains(cfg.message(), token_file)) << cfg.message();
+  EXPECT_TRUE(contains(cfg.message(), "tokenFile")) << cfg.message();
+  EXPECT_TRUE(contains(cfg.message(), path)) << cfg.message();
+
+  const std::string relative = write("sub/kc", kubeconfig(ca_file, {{"tokenFile", "gone"}}));
+  auto rel = load_kubeconfig(relative);
+  ASSERT_FALSE(rel.is_ok());
+  EXPECT_TRUE(contains(rel.message(), dir_ / "sub/gone")) << rel.message();
+}
+
+// Regression test (fixed): only the first file of $KUBECONFIG was read, and a missing first file
+// was an error. kubectl merges every listed file: the first file to set a name (cluster, context,
+// user) or current-context wins, relative paths stay relative to their own file, and missing files
+// are skipped. Here the current-context and the user come from a.yaml, the context and the cluster
+// (with its relative CA path) from b/config; b's own current-context and its copy of the user (a
+// wrong token) are ignored, and so is c.yaml's cluster of the same name (an unreachable server).
+TEST_F(Config, KubeconfigListIsMergedLikeKubectl) {
+  Json a = {{"apiVersion", "v1"},
+            {"kind", "Config"},
+            {"current-context", "merged"},
+            {"users", Json::array({{{"name", "u"}, {"user", {{"token", server_->token()}}}}})}};
+  write_text(dir_ / "b/ca.crt", ca());
+  Json b = {
+      {"apiVersion", "v1"},
+      {"kind", "Config"},
+      {"current-context", "other"},
+      {"contexts", Json::array({{{"name", "merged"},
+                                 {"context", {{"cluster", "c"}, {"user", "u"}, {"namespace", "team-b"}}}},
+                                {{"name", "other"}, {"context", {{"cluster", "c"}, {"user", "u"}}}}})},
+      {"clusters",
+       Json::array({{{"name", "c"},
+                     {"cluster", {{"server", server_->https_url()}, {"certificate-authority", "ca.crt"}}}}})},
+      {"users", Json::array({{{"name", "u"}, {"user", {{"token", "wrong-token"}}}}})}};
+  const std::string a_path = write("a.yaml", a);
+  const std::string b_path = write("b/config", b);
+  // A third file that redefines cluster "c" (unreachable) comes last: never used.
+  Json c = b;
+  c["clusters"][0]["cluster"] = {{"server", "https://127.0.0.1:1"}, {"insecure-skip-tls-verify", true}};
+  const std::string c_path = write("c.yaml", c);
+  const std::string missing = dir_ / "missing";
+  EnvGuard host("KUBERNETES_SERVICE_HOST", nullptr);
+  EnvGuard port("KUBERNETES_SERVICE_PORT", nullptr);
+  {
+    EnvGuard kc("KUBECONFIG",
+                (missing + ":" + a_path + "::" + b_path + ":" + missing + "2:" + c_path).c_str());
+    auto cfg = resolve_cluster_config("");
+    ASSERT_TRUE(cfg.is_ok()) << cfg.message();
+    EXPECT_EQ(cfg.value().endpoint.port, server_->https_port());
+    EXPECT_EQ(cfg.value().endpoint.ca_pem, ca()) << "b's relative CA path is relative to b";
+    EXPECT_EQ(cfg.value().endpoint.token, server_->token()) << "user u of the first file that has it";
+    EXPECT_EQ(cfg.value().default_namespace, "team-b");
+    EXPECT_TRUE(contains(cfg.value().source, "context merged")) << cfg.value().source;
+    EXPECT_TRUE(contains(cfg.value().source, a_path)) << cfg.value().source;
+    EXPECT_TRUE(contains(cfg.value().source, b_path)) << cfg.value().source;
+    EXPECT_FALSE(contains(cfg.value().source, missing)) << cfg.value().source;
+    ApiResult r = list_pods(cfg.value());
+    EXPECT_TRUE(r.ok()) << r.describe();
+  }
+  {
+    // A context asked for by name is looked up in the merged files as well.
+    auto other = load_kubeconfig_list(a_path + ":" + b_path, "other");
+    ASSERT_TRUE(other.is_ok()) << other.message();
+    EXPECT_EQ(other.value().endpoint.port, server_->https_port());
+    EXPECT_EQ(other.value().default_namespace, "default");
+  }
+  {
+    // Only missing files: an error naming the list.
+    EnvGuard kc("KUBECONFIG", (missing + ":" + missing + "2").c_str());
+    auto none = resolve_cluster_config("");
+    ASSERT_FALSE(none.is_ok());
+    EXPECT_TRUE(contains(none.message(), "KUBECONFIG")) << none.message();
+    EXPECT_TRUE(contains(none.message(), missing + ":" + missing + "2")) << none.message();
+  }
+  {
+    // Files that exist but define nothing: no current-context, named as such.
+    write_text(dir_ / "empty", "");
+    EnvGuard kc("KUBECONFIG", (dir_ / "empty").c_str());
+    auto empty = resolve_cluster_config("");
+    ASSERT_FALSE(empty.is_ok());
+    EXPECT_TRUE(contains(empty.message(), "no current-context")) << empty.message();
+  }
+}
+
 TEST_F(Config, MissingFilesAndFieldsAreNamed) {
   const std::string nowhere = dir_ / "no-such-kubeconfig";
   auto file = load_kubeconfig(nowhere);
@@ -335,6 +427,22 @@ TEST_F(InCluster, MissingPiecesAreNamed) {
   auto no_ns = in_cluster_config(dir_.path());
   ASSERT_TRUE(no_ns.is_ok()) << no_ns.message();
   EXPECT_EQ(no_ns.value().default_namespace, "default") << "no namespace file: \"default\"";
+}
+
+// Regression test (fixed): the namespace file was taken as is, so "team-a\n" (as written by
+// `echo` or a ConfigMap) became a namespace with a newline in it. It is trimmed; only whitespace
+// means "default".
+TEST_F(InCluster, NamespaceFileIsTrimmed) {
+  mount(server_->token(), "team-a\n");
+  EnvGuard host("KUBERNETES_SERVICE_HOST", "127.0.0.1");
+  EnvGuard p("KUBERNETES_SERVICE_PORT", port().c_str());
+  auto cfg = in_cluster_config(dir_.path());
+  ASSERT_TRUE(cfg.is_ok()) << cfg.message();
+  EXPECT_EQ(cfg.value().default_namespace, "team-a");
+  write_text(sa("namespace"), " \n");
+  auto blank = in_cluster_config(dir_.path());
+  ASSERT_TRUE(blank.is_ok()) << blank.message();
+  EXPECT_EQ(blank.value().default_namespace, "default");
 }
 
 // The projected token is re-read at most once a minute (cluster_config.cpp, in_cluster_config). A

@@ -1,6 +1,7 @@
 // KubeClient against the in-process API server over verified HTTPS: the scheduler's writes, the
 // client-side rate limit as the server observes it, retries (429 with Retry-After, 500, never a
-// blind retry of a POST), and transport failures (a body cut short, a server that never answers).
+// blind retry of a POST or PATCH, also not after a lost kept-alive connection), and transport
+// failures (a body cut short, a server that never answers).
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -284,6 +285,87 @@ TEST_F(Retries, PostIsRetriedAfterTooManyRequests) {
   EXPECT_EQ(r.code, 201) << r.describe();
   EXPECT_FALSE(find("v1", "Pod", "default", "once").is_null());
   EXPECT_EQ(served("create pods"), 1u);
+}
+
+/// A pod named by the server ("once-xxxxx"), so that every create that reaches the store adds one.
+std::string generated_pod() {
+  Json p = pod("");
+  p["metadata"].erase("name");
+  p["metadata"]["generateName"] = "once-";
+  return p.dump();
+}
+
+// Regression test (fixed): HttpClient::request sent a request a second time whenever a reused
+// keep-alive connection failed before the answer's header, whatever the method. A server that read
+// and applied a POST and then lost the connection thus got it twice (two pods here). Now a POST on
+// a lost reused connection fails with "no answer" (code 0), and KubeClient does not retry it either.
+TEST_F(Retries, APostLostAfterTheServerReadItIsNotSentAgain) {
+  // A first call opens the kept-alive connection that the POST then reuses.
+  ASSERT_TRUE(client_->get(core_path("default", "pods")).ok());
+  apiserver::Faults f;
+  f.match = core_path("default", "pods");
+  f.close_without_answer = 1;
+  server_->set_faults(f);
+  server_->reset_request_counts();
+  ApiResult r = client_->create_object(core_path("default", "pods"), generated_pod());
+  EXPECT_EQ(r.code, 0) << "the answer was lost: " << r.describe();
+  EXPECT_EQ(served("create pods"), 1u) << "the POST was sent again";
+  EXPECT_EQ(items("v1", "Pod", "default").size(), 1u) << items("v1", "Pod", "default").dump();
+}
+
+// The same for a PATCH, at the transport itself (KubeClient marks its merge patches idempotent and
+// may retry those on its own).
+TEST_F(Retries, APatchLostAfterTheServerReadItIsNotSentAgain) {
+  ASSERT_FALSE(create(pod("p")).is_null());
+  http::HttpClient http(config_.endpoint);
+  ASSERT_EQ(http.request("GET", kPodPath).status, 200);
+  apiserver::Faults f;
+  f.match = kPodPath;
+  f.close_without_answer = 1;
+  server_->set_faults(f);
+  server_->reset_request_counts();
+  http::Reply r =
+      http.request("PATCH", kPodPath, R"({"metadata":{"labels":{"x":"y"}}})", "application/merge-patch+json");
+  EXPECT_EQ(r.status, 0) << r.body;
+  EXPECT_FALSE(r.error.empty());
+  EXPECT_EQ(served("patch pods"), 1u) << "the PATCH was sent again";
+  EXPECT_EQ(http.request("GET", kPodPath).status, 200) << "the client connects again afterwards";
+}
+
+// An idempotent request lost the same way is sent again on a new connection and succeeds.
+TEST_F(Retries, AGetLostOnAReusedConnectionIsSentAgain) {
+  ASSERT_FALSE(create(pod("p")).is_null());
+  http::HttpClient http(config_.endpoint);
+  ASSERT_EQ(http.request("GET", kPodPath).status, 200);
+  apiserver::Faults f;
+  f.match = kPodPath;
+  f.close_without_answer = 1;
+  server_->set_faults(f);
+  server_->reset_request_counts();
+  http::Reply r = http.request("GET", kPodPath);
+  EXPECT_EQ(r.status, 200) << r.error;
+  EXPECT_EQ(Json::parse(r.body, nullptr, false).value("metadata", Json::object()).value("name", ""), "p");
+  EXPECT_EQ(served("get pods"), 2u) << "the lost GET and its retry";
+}
+
+// A kept-alive connection that the server closed while it was idle is seen to be closed before a
+// request is written on it, so even a POST goes out (once) on a new connection instead of failing.
+// (Without that check the POST would be written into the closed connection, and with no answer it
+// could not be told from the lost POST above.) The server's open connections are polled, so the
+// POST starts only after the server closed the first one.
+TEST_F(Retries, APostAfterTheServerClosedTheIdleConnectionGoesOutOnANewOne) {
+  http::HttpClient http(config_.endpoint);
+  apiserver::Faults f;
+  f.match = core_path("default", "pods");
+  f.close_after_answer = 1;
+  server_->set_faults(f);
+  ASSERT_EQ(http.request("GET", core_path("default", "pods")).status, 200);
+  ASSERT_TRUE(eventually([&] { return server_->connection_count() == 0; })) << server_->connection_count();
+  server_->reset_request_counts();
+  http::Reply r = http.request("POST", core_path("default", "pods"), generated_pod());
+  EXPECT_EQ(r.status, 201) << r.error << r.body;
+  EXPECT_EQ(served("create pods"), 1u);
+  EXPECT_EQ(items("v1", "Pod", "default").size(), 1u) << items("v1", "Pod", "default").dump();
 }
 
 // Regression test (fixed): a response whose body is cut short after its headers

@@ -328,6 +328,71 @@ TEST_F(Reflectors, StopEndsTheWatchPromptly) {
   EXPECT_TRUE(eventually([&] { return server_->watch_count() == 0; }));
 }
 
+/// A Pod reflector on the default namespace, started from the server's current resourceVersion so
+/// that its first request is a watch (no list).
+class ThrottledWatch : public ClientTest {
+ protected:
+  void throttle_watches(int retry_after_seconds, int times = 1) {
+    apiserver::Faults f;
+    f.match = kPath;
+    f.too_many_requests = times;
+    f.retry_after_seconds = retry_after_seconds;
+    server_->set_faults(f);
+  }
+  std::unique_ptr<Reflector> start_reflector(std::chrono::milliseconds max_retry_after = 60s) {
+    ReflectorOptions ro;
+    ro.kind = "Pod";
+    ro.list_path = kPath;
+    ro.max_retry_after = max_retry_after;
+    auto r = std::make_unique<Reflector>(*client_, ro, consumer_.on_event(), consumer_.on_error());
+    r->start(std::to_string(server_->resource_version()));
+    return r;
+  }
+
+  const std::string kPath = "/api/v1/namespaces/default/pods";
+  StoreConsumer consumer_{"Pod"};
+};
+
+// Regression test (fixed): a watch answered 429 TooManyRequests came back after the reflector's own
+// backoff (200 ms), ignoring the Retry-After the server named. It now waits that long (2 s here),
+// then watches as usual.
+TEST_F(ThrottledWatch, WaitsForTheRetryAfterOfA429) {
+  throttle_watches(2);
+  const auto start = std::chrono::steady_clock::now();
+  auto reflector = start_reflector();
+  ASSERT_TRUE(eventually([&] { return consumer_.errors_containing("HTTP 429") == 1; }))
+      << join(consumer_.errors());
+  ASSERT_TRUE(eventually([&] { return server_->watch_count() == 1; }));
+  EXPECT_GE(seconds_since(start), 1.95) << "the watch came back before the server's Retry-After: 2";
+  EXPECT_TRUE(contains(join(consumer_.errors()), "Retry-After 2 s")) << join(consumer_.errors());
+  const Json a = create(pod("a"));
+  EXPECT_TRUE(eventually([&] { return consumer_.saw("default/a", rv_of(a)); }))
+      << "the watch streams afterwards";
+}
+
+// A Retry-After longer than ReflectorOptions::max_retry_after is cut to it.
+TEST_F(ThrottledWatch, RetryAfterIsBounded) {
+  throttle_watches(3600);
+  const auto start = std::chrono::steady_clock::now();
+  auto reflector = start_reflector(500ms);
+  ASSERT_TRUE(eventually([&] { return consumer_.errors_containing("HTTP 429") == 1; }))
+      << join(consumer_.errors());
+  ASSERT_TRUE(eventually([&] { return server_->watch_count() == 1; }, 20s)) << "still waiting for the hour";
+  EXPECT_LT(seconds_since(start), 20.0);
+}
+
+// stop() ends the wait for a Retry-After at once.
+TEST_F(ThrottledWatch, StopCutsTheWaitShort) {
+  throttle_watches(3600);
+  auto reflector = start_reflector();
+  ASSERT_TRUE(eventually([&] { return consumer_.errors_containing("HTTP 429") == 1; }))
+      << join(consumer_.errors());
+  const auto start = std::chrono::steady_clock::now();
+  reflector->stop();
+  EXPECT_LT(seconds_since(start), 2.0);
+  EXPECT_EQ(server_->watch_count(), 0u);
+}
+
 // A hand-made server (the same HTTPS transport as the test API server) lists one pod and then streams
 // malformed, unknown and oversized lines between good ones: each bad line is reported and skipped,
 // the stream is not abandoned (one list, one watch), and the good events all arrive.
