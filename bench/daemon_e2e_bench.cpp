@@ -7,6 +7,7 @@
 // pods/s (0: all at once). The time reported is creation of the first pod to the last bind.
 
 #include <benchmark/benchmark.h>
+#include <malloc.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/spdlog.h>
 #include <stdlib.h>
@@ -52,6 +53,13 @@ double status_mib(const std::string& field) {
     if (line.rfind(field + ":", 0) == 0) return static_cast<double>(std::atoll(line.c_str() + field.size() + 1)) / 1024.0;
   }
   return 0;
+}
+
+/// Bytes the allocator has handed out and not taken back, in MiB: what the daemon holds, against
+/// which the resident size shows how much freed memory malloc keeps.
+double live_heap_mib() {
+  const struct mallinfo2 m = mallinfo2();
+  return static_cast<double>(m.uordblks + m.hblkhd) / (1024.0 * 1024.0);
 }
 
 /// Restarts the peak resident size (VmHWM), so that each run reports its own peak.
@@ -198,7 +206,10 @@ void BM_DaemonEndToEnd(benchmark::State& state) {
     const double cycle_s = idle_s / static_cast<double>(daemon->cycles() - idle_cycles0);
     Calls start_calls;
     if (!child->send("counts") || !read_calls(*child, start_calls)) return fail("the API-server process stopped");
-    const double rss_idle = status_mib("VmRSS");
+    std::cerr << "cold start: " << cold_start_s << " s, " << cold_cpu_s << " s CPU, " << start_calls["total"]
+              << " API calls (" << describe(start_calls, 0) << "); idle: " << 100 * idle_cpu_share
+              << " % of a core, a cycle every " << cycle_s << " s; RSS " << status_mib("VmRSS") << " MiB, live heap "
+              << live_heap_mib() << " MiB" << std::endl;
 
     RunResult r;
     const auto quiet = std::chrono::milliseconds(static_cast<int64_t>(1000 * std::max(10.0, 4 * cycle_s)));
@@ -206,6 +217,11 @@ void BM_DaemonEndToEnd(benchmark::State& state) {
     if (!follow_run(*child, rate, quiet, r)) return fail("the API-server process stopped during the run");
     const double rss = status_mib("VmRSS");
     const double peak_rss = status_mib("VmHWM");
+    const double heap = live_heap_mib();
+    // Diagnosis, after the figures were taken: how much of the resident size is memory malloc
+    // keeps after the daemon freed it (released by malloc_trim) rather than memory in use.
+    malloc_trim(0);
+    const double trimmed_rss = status_mib("VmRSS");
     daemon->stop();
     daemon.reset();
     child->finish(60s);
@@ -227,13 +243,12 @@ void BM_DaemonEndToEnd(benchmark::State& state) {
     state.counters["p99_ms"] = r.p99_us / 1000;
     state.counters["rss_mib"] = rss;
     state.counters["peak_rss_mib"] = peak_rss;
+    state.counters["heap_mib"] = heap;
+    state.counters["trimmed_rss_mib"] = trimmed_rss;
     state.counters["cold_start_s"] = cold_start_s;
     state.counters["idle_cpu_pct"] = 100 * idle_cpu_share;
     state.counters["cycle_s"] = cycle_s;
-    std::cerr << "cold start: " << cold_start_s << " s, " << cold_cpu_s << " s CPU, " << start_calls["total"]
-              << " API calls (" << describe(start_calls, 0) << "); idle: " << 100 * idle_cpu_share
-              << " % of a core, a cycle every " << cycle_s << " s; RSS " << rss_idle << " MiB\n"
-              << "run: " << r.bound << " of " << r.created << " pods bound in " << drain_s << " s, p50 "
+    std::cerr << "run: " << r.bound << " of " << r.created << " pods bound in " << drain_s << " s, p50 "
               << r.p50_us / 1000 << " ms, p99 " << r.p99_us / 1000 << " ms, max " << r.max_us / 1000 << " ms; "
               << 1000 * (r.cpu_at_last_bind - cpu_go) << " ms CPU to the last bind; API calls "
               << total << ": " << describe(r.calls, bound) << "\n";
