@@ -201,11 +201,16 @@ struct SchedulerCore {
   void clean_up_reservations() {
     std::map<std::string, std::set<std::string>> in_use;  // node -> groups
     std::set<std::string> nodes_with_reservations;
+    // Each node's reservation pods, whatever their phase, so that a node is checked against its own
+    // only: scanning every pod once per node was quadratic (seconds per cycle at 5,000 nodes).
+    std::map<std::string, std::vector<const model::Pod*>> reservations_by_node;
+    const std::string group_prefix = std::string(gpu_sharing::kGpuGroupLabel) + "/";
     for (const auto& [key, pod] : state.pods) {
-      if (pod.node_name.empty() || pod.phase == "Succeeded" || pod.phase == "Failed") continue;
       const bool reservation = pod.meta.namespace_ == gpu_sharing::kReservationNamespace;
+      if (reservation) reservations_by_node[pod.node_name].push_back(&pod);
+      if (pod.node_name.empty() || pod.phase == "Succeeded" || pod.phase == "Failed") continue;
       for (const auto& [k, v] : pod.meta.labels) {
-        const bool group_label = k == gpu_sharing::kGpuGroupLabel || k.rfind(std::string(gpu_sharing::kGpuGroupLabel) + "/", 0) == 0;
+        const bool group_label = k == gpu_sharing::kGpuGroupLabel || k.rfind(group_prefix, 0) == 0;
         if (!group_label) continue;
         if (reservation) {
           nodes_with_reservations.insert(pod.node_name);
@@ -217,10 +222,9 @@ struct SchedulerCore {
     for (const auto& d : in_flight_groups()) in_use[d.first].insert(d.second.begin(), d.second.end());
     for (const auto& node : nodes_with_reservations) {
       bool orphan = false;
-      for (const auto& [key, pod] : state.pods) {
-        if (pod.meta.namespace_ != gpu_sharing::kReservationNamespace || pod.node_name != node) continue;
-        auto g = pod.meta.labels.find(gpu_sharing::kGpuGroupLabel);
-        if (g != pod.meta.labels.end() && !in_use[node].count(g->second) && !pod.meta.deletion_timestamp) orphan = true;
+      for (const model::Pod* pod : reservations_by_node[node]) {
+        auto g = pod->meta.labels.find(gpu_sharing::kGpuGroupLabel);
+        if (g != pod->meta.labels.end() && !in_use[node].count(g->second) && !pod->meta.deletion_timestamp) orphan = true;
       }
       if (!orphan || resyncing.count(node)) continue;
       resyncing.insert(node);

@@ -15,6 +15,7 @@
 
 #include "actors/daemon/daemon.hpp"
 #include "k8s/apiserver/api_server.hpp"
+#include "tests/daemon/daemon_harness.hpp"
 
 extern "C" char** environ;
 
@@ -23,17 +24,10 @@ namespace kai::e2e {
 using Json = nlohmann::json;
 using namespace std::chrono_literals;
 
-inline std::string source_dir() {
-  const char* env = std::getenv("KAI_SOURCE_DIR");
-  return env != nullptr ? env : KAI_DEFAULT_SOURCE_DIR;
-}
-
 class Cluster {
  public:
   Cluster() {
-    apiserver::ServerOptions o;
-    o.crd_dir = source_dir() + "/deploy/crds";
-    o.kubelet = true;
+    apiserver::ServerOptions o = test_server_options();
     o.kubelet_delay = 20ms;
     o.bookmark_interval = 200ms;
     server = std::make_unique<apiserver::ApiServer>(o);
@@ -44,11 +38,8 @@ class Cluster {
 
   /// An in-process daemon against this cluster: a 50 ms period, no metrics port, its own log.
   daemon::DaemonOptions daemon_options() const {
-    daemon::DaemonOptions o;
-    o.kubeconfig = server->kubeconfig_path();
-    o.log_dir = dir + "/log";
+    daemon::DaemonOptions o = in_process_daemon_options(server->kubeconfig_path(), dir + "/log");
     o.schedule_period = std::chrono::milliseconds(50);
-    o.metrics_port = 0;
     o.reservation_timeout = std::chrono::milliseconds(5000);
     return o;
   }
