@@ -287,7 +287,8 @@ void run(Reports& r, apiserver::ApiServer& server, const Loaded& cluster, double
   const auto lat = clock.latencies_us();
   r.line("done " + std::to_string(created) + " " + std::to_string(clock.bound()) + " " + std::to_string(t0) + " " +
          std::to_string(clock.last_bind()) + " " + std::to_string(percentile(lat, 0.5)) + " " +
-         std::to_string(percentile(lat, 0.99)) + " " + std::to_string(lat.empty() ? 0 : lat.back()));
+         std::to_string(percentile(lat, 0.99)) + " " + std::to_string(lat.empty() ? 0 : lat.back()) + " " +
+         std::to_string((created_end - t0) / 1000));
   report_calls(r, server);
 }
 
