@@ -42,7 +42,9 @@ bool g_failed = false;  // a benchmark that errs fails the process, so that the 
 double cpu_seconds() {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  auto s = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
   return s(ru.ru_utime) + s(ru.ru_stime);
 }
 
@@ -51,7 +53,8 @@ double status_mib(const std::string& field) {
   std::ifstream in("/proc/self/status");
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind(field + ":", 0) == 0) return static_cast<double>(std::atoll(line.c_str() + field.size() + 1)) / 1024.0;
+    if (line.rfind(field + ":", 0) == 0)
+      return static_cast<double>(std::atoll(line.c_str() + field.size() + 1)) / 1024.0;
   }
   return 0;
 }
@@ -64,9 +67,13 @@ double live_heap_mib() {
 }
 
 /// Restarts the peak resident size (VmHWM), so that each run reports its own peak.
-void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+void reset_peak_rss() {
+  std::ofstream("/proc/self/clear_refs") << "5";
+}
 
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 /// API calls by "verb resource", as the server counted them.
 using Calls = std::map<std::string, double>;
@@ -92,7 +99,8 @@ std::string describe(const Calls& calls, double pods) {
     if (key == "total") continue;
     char buf[160];
     if (pods > 0) {
-      std::snprintf(buf, sizeof buf, "%s%s %.0f (%.3f/pod)", out.empty() ? "" : ", ", key.c_str(), n, n / pods);
+      std::snprintf(buf, sizeof buf, "%s%s %.0f (%.3f/pod)", out.empty() ? "" : ", ", key.c_str(), n,
+                    n / pods);
     } else {
       std::snprintf(buf, sizeof buf, "%s%s %.0f", out.empty() ? "" : ", ", key.c_str(), n);
     }
@@ -199,7 +207,8 @@ void BM_DaemonEndToEnd(benchmark::State& state) {
     while (!daemon->synced() && seconds_since(start) < 1200) std::this_thread::sleep_for(10ms);
     const uint64_t synced_cycles = daemon->cycles();
     // The second tick after the lists were delivered sees every listed object.
-    while (daemon->cycles() < synced_cycles + 2 && seconds_since(start) < 1200) std::this_thread::sleep_for(10ms);
+    while (daemon->cycles() < synced_cycles + 2 && seconds_since(start) < 1200)
+      std::this_thread::sleep_for(10ms);
     if (daemon->cycles() < synced_cycles + 2) return fail("the daemon did not sync and cycle in 20 minutes");
     const double cold_start_s = seconds_since(start);
     const double cold_cpu_s = cpu_seconds() - cpu_start;
@@ -219,11 +228,12 @@ void BM_DaemonEndToEnd(benchmark::State& state) {
     const double idle_cpu_share = idle_cpu_s / idle_s;
     const double cycle_s = idle_s / static_cast<double>(kIdleCycles);
     Calls start_calls;
-    if (!child->send("counts") || !read_calls(*child, start_calls)) return fail("the API-server process stopped");
+    if (!child->send("counts") || !read_calls(*child, start_calls))
+      return fail("the API-server process stopped");
     std::cerr << "cold start: " << cold_start_s << " s, " << cold_cpu_s << " s CPU, " << start_calls["total"]
               << " API calls (" << describe(start_calls, 0) << "); idle: " << 100 * idle_cpu_share
-              << " % of a core, a cycle every " << cycle_s << " s; RSS " << status_mib("VmRSS") << " MiB, live heap "
-              << live_heap_mib() << " MiB" << std::endl;
+              << " % of a core, a cycle every " << cycle_s << " s; RSS " << status_mib("VmRSS")
+              << " MiB, live heap " << live_heap_mib() << " MiB" << std::endl;
 
     RunResult r;
     const auto quiet = std::chrono::milliseconds(static_cast<int64_t>(1000 * std::max(10.0, 4 * cycle_s)));
@@ -265,8 +275,8 @@ void BM_DaemonEndToEnd(benchmark::State& state) {
     state.counters["cycle_s"] = cycle_s;
     state.counters["idle_cycle_cpu_ms"] = 1000 * idle_cpu_s / static_cast<double>(kIdleCycles);
     std::cerr << "run: " << r.bound << " of " << r.created << " pods bound in " << drain_s << " s, p50 "
-              << r.p50_us / 1000 << " ms, p99 " << r.p99_us / 1000 << " ms, max " << r.max_us / 1000 << " ms; "
-              << 1000 * (r.cpu_at_last_bind - cpu_go) << " ms CPU to the last bind; API calls "
+              << r.p50_us / 1000 << " ms, p99 " << r.p99_us / 1000 << " ms, max " << r.max_us / 1000
+              << " ms; " << 1000 * (r.cpu_at_last_bind - cpu_go) << " ms CPU to the last bind; API calls "
               << total << ": " << describe(r.calls, bound) << "\n";
     if (r.bound == 0) return fail("no pod was bound");
   }
@@ -296,7 +306,7 @@ int main(int argc, char** argv) {
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
+  const size_t ran = benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
-  return g_failed ? 1 : 0;
+  return g_failed || ran == 0 ? 1 : 0;  // a filter that matches nothing must not pass as a smoke test
 }
