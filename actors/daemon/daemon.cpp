@@ -224,7 +224,8 @@ struct SchedulerCore {
       bool orphan = false;
       for (const model::Pod* pod : reservations_by_node[node]) {
         auto g = pod->meta.labels.find(gpu_sharing::kGpuGroupLabel);
-        if (g != pod->meta.labels.end() && !in_use[node].count(g->second) && !pod->meta.deletion_timestamp) orphan = true;
+        if (g == pod->meta.labels.end() || pod->meta.deletion_timestamp) continue;
+        if (!in_use[node].count(g->second)) orphan = true;
       }
       if (!orphan || resyncing.count(node)) continue;
       resyncing.insert(node);

@@ -6,11 +6,11 @@
 // JSON alone is about 1 GB at 150,000 pods.
 //
 // Protocol, one line per message, the child's answers on its stdout:
-//   child:  ready <kubeconfig> <nodes> <running pods> <pending pods> <pending groups> <bytes per pod> <load ms>
-//   parent: counts                 child: calls <n> <verb resource>... end      (counters then reset)
+//   child:  ready <kubeconfig> <nodes> <running pods> <pending pods> <pending groups> <bytes per pod> <load
+//   ms> parent: counts                 child: calls <n> <verb resource>... end      (counters then reset)
 //   parent: go <pods/s> <quiet ms>  (0 pods/s: all at once)
 //   child:  progress <bound> <steady ns>...                                      (when the count grows)
-//           done <created> <bound> <first create ns> <last bind ns> <p50 us> <p99 us> <max us>
+//           done <created> <bound> <first create ns> <last bind ns> <p50 us> <p99 us> <max us> <create us>
 //           calls <n> <verb resource>... end
 // The run ends when every pod is bound, or `quiet ms` after the last bind or creation. End of input
 // stops the server. Times are CLOCK_MONOTONIC (steady_clock), which both processes share.

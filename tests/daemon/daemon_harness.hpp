@@ -28,7 +28,8 @@ inline apiserver::ServerOptions test_server_options() {
 
 /// An in-process daemon against `kubeconfig` with its event log in `log_dir` and no metrics port (tests
 /// run in parallel); everything else is the daemon's default.
-inline daemon::DaemonOptions in_process_daemon_options(const std::string& kubeconfig, const std::string& log_dir) {
+inline daemon::DaemonOptions in_process_daemon_options(const std::string& kubeconfig,
+                                                       const std::string& log_dir) {
   daemon::DaemonOptions o;
   o.kubeconfig = kubeconfig;
   o.log_dir = log_dir;
