@@ -40,10 +40,6 @@ bool with_kind(ClusterState& s, const std::string& kind, F&& f) {
   return false;
 }
 
-Status decode_objects(const WatchEvent& w, model::ClusterObjects& out) {
-  return model::decode_objects_json(w.object_json, w.kind, out);
-}
-
 }  // namespace
 
 model::ClusterObjects ClusterState::to_objects() const {
@@ -66,7 +62,7 @@ Status apply(ClusterState& state, const Event& event) {
 
   // Decode fully before touching the state, so a bad object changes nothing.
   model::ClusterObjects decoded;
-  if (Status st = decode_objects(*w, decoded); !st) return st;
+  if (Status st = model::decode_objects_json(w->object_json, w->kind, decoded); !st) return st;
   bool known = with_kind(state, w->kind, [&](auto& map) {
     using T = typename std::decay_t<decltype(map)>::mapped_type;
     std::vector<T>* items = nullptr;

@@ -21,10 +21,9 @@ std::string with_kind(std::string_view object, bool has_kind, const std::string&
   std::string out;
   out.reserve(object.size() + kind.size() + 10);
   out.append("{\"kind\":\"").append(kind).append("\"");
-  std::string_view rest = object.substr(1);
-  if (rest.find_first_not_of(" \t\r\n") != std::string_view::npos &&
-      rest[rest.find_first_not_of(" \t\r\n")] != '}')
-    out.push_back(',');
+  const std::string_view rest = object.substr(1);
+  const size_t first = rest.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && rest[first] != '}') out.push_back(',');  // not an empty object
   out.append(rest);
   return out;
 }
@@ -113,11 +112,13 @@ std::string Reflector::list_all() {
         continue;
       }
       listed.insert(key);
-      auto known = known_.find(key);
-      if (known != known_.end() && known->second == item.id.resource_version) continue;  // unchanged
-      const auto type = known == known_.end() ? ReflectorEventType::kAdded : ReflectorEventType::kModified;
-      known_[std::move(key)] = item.id.resource_version;
-      deliver(type, true, with_kind(item.object, item.id.has_kind, options_.kind), rv);
+      auto [known, added] = known_.try_emplace(std::move(key), item.id.resource_version);
+      if (!added) {
+        if (known->second == item.id.resource_version) continue;  // unchanged since delivered
+        known->second = item.id.resource_version;
+      }
+      deliver(added ? ReflectorEventType::kAdded : ReflectorEventType::kModified, true,
+              with_kind(item.object, item.id.has_kind, options_.kind), rv);
     }
     cont = page->continue_token;
     more = !cont.empty();

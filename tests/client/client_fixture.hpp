@@ -374,6 +374,14 @@ inline Json pod_group(const std::string& name, const std::string& ns = "default"
 
 /// An in-process kai-apiserver (KAI's CRDs, bookmarks every 100 ms) and a KubeClient configured from
 /// the kubeconfig it wrote: TLS verified against the server's CA, bearer token.
+/// A Pod reflector's options over `list_path` (the cluster-wide pod list by default).
+inline ReflectorOptions pod_reflector_options(const std::string& list_path = "/api/v1/pods") {
+  ReflectorOptions ro;
+  ro.kind = "Pod";
+  ro.list_path = list_path;
+  return ro;
+}
+
 class ClientTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -444,6 +452,14 @@ class ClientTest : public ::testing::Test {
     const auto counts = server_->request_counts();
     auto it = counts.find(key);
     return it == counts.end() ? 0 : it->second;
+  }
+  /// Every request on the cluster-wide pod list waits `delay` (pages arrive slowly); counts reset.
+  void delay_pod_lists(std::chrono::milliseconds delay) {
+    apiserver::Faults slow;
+    slow.match = "/api/v1/pods";
+    slow.delay = delay;
+    server_->set_faults(slow);
+    server_->reset_request_counts();
   }
 
   std::unique_ptr<apiserver::ApiServer> server_;

@@ -225,15 +225,9 @@ TEST_F(Reflectors, PaginatedListIsCompleteAndConsistent) {
   const auto before = versions("v1", "Pod");
   ASSERT_EQ(before.size(), static_cast<size_t>(n));
 
-  apiserver::Faults slow;
-  slow.match = "/api/v1/pods";
-  slow.delay = 1000ms;
-  server_->set_faults(slow);
-  server_->reset_request_counts();
+  delay_pod_lists(1000ms);
   StoreConsumer consumer("Pod");
-  ReflectorOptions ro;
-  ro.kind = "Pod";
-  ro.list_path = "/api/v1/pods";
+  ReflectorOptions ro = pod_reflector_options();
   Reflector reflector(*client_, ro, consumer.on_event(), consumer.on_error());
   reflector.start();
   ASSERT_TRUE(eventually([&] { return served("list pods") >= 1; }, 30s, 2ms));
@@ -260,15 +254,9 @@ TEST_F(Reflectors, PaginatedListIsCompleteAndConsistent) {
 TEST_F(Reflectors, ExpiredContinueTokenNeverDeliversAPartialList) {
   const size_t n = 30;
   for (size_t i = 0; i < n; ++i) ASSERT_FALSE(create(pod("p-" + std::to_string(i))).is_null());
-  apiserver::Faults slow;
-  slow.match = "/api/v1/pods";
-  slow.delay = 1000ms;
-  server_->set_faults(slow);
-  server_->reset_request_counts();
+  delay_pod_lists(1000ms);
   StoreConsumer consumer("Pod");
-  ReflectorOptions ro;
-  ro.kind = "Pod";
-  ro.list_path = "/api/v1/pods";
+  ReflectorOptions ro = pod_reflector_options();
   ro.page_size = 10;
   ro.retry_backoff = 20ms;
   Reflector reflector(*client_, ro, consumer.on_event(), consumer.on_error());
@@ -296,9 +284,7 @@ TEST_F(Reflectors, ResumesFromAResourceVersionWithoutListing) {
   const Json c = create(pod("c"));
   ASSERT_TRUE(server_->delete_object("v1", "Pod", "default", "a").is_ok());
   StoreConsumer consumer("Pod");
-  ReflectorOptions ro;
-  ro.kind = "Pod";
-  ro.list_path = "/api/v1/namespaces/default/pods";
+  ReflectorOptions ro = pod_reflector_options("/api/v1/namespaces/default/pods");
   Reflector reflector(*client_, ro, consumer.on_event(), consumer.on_error());
   server_->reset_request_counts();
   reflector.start(from);
@@ -316,9 +302,7 @@ TEST_F(Reflectors, ResumesFromAResourceVersionWithoutListing) {
 // stop() ends a long watch promptly.
 TEST_F(Reflectors, StopEndsTheWatchPromptly) {
   StoreConsumer consumer("Pod");
-  ReflectorOptions ro;
-  ro.kind = "Pod";
-  ro.list_path = "/api/v1/pods";
+  ReflectorOptions ro = pod_reflector_options();
   Reflector reflector(*client_, ro, consumer.on_event(), consumer.on_error());
   reflector.start();
   ASSERT_TRUE(eventually([&] { return reflector.synced() && server_->watch_count() == 1; }));
@@ -340,9 +324,7 @@ class ThrottledWatch : public ClientTest {
     server_->set_faults(f);
   }
   std::unique_ptr<Reflector> start_reflector(std::chrono::milliseconds max_retry_after = 60s) {
-    ReflectorOptions ro;
-    ro.kind = "Pod";
-    ro.list_path = kPath;
+    ReflectorOptions ro = pod_reflector_options(kPath);
     ro.max_retry_after = max_retry_after;
     auto r = std::make_unique<Reflector>(*client_, ro, consumer_.on_event(), consumer_.on_error());
     r->start(std::to_string(server_->resource_version()));
@@ -448,9 +430,7 @@ TEST(ReflectorLines, MalformedAndOversizedLinesAreSkipped) {
   config.endpoint.token = "t";
   KubeClient client(config);
   StoreConsumer consumer("Pod");
-  ReflectorOptions ro;
-  ro.kind = "Pod";
-  ro.list_path = "/api/v1/pods";
+  ReflectorOptions ro = pod_reflector_options();
   ro.max_object_bytes = 4096;
   Reflector reflector(client, ro, consumer.on_event(), consumer.on_error());
   reflector.start();

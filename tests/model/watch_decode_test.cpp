@@ -32,25 +32,23 @@ struct Decoded {
   ClusterObjects objects;
 };
 
-Decoded fast(std::string_view text, std::string_view kind = "Pod") {
+using DecodeFn = Status (*)(std::string_view, std::string_view, ClusterObjects&);
+
+Decoded run(DecodeFn decode, std::string_view text, std::string_view kind = "Pod") {
   Decoded d;
-  Status s = decode_objects_json(text, kind, d.objects);
+  const Status s = decode(text, kind, d.objects);
   d.ok = s.is_ok();
   d.message = s.is_ok() ? "" : s.message();
   return d;
 }
 
-Decoded reference(std::string_view text, std::string_view kind = "Pod") {
-  Decoded d;
-  Status s = decode_objects_json_reference(text, kind, d.objects);
-  d.ok = s.is_ok();
-  d.message = s.is_ok() ? "" : s.message();
-  return d;
+Decoded fast(std::string_view text) {
+  return run(decode_objects_json, text);
 }
 
 void expect_same(std::string_view text, std::string_view kind = "Pod") {
-  const Decoded f = fast(text, kind);
-  const Decoded r = reference(text, kind);
+  const Decoded f = run(decode_objects_json, text, kind);
+  const Decoded r = run(decode_objects_json_reference, text, kind);
   EXPECT_EQ(f.ok, r.ok) << text.substr(0, 300);
   EXPECT_EQ(f.message, r.message) << text.substr(0, 300);
   EXPECT_TRUE(f.objects == r.objects) << text.substr(0, 300);
