@@ -39,12 +39,15 @@ namespace kai::events {
 using model::Result;
 using model::Status;
 
-/// Appends the encoding of `e` (without its seq) to `out` at schema `version` (1 to kSchemaVersion). Writers use the
-/// default; version 1 exists only so that tests can produce old records.
+/// Appends the encoding of `e` (without its seq) to `out` at schema `version` (1 to kSchemaVersion). Writers
+/// use the default; version 1 exists only so that tests can produce old records.
 void encode_event(const Event& e, std::string& out, uint8_t version = kSchemaVersion);
 
 /// Decodes one record, upgrading older schema versions. Never throws and never reads out of bounds:
 /// bad input gives an error Status naming what is wrong.
 Result<Event> decode_event(std::string_view bytes);
+
+/// The timestamp of an encoded record without decoding its payload (retention reads millions).
+Result<int64_t> peek_timestamp(std::string_view bytes);
 
 }  // namespace kai::events

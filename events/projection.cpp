@@ -55,6 +55,14 @@ model::ClusterObjects ClusterState::to_objects() const {
 
 Status apply(ClusterState& state, const Event& event) {
   state.seq = event.seq;
+  if (const auto* d = std::get_if<DecisionEvent>(&event.payload)) {
+    if (d->decision.kind != DecisionKind::kPipeline) state.open_decisions[event.seq] = d->decision.pod;
+    return Status::ok();
+  }
+  if (const auto* o = std::get_if<BinderOutcome>(&event.payload)) {
+    state.open_decisions.erase(o->decision_seq);
+    return Status::ok();
+  }
   const auto* w = std::get_if<WatchEvent>(&event.payload);
   if (w == nullptr) return Status::ok();
   if (!w->resource_version.empty()) state.resource_versions[w->kind] = w->resource_version;

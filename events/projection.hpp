@@ -12,6 +12,7 @@
 
 namespace kai::events {
 
+using model::Result;
 using model::Status;
 
 /// The projected objects, keyed by "namespace/name" (cluster-scoped kinds: "name"). Ordered maps make
@@ -25,7 +26,12 @@ struct ClusterState {
   std::map<std::string, model::BindRequest> bind_requests;
   /// Last resourceVersion seen per kind (BOOKMARKs included): where a watch resumes.
   std::map<std::string, std::string> resource_versions;
+  /// Binds and evictions decided but without a BinderOutcome yet: decision seq -> pod. After a
+  /// restart these are logged as abandoned, never executed again (contracts.md §5).
+  std::map<uint64_t, std::string> open_decisions;
   uint64_t seq = 0;  ///< Sequence of the last event applied.
+
+  bool operator==(const ClusterState&) const = default;
 
   /// The state as the model's object lists (the input of a session or of encode_snapshot_json).
   model::ClusterObjects to_objects() const;
@@ -33,9 +39,10 @@ struct ClusterState {
 
 /// Applies one event. Watch events change objects: ADDED / MODIFIED upsert, DELETED removes,
 /// BOOKMARK only records the resourceVersion, RELIST replaces every object of the kind with the JSON
-/// array (or List) in object_json. Other event kinds leave the objects alone. A watch object that
-/// cannot be decoded leaves the state unchanged (apart from seq) and is returned as an error, so
-/// a bad object from the API server never aborts a replay.
+/// array (or List) in object_json. A bind or evict decision opens an entry of open_decisions (under
+/// the event's seq) and its BinderOutcome closes it; other event kinds leave the state alone. A watch object
+/// that cannot be decoded leaves the state unchanged (apart from seq) and is returned as an error, so a bad
+/// object from the API server never aborts a replay.
 Status apply(ClusterState& state, const Event& event);
 
 }  // namespace kai::events

@@ -1,5 +1,6 @@
 #include "storage/event_log.hpp"
 
+#include <rocksdb/compaction_filter.h>
 #include <rocksdb/db.h>
 #include <rocksdb/memtablerep.h>
 #include <rocksdb/options.h>
@@ -9,6 +10,7 @@
 #include <map>
 
 #include "events/event_codec.hpp"
+#include "events/state_codec.hpp"
 #include "storage/crc32c.hpp"
 
 namespace kai::storage {
@@ -63,6 +65,42 @@ std::string audit_key(AuditKey dim, std::string_view name, uint64_t seq) {
   return k;
 }
 
+void put_le(std::string& out, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
+}
+
+uint64_t get_le(std::string_view b, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i)
+    v |= static_cast<uint64_t>(static_cast<uint8_t>(b[static_cast<size_t>(i)])) << (8 * i);
+  return v;
+}
+
+/// Snapshots are stored in parts of this size, so that no RocksDB value is huge.
+constexpr size_t kSnapshotPart = 4u << 20;
+
+std::string snapshot_part_key(uint64_t seq, uint32_t part) {
+  std::string k = seq_key(seq);
+  for (int i = 3; i >= 0; --i) k.push_back(static_cast<char>(part >> (8 * i)));
+  return k;
+}
+
+/// Drops audit entries whose event retention deleted (the entry's key ends with the event's seq).
+class AuditRetentionFilter : public rocksdb::CompactionFilter {
+ public:
+  explicit AuditRetentionFilter(const std::atomic<uint64_t>* retained_from) : retained_from_(retained_from) {}
+  bool Filter(int /*level*/, const rocksdb::Slice& key, const rocksdb::Slice& /*value*/,
+              std::string* /*new_value*/, bool* /*value_changed*/) const override {
+    if (key.size() < 9) return false;
+    return decode_seq(std::string_view(key.data() + key.size() - 8, 8)) <
+           retained_from_->load(std::memory_order_relaxed);
+  }
+  const char* Name() const override { return "kai.AuditRetentionFilter"; }
+
+ private:
+  const std::atomic<uint64_t>* retained_from_;
+};
+
 std::string hex(std::string_view s) {
   static const char* d = "0123456789abcdef";
   std::string out;
@@ -100,6 +138,8 @@ Result<std::unique_ptr<EventLog>> EventLog::open(const std::string& path, const 
   // flushed. The vector memtable does not take concurrent inserts, which the single writer never does.
   rocksdb::ColumnFamilyOptions audit_opts = cf_opts;
   audit_opts.memtable_factory = std::make_shared<rocksdb::VectorRepFactory>();
+  log->audit_filter_ = std::make_unique<AuditRetentionFilter>(&log->retained_from_);
+  audit_opts.compaction_filter = log->audit_filter_.get();
   db_opts.allow_concurrent_memtable_write = false;
   std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {{rocksdb::kDefaultColumnFamilyName, cf_opts},
                                                       {kEventsCf, cf_opts},
@@ -130,6 +170,21 @@ Result<std::unique_ptr<EventLog>> EventLog::open(const std::string& path, const 
       }
     }
     if (!it->status().ok()) return from_rocks(it->status(), "recover " + path);
+  }
+  // Retention may have deleted every event up to a snapshot: the sequence still goes on from there.
+  {
+    std::string v;
+    rocksdb::Status rs = log->db_->Get(rocksdb::ReadOptions(), log->meta_cf_, "retained_from", &v);
+    if (rs.ok()) {
+      log->retained_from_ = std::max<uint64_t>(1, std::strtoull(v.c_str(), nullptr, 10));
+    } else if (!rs.IsNotFound()) {
+      return from_rocks(rs, "recover " + path);
+    }
+    auto snaps = log->snapshots();
+    if (!snaps) return snaps.status();
+    uint64_t floor = log->retained_from_ - 1;
+    if (!snaps->empty()) floor = std::max(floor, snaps->back().seq);
+    if (log->last_seq_ < floor) log->last_seq_ = floor;
   }
   log->next_seq_ = log->last_seq_ + 1;
 
@@ -334,6 +389,22 @@ Result<VerifyReport> EventLog::verify() const {
     if (!e) rep.corrupt.push_back({seq, e.message()});
   }
   if (!it->status().ok()) return from_rocks(it->status(), "verify");
+  // Records before retained_from were deleted on purpose; a hole right after it was not.
+  rep.retained_from = retained_from();
+  if (rep.records > 0 && rep.first_seq > rep.retained_from)
+    rep.gaps.emplace_back(rep.retained_from - 1, rep.first_seq);
+  auto snaps = snapshots();
+  if (!snaps) return snaps.status();
+  for (const SnapshotInfo& info : *snaps) {
+    ++rep.snapshots;
+    auto bytes = read_snapshot(info.seq);
+    if (!bytes) {
+      rep.corrupt_snapshots.push_back({info.seq, bytes.message()});
+      continue;
+    }
+    auto state = events::decode_state(*bytes);
+    if (!state) rep.corrupt_snapshots.push_back({info.seq, state.message()});
+  }
   return rep;
 }
 
@@ -349,13 +420,17 @@ Result<std::vector<uint64_t>> EventLog::audit(AuditKey dimension, std::string_vi
   ro.iterate_upper_bound = &upper_slice;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, audit_cf_));
   std::vector<uint64_t> out;
+  const uint64_t floor = retained_from();
   for (it->SeekToLast(); it->Valid() && out.size() < limit; it->Prev()) {
     std::string_view k = it->key().ToStringView();
     if (k.size() != prefix.size() + 8 || k.substr(0, prefix.size()) != prefix) {
       if (k < std::string_view(prefix)) break;
       continue;
     }
-    out.push_back(decode_seq(k.substr(prefix.size())));
+    const uint64_t seq = decode_seq(k.substr(prefix.size()));
+    // Entries of events retention deleted stay until compaction drops them; they name nothing now.
+    if (seq < floor) break;
+    out.push_back(seq);
   }
   if (!it->status().ok()) return from_rocks(it->status(), "audit");
   return out;
@@ -404,7 +479,174 @@ Result<EventLog::Stats> EventLog::stats() const {
   }
   if (!it->status().ok()) return from_rocks(it->status(), "stats");
   st.by_kind.assign(kinds.begin(), kinds.end());
+  st.retained_from = retained_from();
+  auto snaps = snapshots();
+  if (!snaps) return snaps.status();
+  st.snapshots = std::move(snaps).value();
   return st;
+}
+
+}  // namespace kai::storage
+
+namespace kai::storage {
+
+uint64_t EventLog::retained_from() const {
+  return retained_from_.load(std::memory_order_acquire);
+}
+
+Status EventLog::write_snapshot(uint64_t seq, std::string_view bytes) {
+  if (options_.read_only) return Status::error("event log opened read-only");
+  if (seq == 0 || seq > last_seq()) {
+    return Status::error("snapshot at " + std::to_string(seq) + " is past the log's end " +
+                         std::to_string(last_seq()));
+  }
+  rocksdb::WriteBatch wb;
+  const uint64_t parts = (bytes.size() + kSnapshotPart - 1) / kSnapshotPart;
+  for (uint64_t p = 0; p < parts; ++p) {
+    const std::string key = snapshot_part_key(seq, static_cast<uint32_t>(p));
+    const std::string_view chunk = bytes.substr(p * kSnapshotPart, kSnapshotPart);
+    std::string value;
+    value.reserve(chunk.size() + 4);
+    put_le(value, crc32c(key, crc32c(chunk)), 4);
+    value.append(chunk);
+    wb.Put(snapshots_cf_, key, value).PermitUncheckedError();
+  }
+  std::string manifest;
+  put_le(manifest, parts, 4);
+  put_le(manifest, bytes.size(), 8);
+  put_le(manifest, crc32c(manifest), 4);
+  wb.Put(snapshots_cf_, seq_key(seq), manifest).PermitUncheckedError();
+  rocksdb::WriteOptions wo;
+  // Without the WAL a snapshot costs the event writer nothing; it is durable once flushed below, and
+  // a crash before that loses only this snapshot (the previous one and the log still cover it).
+  wo.disableWAL = true;
+  if (Status st = from_rocks(db_->Write(wo, &wb), "write snapshot " + std::to_string(seq)); !st) return st;
+  rocksdb::FlushOptions fo;
+  fo.wait = true;
+  fo.allow_write_stall = true;
+  return from_rocks(db_->Flush(fo, snapshots_cf_), "flush snapshot " + std::to_string(seq));
+}
+
+Result<std::vector<SnapshotInfo>> EventLog::snapshots() const {
+  std::vector<SnapshotInfo> out;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), snapshots_cf_));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    const std::string_view key = it->key().ToStringView();
+    const std::string_view value = it->value().ToStringView();
+    if (key.size() != 8) continue;  // a part
+    // A manifest of the wrong size is listed all the same, so that verify and restore report it.
+    out.push_back({decode_seq(key), value.size() == 16 ? get_le(value.substr(4), 8) : 0});
+  }
+  if (!it->status().ok()) return from_rocks(it->status(), "list snapshots");
+  return out;
+}
+
+Result<std::string> EventLog::read_snapshot(uint64_t seq) const {
+  const std::string where = "snapshot " + std::to_string(seq) + ": ";
+  std::string manifest;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), snapshots_cf_, seq_key(seq), &manifest);
+  if (s.IsNotFound()) return Status::error(where + "not found");
+  if (!s.ok()) return from_rocks(s, where + "read");
+  if (manifest.size() != 16 ||
+      get_le(std::string_view(manifest).substr(12), 4) != crc32c(manifest.substr(0, 12))) {
+    return Status::error(where + "damaged manifest");
+  }
+  const uint64_t parts = get_le(manifest, 4);
+  const uint64_t total = get_le(std::string_view(manifest).substr(4), 8);
+  if (total > (uint64_t{1} << 40)) return Status::error(where + "damaged manifest (size)");
+  std::string out;
+  out.reserve(total);
+  for (uint64_t p = 0; p < parts; ++p) {
+    const std::string key = snapshot_part_key(seq, static_cast<uint32_t>(p));
+    std::string value;
+    s = db_->Get(rocksdb::ReadOptions(), snapshots_cf_, key, &value);
+    if (s.IsNotFound()) return Status::error(where + "part " + std::to_string(p) + " missing");
+    if (!s.ok()) return from_rocks(s, where + "read");
+    if (value.size() < 4) return Status::error(where + "part " + std::to_string(p) + " too short");
+    const std::string_view chunk = std::string_view(value).substr(4);
+    if (get_le(value, 4) != crc32c(key, crc32c(chunk))) {
+      return Status::error(where + "part " + std::to_string(p) + " checksum mismatch");
+    }
+    out.append(chunk);
+  }
+  if (out.size() != total) return Status::error(where + "size differs from its manifest");
+  return out;
+}
+
+Result<RetentionReport> EventLog::apply_retention(const RetentionPolicy& policy, int64_t now_us) {
+  if (options_.read_only) return Status::error("event log opened read-only");
+  std::lock_guard lock(retention_mu_);
+  RetentionReport report;
+  auto listed = snapshots();
+  if (!listed) return listed.status();
+  std::vector<SnapshotInfo> snaps = std::move(listed).value();
+  const size_t keep = std::max<size_t>(1, policy.keep_snapshots);
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  if (snaps.size() > keep) {
+    const uint64_t first_kept = snaps[snaps.size() - keep].seq;
+    Status st =
+        from_rocks(db_->DeleteRange(wo, snapshots_cf_, seq_key(snaps.front().seq), seq_key(first_kept)),
+                   "delete snapshots");
+    if (!st) return st;
+    report.snapshots_deleted = snaps.size() - keep;
+    snaps.erase(snaps.begin(), snaps.end() - static_cast<std::ptrdiff_t>(keep));
+  }
+  const uint64_t from = retained_from();
+  report.retained_from = from;
+  // Nothing older than the oldest kept snapshot may go: it and the log after it rebuild the state.
+  if (snaps.empty() || snaps.front().seq < from) return report;
+  const uint64_t floor = snaps.front().seq;
+  uint64_t cut = from - 1;  // delete [from, cut]
+
+  // Bytes of the events kept now: RocksDB's estimate (files and memtables) once, then the exact
+  // size of each record this scan passes, so the estimate's error does not compound.
+  uint64_t kept_bytes = 0;
+  if (policy.max_bytes > 0) {
+    const std::string a = seq_key(from), b = seq_key(last_seq() + 1);
+    rocksdb::Range range(a, b);
+    rocksdb::SizeApproximationOptions so;
+    so.include_memtables = true;
+    so.include_files = true;
+    db_->GetApproximateSizes(so, events_cf_, &range, 1, &kept_bytes).PermitUncheckedError();
+  }
+  const int64_t oldest_kept_us =
+      policy.max_age.count() > 0
+          ? now_us - std::chrono::duration_cast<std::chrono::microseconds>(policy.max_age).count()
+          : INT64_MIN;
+  rocksdb::ReadOptions ro;
+  const std::string upper = seq_key(floor + 1);
+  rocksdb::Slice upper_slice(upper);
+  ro.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, events_cf_));
+  for (it->Seek(seq_key(from)); it->Valid(); it->Next()) {
+    if (it->key().size() != 8 || it->value().size() < 4) break;
+    const bool over_size = policy.max_bytes > 0 && kept_bytes > policy.max_bytes;
+    // Wall-clock stamps are nearly ordered: the age cut stops at the first young (or unreadable) one.
+    auto ts = events::peek_timestamp(it->value().ToStringView().substr(4));
+    const bool too_old = ts && *ts < oldest_kept_us;
+    if (!over_size && !too_old) break;
+    cut = decode_seq(it->key().ToStringView());
+    const uint64_t size = it->key().size() + it->value().size();
+    kept_bytes = kept_bytes > size ? kept_bytes - size : 0;
+  }
+  if (!it->status().ok()) return from_rocks(it->status(), "retention scan");
+
+  if (cut < from) return report;
+  rocksdb::WriteBatch wb;
+  wb.DeleteRange(events_cf_, seq_key(from), seq_key(cut + 1)).PermitUncheckedError();
+  wb.Put(meta_cf_, "retained_from", std::to_string(cut + 1)).PermitUncheckedError();
+  if (Status st = from_rocks(db_->Write(wo, &wb), "retention"); !st) return st;
+  retained_from_.store(cut + 1, std::memory_order_release);
+  report.retained_from = cut + 1;
+  report.events_deleted = cut + 1 - from;
+  // Reclaim the space in the background; ingest goes on (RocksDB compacts without blocking writes).
+  rocksdb::CompactRangeOptions co;
+  co.exclusive_manual_compaction = false;
+  const std::string end_key = seq_key(cut + 1);
+  rocksdb::Slice end_slice(end_key);
+  db_->CompactRange(co, events_cf_, nullptr, &end_slice).PermitUncheckedError();
+  return report;
 }
 
 }  // namespace kai::storage

@@ -10,13 +10,19 @@
 //                      +-------------------+---------------------------------------------+
 //                      crc32c covers (encoded event || the 8 key bytes), so a value copied under
 //                      the wrong key is caught as well as a flipped bit.
-//   "snapshots" key  = seq (8 bytes BE) of the last event the snapshot covers; value = snapshot bytes
-//                      (reserved: written by the snapshot work of issue 6, not yet).
+//   "snapshots" the projected state after event `seq` (events/state_codec.hpp), cut in parts:
+//               key  = seq (8 bytes BE)                -> manifest: parts u32 LE, bytes u64 LE,
+//                                                         crc32c u32 LE of the 12 bytes before it
+//               key  = seq (8 bytes BE) | part (4 BE)  -> crc32c u32 LE (of bytes || key) | bytes
+//               One WriteBatch holds a snapshot's manifest and parts, so a snapshot is whole or
+//               absent. It bypasses the WAL (a snapshot is 100+ MB at 150k pods and must not stall
+//               the event writer) and is flushed to an SST before write_snapshot returns.
 //   "audit"     key  = tag u8 | name bytes | 0x00 | seq (8 bytes BE); value empty.
 //                      tag 'p' pod "ns/name", 'g' pod group "ns/name", 'q' queue, 'n' node.
 //                      Written in the same batch as the event, so a query is a prefix range scan.
 //   "meta"      key  = text; "rv/<Kind>" -> last resourceVersion seen for that kind,
-//                      "leader_epoch" -> decimal epoch, "schema" -> decimal schema version at creation.
+//                      "leader_epoch" -> decimal epoch, "schema" -> decimal schema version at creation,
+//                      "retained_from" -> decimal first sequence retention kept (absent: 1).
 //   "default"   unused (RocksDB requires it).
 //
 // Writes: producers call append() from any thread; one writer thread takes everything queued (up to
@@ -26,10 +32,18 @@
 // A failed write makes the log read-only-failed: every later append fails with the same error,
 // because acting on a decision that was not persisted is what the log exists to prevent.
 //
-// Open / recover: the next sequence is one past the last key of "events"; RocksDB's WAL replay
-// gives back every synced batch whole or not at all.
+// Open / recover: the next sequence is one past the last key of "events" (or past retained_from
+// and the newest snapshot, when retention emptied "events"); RocksDB's WAL replay gives back every
+// synced batch whole or not at all.
+//
+// Retention (apply_retention): snapshots beyond the newest `keep_snapshots` are deleted; events
+// older than the age limit, or the oldest while the log exceeds the size limit, are deleted with one
+// DeleteRange, but never one newer than the oldest kept snapshot, so every kept snapshot plus the
+// log after it rebuilds the state. The audit index drops entries of deleted events in compaction
+// (a compaction filter), so retention never rewrites the index in the foreground.
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -49,6 +63,7 @@ namespace rocksdb {
 class DB;
 class Env;
 class ColumnFamilyHandle;
+class CompactionFilter;
 }  // namespace rocksdb
 
 namespace kai::storage {
@@ -101,8 +116,34 @@ struct VerifyReport {
   uint64_t last_seq = 0;
   std::vector<std::pair<uint64_t, uint64_t>> gaps;  ///< (last present, next present) with a hole between.
   std::vector<CorruptRecord> corrupt;
-  std::vector<std::string> bad_keys;  ///< Keys that are not 8-byte sequence numbers (hex).
-  bool ok() const { return gaps.empty() && corrupt.empty() && bad_keys.empty(); }
+  std::vector<std::string> bad_keys;             ///< Keys that are not 8-byte sequence numbers (hex).
+  uint64_t retained_from = 1;                    ///< Records before it were deleted by retention, not lost.
+  uint64_t snapshots = 0;                        ///< Snapshots checked (checksums and decoding).
+  std::vector<CorruptRecord> corrupt_snapshots;  ///< seq = the snapshot's.
+  bool ok() const { return gaps.empty() && corrupt.empty() && bad_keys.empty() && corrupt_snapshots.empty(); }
+};
+
+/// A stored snapshot.
+struct SnapshotInfo {
+  uint64_t seq = 0;    ///< The last event it covers.
+  uint64_t bytes = 0;  ///< Encoded size.
+};
+
+/// What retention keeps. A zero limit is no limit.
+struct RetentionPolicy {
+  /// Events older than this (by their timestamp) may go. Default: 7 days.
+  std::chrono::seconds max_age{std::chrono::hours(24 * 7)};
+  /// The oldest events go while the events are larger than this (RocksDB's estimate). Default: 20 GiB.
+  uint64_t max_bytes = 20ull << 30;
+  /// Snapshots kept, newest first; at least 1. Default: 2 (the previous one covers a damaged newest).
+  size_t keep_snapshots = 2;
+};
+
+/// What one apply_retention() call removed.
+struct RetentionReport {
+  uint64_t retained_from = 1;  ///< First sequence kept afterwards.
+  uint64_t events_deleted = 0;
+  size_t snapshots_deleted = 0;
 };
 
 /// Audit index dimensions (the tag byte of an "audit" key).
@@ -142,6 +183,19 @@ class EventLog {
   /// Reads a "meta" value; an empty string when the key is absent.
   Result<std::string> get_meta(std::string_view key) const;
 
+  /// Stores the encoded state after event `seq` (<= last_seq()) and returns once it is on disk.
+  /// Called from any thread; never blocks appends for longer than RocksDB's memtable insert.
+  Status write_snapshot(uint64_t seq, std::string_view bytes);
+  /// The stored snapshots, oldest first (from the manifests; parts are checked by read_snapshot).
+  Result<std::vector<SnapshotInfo>> snapshots() const;
+  /// The bytes of the snapshot at `seq`, every part's checksum and the manifest checked.
+  Result<std::string> read_snapshot(uint64_t seq) const;
+  /// Deletes old snapshots and events as `policy` says (see the header comment). `now_us`: the
+  /// wall clock, Unix microseconds. Safe while appends run.
+  Result<RetentionReport> apply_retention(const RetentionPolicy& policy, int64_t now_us);
+  /// The first sequence retention kept: 1 until retention deleted something.
+  uint64_t retained_from() const;
+
   /// Raw stored bytes of one record (checksum included), for tools and corruption tests.
   Result<std::string> get_raw(uint64_t seq) const;
   /// Overwrites the stored bytes of one record without checking them: a repair / fault-injection hook.
@@ -155,6 +209,8 @@ class EventLog {
     uint64_t last_seq = 0;
     std::vector<std::pair<std::string, uint64_t>> by_kind;
     uint64_t undecodable = 0;
+    uint64_t retained_from = 1;
+    std::vector<SnapshotInfo> snapshots;
   };
   Result<Stats> stats() const;
 
@@ -185,6 +241,10 @@ class EventLog {
   std::string failed_;                          // guarded by mu_: sticky write error
   uint64_t next_seq_ = 1;                       // writer thread only (after open)
   std::atomic<uint64_t> last_seq_{0};
+  /// Read by the audit compaction filter on RocksDB's threads.
+  std::atomic<uint64_t> retained_from_{1};
+  std::unique_ptr<rocksdb::CompactionFilter> audit_filter_;
+  std::mutex retention_mu_;  ///< One apply_retention() at a time.
   std::thread writer_;
 };
 

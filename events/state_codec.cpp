@@ -1,0 +1,273 @@
+#include "events/state_codec.hpp"
+
+#include <concepts>
+#include <limits>
+#include <optional>
+#include <type_traits>
+
+#include "events/binary.hpp"
+
+namespace kai::events {
+namespace {
+
+constexpr std::string_view kMagic = "KAS";
+
+template <class S, class T>
+concept Is = std::same_as<std::remove_const_t<S>, T>;
+
+template <class T>
+struct IsOptional : std::false_type {};
+template <class T>
+struct IsOptional<std::optional<T>> : std::true_type {};
+template <class T>
+struct IsVector : std::false_type {};
+template <class T>
+struct IsVector<std::vector<T>> : std::true_type {};
+template <class T>
+struct IsMap : std::false_type {};
+template <class K, class V>
+struct IsMap<std::map<K, V>> : std::true_type {};
+
+// Each struct's fields, listed once for both directions: `f` is a Writer or a Loader.
+template <class S, class F>
+requires Is<S, model::FieldError>
+void fields(S& x, F& f) {
+  f(x.field, x.message);
+}
+template <class S, class F>
+requires Is<S, model::OwnerReference>
+void fields(S& x, F& f) {
+  f(x.api_version, x.kind, x.name, x.uid, x.controller);
+}
+template <class S, class F>
+requires Is<S, model::ObjectMeta>
+void fields(S& x, F& f) {
+  f(x.name, x.namespace_, x.uid, x.resource_version, x.generation, x.creation_timestamp, x.deletion_timestamp,
+    x.labels, x.annotations, x.owner_references);
+}
+template <class S, class F>
+requires Is<S, model::Taint>
+void fields(S& x, F& f) {
+  f(x.key, x.value, x.effect);
+}
+template <class S, class F>
+requires Is<S, model::NodeCondition>
+void fields(S& x, F& f) {
+  f(x.type, x.status);
+}
+template <class S, class F>
+requires Is<S, model::Node>
+void fields(S& x, F& f) {
+  f(x.meta, x.unschedulable, x.taints, x.capacity, x.allocatable, x.conditions, x.errors);
+}
+template <class S, class F>
+requires Is<S, model::Toleration>
+void fields(S& x, F& f) {
+  f(x.key, x.op, x.value, x.effect);
+}
+template <class S, class F>
+requires Is<S, model::NodeSelectorRequirement>
+void fields(S& x, F& f) {
+  f(x.key, x.op, x.values);
+}
+template <class S, class F>
+requires Is<S, model::NodeSelectorTerm>
+void fields(S& x, F& f) {
+  f(x.match_expressions, x.match_fields);
+}
+template <class S, class F>
+requires Is<S, model::Container>
+void fields(S& x, F& f) {
+  f(x.name, x.requests, x.limits, x.restart_policy_always, x.has_host_port);
+}
+template <class S, class F>
+requires Is<S, model::PodCondition>
+void fields(S& x, F& f) {
+  f(x.type, x.status, x.reason, x.message);
+}
+template <class S, class F>
+requires Is<S, model::Pod>
+void fields(S& x, F& f) {
+  f(x.meta, x.scheduler_name, x.node_name, x.priority_class_name, x.priority, x.node_selector,
+    x.required_node_affinity, x.tolerations, x.containers, x.init_containers, x.overhead, x.scheduling_gates,
+    x.unsupported_constraints, x.phase, x.nominated_node_name, x.conditions, x.errors);
+}
+template <class S, class F>
+requires Is<S, model::QueueResource>
+void fields(S& x, F& f) {
+  f(x.quota, x.over_quota_weight, x.limit);
+}
+template <class S, class F>
+requires Is<S, model::Queue>
+void fields(S& x, F& f) {
+  f(x.meta, x.display_name, x.parent_queue, x.has_resources, x.gpu, x.cpu, x.memory, x.priority,
+    x.preempt_min_runtime_seconds, x.reclaim_min_runtime_seconds, x.errors);
+}
+template <class S, class F>
+requires Is<S, model::TopologyConstraint>
+void fields(S& x, F& f) {
+  f(x.topology, x.required_level, x.preferred_level);
+}
+template <class S, class F>
+requires Is<S, model::SubGroup>
+void fields(S& x, F& f) {
+  f(x.name, x.min_member, x.parent, x.topology_constraint);
+}
+template <class S, class F>
+requires Is<S, model::PodGroup>
+void fields(S& x, F& f) {
+  f(x.meta, x.min_member, x.queue, x.priority_class_name, x.preemptibility, x.mark_unschedulable,
+    x.scheduling_backoff, x.topology_constraint, x.sub_groups, x.errors);
+}
+template <class S, class F>
+requires Is<S, model::PriorityClass>
+void fields(S& x, F& f) {
+  f(x.meta, x.value, x.global_default, x.preemption_policy, x.errors);
+}
+template <class S, class F>
+requires Is<S, model::BindRequest>
+void fields(S& x, F& f) {
+  f(x.meta, x.pod_name, x.selected_node, x.received_resource_type, x.received_gpu_count,
+    x.received_gpu_portion, x.selected_gpu_groups, x.backoff_limit, x.phase, x.reason, x.failed_attempts,
+    x.errors);
+}
+/// The sections of a snapshot in order, named so that a decode error says where it is; the one list
+/// both directions follow.
+template <class S, class F>
+requires Is<S, ClusterState>
+void sections(S& x, F&& section) {
+  section("seq", x.seq);
+  section("resource_versions", x.resource_versions);
+  section("open_decisions", x.open_decisions);
+  section("nodes", x.nodes);
+  section("pods", x.pods);
+  section("queues", x.queues);
+  section("pod_groups", x.pod_groups);
+  section("priority_classes", x.priority_classes);
+  section("bind_requests", x.bind_requests);
+}
+
+struct Writer {
+  std::string& out;
+
+  template <class... V>
+  void operator()(const V&... v) {
+    (put(v), ...);
+  }
+
+  template <class V>
+  void put(const V& v) {
+    if constexpr (std::is_same_v<V, std::string>) {
+      binary::put_str(out, v);
+    } else if constexpr (std::is_same_v<V, bool>) {
+      binary::put_u8(out, v ? 1 : 0);
+    } else if constexpr (std::is_integral_v<V> && std::is_signed_v<V>) {
+      binary::put_i64(out, v);
+    } else if constexpr (std::is_integral_v<V>) {
+      binary::put_varint(out, v);
+    } else if constexpr (std::is_same_v<V, double>) {
+      binary::put_f64(out, v);
+    } else if constexpr (IsOptional<V>::value) {
+      binary::put_u8(out, v.has_value() ? 1 : 0);
+      if (v) put(*v);
+    } else if constexpr (IsVector<V>::value) {
+      binary::put_varint(out, v.size());
+      for (const auto& e : v) put(e);
+    } else if constexpr (IsMap<V>::value) {
+      binary::put_varint(out, v.size());
+      for (const auto& [k, e] : v) {
+        put(k);
+        put(e);
+      }
+    } else {
+      fields(v, *this);
+    }
+  }
+};
+
+struct Loader {
+  binary::Reader& in;
+
+  template <class... V>
+  void operator()(V&... v) {
+    (get(v), ...);
+  }
+
+  template <class V>
+  void get(V& v) {
+    if constexpr (std::is_same_v<V, std::string>) {
+      v = in.str();
+    } else if constexpr (std::is_same_v<V, bool>) {
+      const uint8_t b = in.u8();
+      if (b > 1) in.fail();
+      v = b == 1;
+    } else if constexpr (std::is_integral_v<V> && std::is_signed_v<V>) {
+      const int64_t x = in.i64();
+      if (x < std::numeric_limits<V>::min() || x > std::numeric_limits<V>::max()) in.fail();
+      v = static_cast<V>(x);
+    } else if constexpr (std::is_integral_v<V>) {
+      const uint64_t x = in.varint();
+      if (x > std::numeric_limits<V>::max()) in.fail();
+      v = static_cast<V>(x);
+    } else if constexpr (std::is_same_v<V, double>) {
+      v = in.f64();
+    } else if constexpr (IsOptional<V>::value) {
+      const uint8_t present = in.u8();
+      if (present > 1) in.fail();
+      v.reset();
+      if (present == 1 && in.ok()) get(v.emplace());
+    } else if constexpr (IsVector<V>::value) {
+      const uint64_t n = in.count();
+      v.clear();
+      v.reserve(n);
+      for (uint64_t i = 0; i < n && in.ok(); ++i) get(v.emplace_back());
+    } else if constexpr (IsMap<V>::value) {
+      const uint64_t n = in.count();
+      v.clear();
+      for (uint64_t i = 0; i < n && in.ok(); ++i) {
+        typename V::key_type k{};
+        get(k);
+        typename V::mapped_type e{};
+        get(e);
+        // Keys were written in order; anything else means a damaged snapshot.
+        if (!v.empty() && !(v.rbegin()->first < k)) in.fail();
+        v.emplace_hint(v.end(), std::move(k), std::move(e));
+      }
+    } else {
+      fields(v, *this);
+    }
+  }
+};
+
+}  // namespace
+
+void encode_state(const ClusterState& state, std::string& out) {
+  out.append(kMagic);
+  binary::put_u8(out, kStateSnapshotVersion);
+  Writer w{out};
+  sections(state, [&](const char*, const auto& member) { w.put(member); });
+}
+
+Result<ClusterState> decode_state(std::string_view bytes) {
+  if (bytes.size() < kMagic.size() + 1 || bytes.substr(0, kMagic.size()) != kMagic) {
+    return Status::error("not a state snapshot (bad magic)");
+  }
+  const auto version = static_cast<uint8_t>(bytes[kMagic.size()]);
+  if (version == 0 || version > kStateSnapshotVersion) {
+    return Status::error("unsupported snapshot version " + std::to_string(version));
+  }
+  binary::Reader r(bytes.substr(kMagic.size() + 1));
+  ClusterState state;
+  Loader load{r};
+  std::string failed;  // the first section that did not decode, for the message
+  auto section = [&](const char* name, auto& member) {
+    load.get(member);
+    if (!r.ok() && failed.empty()) failed = name;
+  };
+  sections(state, section);
+  if (!r.ok()) return Status::error("damaged or truncated snapshot (in " + failed + ")");
+  if (!r.at_end()) return Status::error("trailing bytes after the snapshot");
+  return state;
+}
+
+}  // namespace kai::events
