@@ -5,6 +5,8 @@
 #include "actors/daemon/daemon.hpp"
 
 #include <spdlog/spdlog.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <caf/all.hpp>
@@ -17,8 +19,6 @@
 #include <set>
 #include <sstream>
 #include <thread>
-#include <stdlib.h>
-#include <unistd.h>
 
 #include "actors/daemon/binder.hpp"
 #include "actors/daemon/cycle.hpp"
@@ -27,15 +27,18 @@
 #include "actors/daemon/kube_webhook_cert_api.hpp"
 #include "actors/daemon/leadership.hpp"
 #include "actors/daemon/overlay.hpp"
+#include "actors/daemon/snapshotter.hpp"
 #include "actors/daemon/status_writer.hpp"
 #include "actors/endpoints/endpoints.hpp"
 #include "actors/endpoints/webhook_certs.hpp"
 #include "actors/gpu_sharing/sharing_chain.hpp"
 #include "actors/scheduler/core/scheduler_config.hpp"
 #include "events/projection.hpp"
+#include "events/state_codec.hpp"
 #include "k8s/client/reflector.hpp"
 #include "k8s/model/codec.hpp"
 #include "storage/event_log.hpp"
+#include "storage/restore.hpp"
 
 namespace kai::daemon {
 
@@ -63,7 +66,8 @@ using outcome_atom = caf::atom_constant<caf::atom("outcome")>;
 using leader_atom = caf::atom_constant<caf::atom("leader")>;
 
 int64_t wall_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -123,6 +127,10 @@ struct SchedulerCore {
   std::atomic<uint64_t>* cycles = nullptr;
   std::mutex* snapshot_mu = nullptr;
   std::string* snapshot_json = nullptr;
+  Snapshotter* snapshotter = nullptr;
+  /// Kinds whose first list has not been delivered yet: no cycle runs on a partial cluster (a pod
+  /// bound to a node whose other pods are not known yet could overcommit it).
+  std::set<std::string> unlisted_kinds;
 
   /// Waits for the watch events appended so far; returns false when the log failed.
   bool drain_appends() {
@@ -151,12 +159,19 @@ struct SchedulerCore {
              pending_appends.front().wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
         auto r = pending_appends.front().get();
         pending_appends.pop_front();
-        if (r.is_ok()) last_watch_seq = std::max(last_watch_seq, r.value().last_seq);
-        else log_failed = true;
+        if (r.is_ok())
+          last_watch_seq = std::max(last_watch_seq, r.value().last_seq);
+        else
+          log_failed = true;
       }
     }
     if (auto s = events::apply(state, e); !s.is_ok()) {
       spdlog::warn("{} {}: skipped: {}", ev.kind, events::to_string(watch_type(ev.type)), s.message());
+    }
+    if (ev.type == k8s::ReflectorEventType::kBookmark && ev.from_list && unlisted_kinds.erase(ev.kind) &&
+        unlisted_kinds.empty()) {
+      spdlog::info("every kind listed: {} nodes, {} pods, {} queues, {} pod groups", state.nodes.size(),
+                   state.pods.size(), state.queues.size(), state.pod_groups.size());
     }
     if (metrics) metrics->events_ingested(ev.kind);
   }
@@ -167,13 +182,14 @@ struct SchedulerCore {
       in_flight.fail(o.pod);
       spdlog::warn("{} {}: {}", events::to_string(o.outcome), o.pod, o.reason);
     } else {
-      spdlog::info("{} {}: {}", m.job.decision.kind == events::DecisionKind::kEvict ? "evicted" : "bound", o.pod,
-                   o.reason);
+      spdlog::info("{} {}: {}", m.job.decision.kind == events::DecisionKind::kEvict ? "evicted" : "bound",
+                   o.pod, o.reason);
     }
     if (!log_failed) {
       events::Event e;
       e.timestamp_us = wall_us();
       e.payload = o;
+      (void)events::apply(state, e);  // closes the decision in the projection, as replay will
       std::vector<events::Event> batch{e};
       pending_appends.push_back(log->append_async(std::move(batch)));
     }
@@ -245,7 +261,24 @@ struct SchedulerCore {
   void tick() {
     if (!drain_appends()) return;  // no decision without a persisted event (issue 6)
     // A standby only watches and logs; it decides nothing until it holds the lease.
-    if (!leadership->may_act()) return;
+    if (unlisted_kinds.empty() && leadership->may_act()) schedule();
+    maybe_snapshot();
+  }
+
+  /// Hands a snapshot of the state to the snapshotter when one is due. The state then is exactly the
+  /// projection of the log up to its last seq: every event the actor applied was appended by it, in
+  /// the order applied, and drain_appends() waited for all of them.
+  void maybe_snapshot() {
+    if (snapshotter == nullptr || log_failed) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (!snapshotter->due(log->last_seq(), now) || !drain_appends()) return;
+    state.seq = log->last_seq();
+    std::string bytes;
+    events::encode_state(state, bytes);
+    snapshotter->offer(state.seq, std::move(bytes), now);
+  }
+
+  void schedule() {
     const uint64_t epoch = leadership->epoch();
     const auto now_steady = std::chrono::steady_clock::now();
     in_flight.settle(state, now_steady, options.in_flight_timeout);
@@ -272,11 +305,17 @@ struct SchedulerCore {
     const bool quiet = out.decisions.empty() && out.unschedulable.empty();
     if (!quiet || cycle_id % 60 == 1) {
       // Quiet cycles are logged now and then only, so that an idle cluster does not fill the disk.
+      std::vector<events::Event> logged = batch;
       auto appended = log->append(std::move(batch));  // fsync before the binder acts (contracts.md §5)
       if (!appended.is_ok()) {
         spdlog::critical("event log append failed, no more decisions: {}", appended.message());
         log_failed = true;
         return;
+      }
+      // The decisions open entries in the projection under their seq, as a replay of the log would.
+      for (size_t i = 0; i < logged.size(); ++i) {
+        logged[i].seq = appended.value().first_seq + i;
+        (void)events::apply(state, logged[i]);
       }
       const uint64_t first_decision_seq = appended.value().first_seq + 1;
       for (size_t i = 0; i < out.decisions.size(); ++i) {
@@ -288,7 +327,8 @@ struct SchedulerCore {
         job.decision = d;
         if (auto pod = state.pods.find(d.pod); pod != state.pods.end()) {
           const auto& ann = pod->second.meta.annotations;
-          if (auto it = ann.find("runai/shared-gpu-configmap"); it != ann.end()) job.config_map_prefix = it->second;
+          if (auto it = ann.find("runai/shared-gpu-configmap"); it != ann.end())
+            job.config_map_prefix = it->second;
           if (auto it = ann.find("gpu-fraction-container-name"); it != ann.end()) {
             const auto& p = pod->second;
             for (size_t c = 0; c < p.containers.size(); ++c) {
@@ -312,10 +352,11 @@ struct SchedulerCore {
     if (metrics) {
       std::vector<std::pair<std::string, double>> actions;
       for (const auto& [a, us] : out.action_us) actions.emplace_back(a, static_cast<double>(us) / 1000.0);
-      metrics->observe_cycle(static_cast<double>(out.total_us) / 1000.0, static_cast<double>(out.build_us) / 1000.0,
-                             0, actions);
+      metrics->observe_cycle(static_cast<double>(out.total_us) / 1000.0,
+                             static_cast<double>(out.build_us) / 1000.0, 0, actions);
       for (const auto& q : out.queues) {
-        metrics->set_queue(q.name, q.fair_cpu, q.fair_memory, q.fair_gpu, q.used_cpu, q.used_memory, q.used_gpu);
+        metrics->set_queue(q.name, q.fair_cpu, q.fair_memory, q.fair_gpu, q.used_cpu, q.used_memory,
+                           q.used_gpu);
       }
     }
     if (cycle_id % 10 == 1) {
@@ -368,6 +409,7 @@ struct Daemon::Impl {
     std::filesystem::remove_all(webhook_tls_dir, ignored);
   }
   std::unique_ptr<SchedulerCore> core;
+  std::unique_ptr<Snapshotter> snapshotter;
   std::unique_ptr<Leadership> leadership;
   std::unique_ptr<KubeLeaseApi> lease_api;
   std::unique_ptr<leader::LeaderElector> elector;
@@ -403,7 +445,8 @@ struct Daemon::Impl {
       if (!pem.is_ok()) return model::Status::error("webhook certificate: " + pem.message());
       const char* tmp = std::getenv("TMPDIR");
       std::string dir = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/kai-webhook-XXXXXX";
-      if (mkdtemp(dir.data()) == nullptr) return model::Status::error("webhook certificate: cannot make " + dir);
+      if (mkdtemp(dir.data()) == nullptr)
+        return model::Status::error("webhook certificate: cannot make " + dir);
       webhook_tls_dir = dir;
       eo.cert_file = dir + "/tls.crt";
       eo.key_file = dir + "/tls.key";
@@ -413,7 +456,8 @@ struct Daemon::Impl {
         out << text;
         if (!out) return model::Status::error("webhook certificate: cannot write " + path);
       }
-      std::filesystem::permissions(eo.key_file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+      std::filesystem::permissions(eo.key_file,
+                                   std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
     }
     webhooks = std::make_unique<endpoints::DaemonEndpoints>(eo, callbacks, *metrics);
     if (auto s = webhooks->start(); !s) return model::Status::error("webhooks: " + s.message());
@@ -431,8 +475,9 @@ struct Daemon::Impl {
       leadership->publish(elector->act_until(), static_cast<uint64_t>(elector->epoch()));
       if (!elector->last_error().empty()) spdlog::debug("leader election: {}", elector->last_error());
       if (t != leader::Transition::kNone) {
-        auto change = std::make_shared<const events::LeadershipChange>(events::LeadershipChange{
-            static_cast<uint64_t>(elector->epoch()), elector->observed_holder(), t == leader::Transition::kBecameLeader});
+        auto change = std::make_shared<const events::LeadershipChange>(
+            events::LeadershipChange{static_cast<uint64_t>(elector->epoch()), elector->observed_holder(),
+                                     t == leader::Transition::kBecameLeader});
         caf::anon_send(actor, leader_atom::value, change);
       }
       lock.lock();
@@ -440,22 +485,30 @@ struct Daemon::Impl {
     }
   }
 
-  /// Decisions of an earlier run without an outcome: logged as abandoned, never executed again
-  /// (contracts.md §5); the first cycle decides afresh from the listed state.
-  void abandon_unfinished() {
-    std::map<uint64_t, std::string> open;
-    (void)log->read(1, log->last_seq(), [&](uint64_t seq, const storage::Result<events::Event>& e) {
-      if (!e.is_ok()) return true;
-      if (const auto* d = std::get_if<events::DecisionEvent>(&e.value().payload)) {
-        if (d->decision.kind != events::DecisionKind::kPipeline) open[seq] = d->decision.pod;
-      } else if (const auto* o = std::get_if<events::BinderOutcome>(&e.value().payload)) {
-        open.erase(o->decision_seq);
-      }
-      return true;
-    });
-    if (open.empty()) return;
+  /// Rebuilds the state from the log (newest snapshot + the events after it) and logs the decisions of
+  /// an earlier run that have no outcome as abandoned: they are never executed again (contracts.md
+  /// §5); the first cycle decides afresh from the listed state.
+  model::Status restore(events::ClusterState& state) {
+    const auto started = std::chrono::steady_clock::now();
+    auto restored = storage::restore_state(*log);
+    if (!restored.is_ok()) {
+      return model::Status::error("event log " + options.log_dir + " cannot rebuild the state: " +
+                                  restored.message() + " (move the directory aside to start a new log)");
+    }
+    for (const auto& w : restored.value().warnings) spdlog::warn("restore: {}", w);
+    state = std::move(restored.value().state);
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started)
+            .count();
+    if (state.seq > 0) {
+      spdlog::info(
+          "restored the state at log position {} from snapshot {} + {} events in {} ms: {} nodes, {} pods",
+          state.seq, restored.value().snapshot_seq, restored.value().tail_events, ms, state.nodes.size(),
+          state.pods.size());
+    }
+    if (state.open_decisions.empty()) return model::Status::ok();
     std::vector<events::Event> batch;
-    for (const auto& [seq, pod] : open) {
+    for (const auto& [seq, pod] : state.open_decisions) {
       events::Event e;
       e.timestamp_us = wall_us();
       e.payload = events::BinderOutcome{seq, pod, events::Outcome::kAbandoned,
@@ -463,13 +516,40 @@ struct Daemon::Impl {
       batch.push_back(std::move(e));
     }
     spdlog::info("restart: {} decisions without an outcome are logged as abandoned", batch.size());
-    (void)log->append(std::move(batch));
+    auto appended = log->append(batch);
+    if (!appended.is_ok())
+      return model::Status::error("event log " + options.log_dir + ": " + appended.message());
+    for (events::Event& e : batch) (void)events::apply(state, e);
+    state.seq = log->last_seq();
+    return model::Status::ok();
+  }
+
+  /// key -> resourceVersion of the restored objects of `kind`: the reflector's first list then
+  /// delivers only what changed while the scheduler was down.
+  static std::map<std::string, std::string> known_objects(const events::ClusterState& state,
+                                                          const std::string& kind) {
+    std::map<std::string, std::string> known;
+    auto collect = [&](const auto& objects) {
+      for (const auto& [key, object] : objects)
+        known.emplace_hint(known.end(), key, object.meta.resource_version);
+    };
+    if (kind == "Node") collect(state.nodes);
+    if (kind == "Pod") collect(state.pods);
+    if (kind == "Queue") collect(state.queues);
+    if (kind == "PodGroup") collect(state.pod_groups);
+    if (kind == "PriorityClass") collect(state.priority_classes);
+    if (kind == "BindRequest") collect(state.bind_requests);
+    return known;
   }
 };
 
-Daemon::Daemon(DaemonOptions options) : impl_(std::make_unique<Impl>()) { impl_->options = std::move(options); }
+Daemon::Daemon(DaemonOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+}
 
-Daemon::~Daemon() { stop(); }
+Daemon::~Daemon() {
+  stop();
+}
 
 model::Status Daemon::start() {
   Impl& m = *impl_;
@@ -488,7 +568,8 @@ model::Status Daemon::start() {
     ss << in.rdbuf();
     config_text = ss.str();
     auto config = core::parse_scheduler_config(config_text);
-    if (!config.is_ok()) return model::Status::error("--config " + m.options.config_path + ": " + config.message());
+    if (!config.is_ok())
+      return model::Status::error("--config " + m.options.config_path + ": " + config.message());
     session.config = std::move(config).value();
   }
   auto cluster = k8s::resolve_cluster_config(m.options.kubeconfig);
@@ -498,7 +579,8 @@ model::Status Daemon::start() {
   auto log = storage::EventLog::open(m.options.log_dir);
   if (!log.is_ok()) return model::Status::error("event log " + m.options.log_dir + ": " + log.message());
   m.log = std::move(log).value();
-  m.abandon_unfinished();
+  events::ClusterState restored_state;
+  if (auto s = m.restore(restored_state); !s) return s;
 
   k8s::ClientOptions co;
   co.qps = m.options.qps;
@@ -549,6 +631,10 @@ model::Status Daemon::start() {
   c.leadership = m.leadership.get();
   c.snapshot_mu = &m.snapshot_mu;
   c.snapshot_json = &m.snapshot_json;
+  c.state = std::move(restored_state);
+  for (const auto& k : kKinds) c.unlisted_kinds.insert(k.kind);
+  m.snapshotter = std::make_unique<Snapshotter>(*m.log, m.options.snapshots);
+  c.snapshotter = m.snapshotter.get();
 
   // The endpoints start before any thread that acts, so that a port in use fails the start cleanly.
   if (m.options.metrics_port != 0) {
@@ -577,14 +663,18 @@ model::Status Daemon::start() {
   m.system = std::make_unique<caf::actor_system>(*m.cfg);
   // The binder reports to the actor; it exists before the actor starts its first cycle.
   caf::actor* actor_ref = &m.actor;
-  m.binder = std::make_unique<Binder>(*m.client, *m.chain, m.options.binder_workers,
-                                      [actor_ref](const BindJob& job, events::BinderOutcome o) {
-                                        caf::anon_send(*actor_ref, outcome_atom::value,
-                                                       std::make_shared<const OutcomeMsg>(OutcomeMsg{job, std::move(o)}));
-                                      },
-                                      [leadership = m.leadership.get()] { return leadership->may_act(); });
+  m.binder = std::make_unique<Binder>(
+      *m.client, *m.chain, m.options.binder_workers,
+      [actor_ref](const BindJob& job, events::BinderOutcome o) {
+        caf::anon_send(*actor_ref, outcome_atom::value,
+                       std::make_shared<const OutcomeMsg>(OutcomeMsg{job, std::move(o)}));
+      },
+      [leadership = m.leadership.get()] { return leadership->may_act(); });
   c.binder = m.binder.get();
   c.chain = m.chain.get();
+  // What each reflector already holds, read before the actor owns the state.
+  std::map<std::string, std::map<std::string, std::string>> known;
+  for (const auto& k : kKinds) known[k.kind] = Impl::known_objects(c.state, k.kind);
   m.actor = m.system->spawn(scheduler_actor, &c);
   if (m.elector) m.elector_thread = std::thread([&m] { m.run_elector(); });
 
@@ -595,11 +685,12 @@ model::Status Daemon::start() {
     caf::actor a = m.actor;
     const std::string kind = k.kind;
     m.reflectors.push_back(std::make_unique<k8s::Reflector>(
-        *m.client, ro, [a](k8s::ReflectorEvent ev) {
+        *m.client, ro,
+        [a](k8s::ReflectorEvent ev) {
           caf::anon_send(a, watch_atom::value, std::make_shared<const k8s::ReflectorEvent>(std::move(ev)));
         },
         [kind](const std::string& message) { spdlog::warn("reflector {}: {}", kind, message); }));
-    m.reflectors.back()->start();
+    m.reflectors.back()->start("", std::move(known[kind]));
   }
   m.reflectors_started = true;
 
@@ -627,6 +718,7 @@ void Daemon::stop() {
   m.system.reset();  // waits for the actor to finish its current message
   m.status->stop();
   m.core->drain_appends();
+  m.snapshotter->stop();  // a snapshot being written finishes before the log closes
   if (m.elector) {
     // Nothing acts any more: hand the lease over so that a standby takes over at once.
     m.leadership->revoke();
@@ -643,12 +735,20 @@ bool Daemon::synced() const {
   return !impl_->reflectors.empty();
 }
 
-uint64_t Daemon::cycles() const { return impl_->cycles.load(); }
+uint64_t Daemon::cycles() const {
+  return impl_->cycles.load();
+}
 
-bool Daemon::leading() const { return impl_->leadership && impl_->leadership->may_act(); }
+bool Daemon::leading() const {
+  return impl_->leadership && impl_->leadership->may_act();
+}
 
-uint16_t Daemon::metrics_port() const { return impl_->endpoints ? impl_->endpoints->port() : 0; }
+uint16_t Daemon::metrics_port() const {
+  return impl_->endpoints ? impl_->endpoints->port() : 0;
+}
 
-uint16_t Daemon::webhook_port() const { return impl_->webhooks ? impl_->webhooks->port() : 0; }
+uint16_t Daemon::webhook_port() const {
+  return impl_->webhooks ? impl_->webhooks->port() : 0;
+}
 
 }  // namespace kai::daemon

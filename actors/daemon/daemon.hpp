@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "actors/daemon/snapshotter.hpp"
 #include "k8s/admission/admission.hpp"
 #include "k8s/model/status.hpp"
 
@@ -52,6 +53,8 @@ struct DaemonOptions {
   std::chrono::milliseconds lease_duration{15000};
   std::chrono::milliseconds renew_deadline{10000};
   std::chrono::milliseconds retry_period{2000};
+  /// State snapshots of the event log and its retention (restart = newest snapshot + the log after it).
+  SnapshotOptions snapshots;
 };
 
 class Daemon {

@@ -4,7 +4,11 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "storage/event_log.hpp"
+#include "storage/restore.hpp"
 #include "tests/daemon/cluster_fixture.hpp"
 
 namespace kai::e2e {
@@ -70,6 +74,104 @@ TEST(Restart, SigkillMidLoadResumesWithoutDoubleBinds) {
   });
   EXPECT_GE(decisions, kPods);
   EXPECT_GE(outcomes, kPods);
+}
+
+}  // namespace
+}  // namespace kai::e2e
+
+namespace kai::e2e {
+namespace {
+
+// A restart rebuilds the state from the newest snapshot plus the log after it, and the first list of
+// each kind is diffed against it: only what changed while the scheduler was down reaches the log, and
+// no cycle runs before every kind was listed.
+TEST(Restart, RestoresFromASnapshotAndListsOnlyWhatChangedMeanwhile) {
+  Cluster c;
+  c.namespace_("team-a");
+  for (int n = 0; n < 4; ++n) c.node("n" + std::to_string(n), 8);
+  c.queue("default", "", -1);
+  c.queue("test", "default", -1);
+  const std::string log_dir = c.dir + "/event-log";
+  const std::string out = c.dir + "/scheduler.log";
+  const std::vector<std::string> flags = {"--log-dir",         log_dir, "--schedule-period", "30ms",
+                                          "--snapshot-events", "20"};
+  constexpr int kPods = 20;
+  for (int i = 0; i < kPods; ++i) c.create(c.pod("team-a", "p-" + std::to_string(i), "test", 1));
+  auto running = [&](size_t want) {
+    size_t n = 0;
+    for (const auto& p : c.pods("team-a")) n += p["status"].value("phase", "") == "Running";
+    return n == want && c.pods("team-a").size() == want;
+  };
+  auto open_read_only = [&] {
+    storage::EventLogOptions o;
+    o.read_only = true;
+    auto log = storage::EventLog::open(log_dir, o);
+    EXPECT_TRUE(log.is_ok()) << log.message();
+    return std::move(log).value();
+  };
+
+  pid_t pid = c.spawn_scheduler(flags, out);
+  ASSERT_TRUE(Cluster::eventually([&] { return running(kPods); }, 60s));
+  ASSERT_TRUE(Cluster::eventually([&] { return !open_read_only()->snapshots().value().empty(); }));
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  const uint64_t stopped_at = open_read_only()->last_seq();
+
+  // While it is down: one pod goes, two come.
+  ASSERT_TRUE(c.server->delete_object("v1", "Pod", "team-a", "p-0").is_ok());
+  ASSERT_TRUE(Cluster::eventually([&] { return c.get_pod("team-a", "p-0").is_null(); }));
+  c.create(c.pod("team-a", "late-1", "test", 1));
+  c.create(c.pod("team-a", "late-2", "test", 1));
+
+  pid = c.spawn_scheduler(flags, out);
+  ASSERT_TRUE(Cluster::eventually([&] { return running(kPods + 1); }, 60s));
+  ::kill(pid, SIGTERM);
+  ::waitpid(pid, &status, 0);
+
+  std::ifstream in(out);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find("restored the state at log position"), std::string::npos) << text.str();
+
+  auto log = open_read_only();
+  std::map<std::string, std::map<events::WatchType, int>> until_first_cycle;  // kind -> type -> events
+  bool cycle = false;
+  (void)log->read(stopped_at + 1, log->last_seq(), [&](uint64_t, const storage::Result<events::Event>& e) {
+    if (!e.is_ok()) return true;
+    if (std::holds_alternative<events::CycleStart>(e.value().payload)) cycle = true;
+    if (const auto* w = std::get_if<events::WatchEvent>(&e.value().payload); w != nullptr && !cycle) {
+      ++until_first_cycle[w->kind][w->type];
+    }
+    return true;
+  });
+  EXPECT_TRUE(cycle);
+  // The list after the restart: exactly the two new pods and the deleted one, then a bookmark per kind.
+  auto& pods = until_first_cycle["Pod"];
+  EXPECT_EQ(pods[events::WatchType::kAdded], 2);
+  EXPECT_EQ(pods[events::WatchType::kDeleted], 1);
+  EXPECT_EQ(pods[events::WatchType::kModified], 0);
+  EXPECT_EQ(until_first_cycle["Node"][events::WatchType::kAdded], 0);
+  for (const char* kind : {"Node", "Pod", "Queue", "PodGroup", "PriorityClass", "BindRequest"}) {
+    EXPECT_GE(until_first_cycle[kind][events::WatchType::kBookmark], 1) << kind << " listed before the cycle";
+  }
+
+  // The snapshots are sound, and restoring from them equals folding the whole log.
+  auto v = log->verify();
+  ASSERT_TRUE(v.is_ok());
+  EXPECT_TRUE(v.value().ok());
+  EXPECT_GE(v.value().snapshots, 1u);
+  auto restored = storage::restore_state(*log);
+  ASSERT_TRUE(restored.is_ok()) << restored.message();
+  EXPECT_GT(restored.value().snapshot_seq, 0u);
+  events::ClusterState folded;
+  (void)log->read(1, log->last_seq(), [&](uint64_t, const storage::Result<events::Event>& e) {
+    if (e.is_ok()) (void)events::apply(folded, e.value());
+    return true;
+  });
+  folded.seq = log->last_seq();
+  EXPECT_TRUE(restored.value().state == folded);
+  EXPECT_EQ(folded.pods.size(), static_cast<size_t>(kPods + 1));
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "actors/daemon/daemon.hpp"
+#include "k8s/model/quantity.hpp"
 #include "k8s/model/time.hpp"
 
 int main(int argc, char** argv) {
@@ -21,44 +22,76 @@ int main(int argc, char** argv) {
   std::string log_level = "info";
   std::string lease_duration = "15s", renew_deadline = "10s", retry_period = "2s";
   bool gpu_sharing = true;
+  std::string snapshot_period = "10m", retention_age = "168h", retention_size = "20Gi";
   CLI::App app{"kai-scheduler: a KAI-compatible GPU scheduler with an event log"};
-  app.add_option("--kubeconfig", o.kubeconfig, "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)");
+  app.add_option("--kubeconfig", o.kubeconfig,
+                 "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)");
   app.add_option("--log-dir", o.log_dir, "directory of the event log (RocksDB)")->required();
-  app.add_option("--scheduler-name", o.scheduler_name, "schedule pods that name this scheduler")->capture_default_str();
+  app.add_option("--scheduler-name", o.scheduler_name, "schedule pods that name this scheduler")
+      ->capture_default_str();
   app.add_option("--config", o.config_path, "KAI scheduler configuration (YAML or JSON); default: KAI's");
   app.add_option("--qps", o.qps, "API requests per second")->capture_default_str();
   app.add_option("--burst", o.burst, "API requests allowed at once above --qps")->capture_default_str();
-  app.add_option("--schedule-period", period, "time between cycles (Go duration, >= 10ms)")->capture_default_str();
-  app.add_option("--listen-address", listen, "metrics and health endpoint, \":port\" (\":0\" = off)")->capture_default_str();
-  app.add_option("--binder-workers", o.binder_workers, "API calls the binder makes at once")->capture_default_str();
-  app.add_option("--reservation-image", o.reservation_image, "image of the GPU reservation pods")->capture_default_str();
-  app.add_option("--reservation-runtime-class", o.reservation_runtime_class, "runtimeClassName of reservation pods");
+  app.add_option("--schedule-period", period, "time between cycles (Go duration, >= 10ms)")
+      ->capture_default_str();
+  app.add_option("--listen-address", listen, "metrics and health endpoint, \":port\" (\":0\" = off)")
+      ->capture_default_str();
+  app.add_option("--binder-workers", o.binder_workers, "API calls the binder makes at once")
+      ->capture_default_str();
+  app.add_option("--reservation-image", o.reservation_image, "image of the GPU reservation pods")
+      ->capture_default_str();
+  app.add_option("--reservation-runtime-class", o.reservation_runtime_class,
+                 "runtimeClassName of reservation pods");
   app.add_option("--resource-reservation-allocation-timeout", reservation_timeout,
-                 "how long a reservation pod may take to report its GPU")->capture_default_str();
+                 "how long a reservation pod may take to report its GPU")
+      ->capture_default_str();
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
-  app.add_flag("--leader-elect", o.leader_elect, "leader election on a Lease (hot standby while not leading)");
+  app.add_flag("--leader-elect", o.leader_elect,
+               "leader election on a Lease (hot standby while not leading)");
   app.add_option("--lease-namespace,--leader-elect-resource-namespace", o.lease_namespace,
-                 "namespace of the leader-election Lease (must exist)")->capture_default_str();
+                 "namespace of the leader-election Lease (must exist)")
+      ->capture_default_str();
   app.add_option("--leader-elect-resource-name", o.lease_name, "name of the Lease")->capture_default_str();
-  app.add_option("--leader-elect-identity", o.identity, "this replica in the Lease (default: $POD_NAME, host name)");
+  app.add_option("--leader-elect-identity", o.identity,
+                 "this replica in the Lease (default: $POD_NAME, host name)");
   app.add_option("--leader-elect-lease-duration", lease_duration, "how long a lease is valid without renewal")
       ->capture_default_str();
-  app.add_option("--leader-elect-renew-deadline", renew_deadline, "a leader that has not renewed for this long stops acting")
+  app.add_option("--leader-elect-renew-deadline", renew_deadline,
+                 "a leader that has not renewed for this long stops acting")
       ->capture_default_str();
-  app.add_option("--leader-elect-retry-period", retry_period, "time between attempts to take or renew the lease")
+  app.add_option("--leader-elect-retry-period", retry_period,
+                 "time between attempts to take or renew the lease")
       ->capture_default_str();
-  app.add_flag("!--no-gpu-sharing,--gpu-sharing{true}", gpu_sharing,
-               "GPU sharing; 'false' is enforced at admission (the scheduler always understands shared GPUs)");
+  app.add_flag(
+      "!--no-gpu-sharing,--gpu-sharing{true}", gpu_sharing,
+      "GPU sharing; 'false' is enforced at admission (the scheduler always understands shared GPUs)");
   app.add_option("--webhook-port", o.webhook_port, "HTTPS port of the admission webhooks (0 = not served)")
       ->capture_default_str();
-  app.add_option("--webhook-cert-file", o.webhook_cert_file,
-                 "webhook serving certificate (default: the Secret kai-scheduler-webhook-cert, made if missing)");
+  app.add_option(
+      "--webhook-cert-file", o.webhook_cert_file,
+      "webhook serving certificate (default: the Secret kai-scheduler-webhook-cert, made if missing)");
   app.add_option("--webhook-key-file", o.webhook_key_file, "webhook serving key");
   app.add_option("--webhook-namespace", o.webhook_namespace, "namespace of the webhook Secret and Service")
       ->capture_default_str();
   app.add_option("--gpu-pod-runtime-class", o.admission.gpu_pod_runtime_class,
                  "runtimeClassName the webhook gives GPU pods that name none (\"\" = leave them)")
       ->capture_default_str();
+  app.add_option("--snapshot-events", o.snapshots.every_events,
+                 "snapshot the state after this many logged events (0 = only by time)")
+      ->capture_default_str();
+  app.add_option("--snapshot-period", snapshot_period,
+                 "snapshot the state after this long with new events (Go duration, 0 = only by count)")
+      ->capture_default_str();
+  app.add_option("--retention-age", retention_age,
+                 "delete logged events older than this, never past the oldest kept snapshot (0 = keep)")
+      ->capture_default_str();
+  app.add_option("--retention-size", retention_size,
+                 "delete the oldest logged events while the log is larger than this (quantity, 0 = no limit)")
+      ->capture_default_str();
+  app.add_option("--snapshots-kept", o.snapshots.retention.keep_snapshots,
+                 "snapshots kept, newest first (>= 1)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
   o.admission.gpu_sharing = gpu_sharing;
 
@@ -80,9 +113,10 @@ int main(int argc, char** argv) {
   const size_t colon = listen.rfind(':');
   const std::string port = colon == std::string::npos ? listen : listen.substr(colon + 1);
   o.metrics_port = static_cast<uint16_t>(std::atoi(port.c_str()));
-  for (auto [flag, text, target] : {std::tuple{"--leader-elect-lease-duration", &lease_duration, &o.lease_duration},
-                                     std::tuple{"--leader-elect-renew-deadline", &renew_deadline, &o.renew_deadline},
-                                     std::tuple{"--leader-elect-retry-period", &retry_period, &o.retry_period}}) {
+  for (auto [flag, text, target] :
+       {std::tuple{"--leader-elect-lease-duration", &lease_duration, &o.lease_duration},
+        std::tuple{"--leader-elect-renew-deadline", &renew_deadline, &o.renew_deadline},
+        std::tuple{"--leader-elect-retry-period", &retry_period, &o.retry_period}}) {
     auto d = kai::model::parse_go_duration_ns(*text);
     if (!d.is_ok() || d.value() <= 0) {
       spdlog::critical("{} {}: {}", flag, *text, d.is_ok() ? "must be positive" : d.message());
@@ -90,6 +124,24 @@ int main(int argc, char** argv) {
     }
     *target = std::chrono::milliseconds(d.value() / 1000000);
   }
+
+  for (auto [flag, text, target] :
+       {std::tuple{"--snapshot-period", &snapshot_period, &o.snapshots.every},
+        std::tuple{"--retention-age", &retention_age, &o.snapshots.retention.max_age}}) {
+    auto d = kai::model::parse_go_duration_ns(*text);
+    if (!d.is_ok() || d.value() < 0) {
+      spdlog::critical("{} {}: {}", flag, *text, d.is_ok() ? "must not be negative" : d.message());
+      return 2;
+    }
+    *target = std::chrono::seconds(d.value() / 1000000000);
+  }
+  auto size = kai::model::parse_quantity_milli(retention_size);
+  if (!size.is_ok() || size.value() < 0) {
+    spdlog::critical("--retention-size {}: {}", retention_size,
+                     size.is_ok() ? "must not be negative" : size.message());
+    return 2;
+  }
+  o.snapshots.retention.max_bytes = static_cast<uint64_t>(size.value() / 1000);
 
   sigset_t signals;
   sigemptyset(&signals);
