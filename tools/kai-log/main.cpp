@@ -3,8 +3,8 @@
 // record that fails its checksum or decoding is reported with its sequence number.
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -17,6 +17,7 @@
 #include "k8s/model/json_codec.hpp"
 #include "k8s/model/time.hpp"
 #include "storage/event_log.hpp"
+#include "storage/restore.hpp"
 
 namespace {
 
@@ -55,6 +56,10 @@ int cmd_stats(const std::string& dir) {
   nlohmann::json k = nlohmann::json::object();
   for (const auto& [name, n] : st->by_kind) k[name] = n;
   j["byKind"] = k;
+  j["retainedFrom"] = st->retained_from;
+  nlohmann::json snaps = nlohmann::json::array();
+  for (const auto& s : st->snapshots) snaps.push_back({{"seq", s.seq}, {"bytes", s.bytes}});
+  j["snapshots"] = snaps;
   for (const char* m : {"leader_epoch", "schema"}) {
     auto v = log->get_meta(m);
     if (v && !v->empty()) j["meta"][m] = *v;
@@ -98,30 +103,37 @@ int cmd_verify(const std::string& dir) {
   for (const auto& c : v->corrupt) std::cout << "corrupt record " << c.seq << ": " << c.message << "\n";
   for (const auto& [a, b] : v->gaps) std::cout << "gap: records " << a + 1 << ".." << b - 1 << " missing\n";
   for (const auto& k : v->bad_keys) std::cout << "bad key " << k << "\n";
+  for (const auto& c : v->corrupt_snapshots)
+    std::cout << "corrupt snapshot " << c.seq << ": " << c.message << "\n";
+  if (v->retained_from > 1)
+    std::cout << "records before " << v->retained_from << " were deleted by retention\n";
   std::cout << (v->ok() ? "ok" : "FAILED") << ": " << v->records << " records, sequence " << v->first_seq
-            << ".." << v->last_seq << ", " << v->corrupt.size() << " corrupt, " << v->gaps.size()
-            << " gaps\n";
+            << ".." << v->last_seq << ", " << v->corrupt.size() << " corrupt, " << v->gaps.size() << " gaps, "
+            << v->snapshots << " snapshots (" << v->corrupt_snapshots.size() << " corrupt)\n";
   return v->ok() ? 0 : 1;
 }
 
+/// The state after event `at` (newest snapshot at or before it + the events after it) as a List.
 int cmd_snapshot_export(const std::string& dir, uint64_t at) {
   auto log = open_log(dir, true);
   if (!log) return 2;
-  kai::events::ClusterState state;
-  int bad = 0;
-  auto st = log->read(1, at, [&](uint64_t seq, const kai::model::Result<Event>& e) {
-    if (!e) {
-      ++bad;
-      std::cerr << "kai-log: record " << seq << " skipped: " << e.message() << "\n";
-      return true;
-    }
-    if (auto s = kai::events::apply(state, *e); !s)
-      std::cerr << "kai-log: record " << seq << ": " << s.message() << "\n";
-    return true;
-  });
-  if (!st) return std::cerr << "kai-log: " << st.message() << "\n", 2;
-  std::cout << kai::model::encode_snapshot_json(state.to_objects()) << "\n";
-  return bad ? 1 : 0;
+  auto r = kai::storage::restore_state(*log, at);
+  if (!r) return std::cerr << "kai-log: " << r.message() << "\n", 2;
+  for (const auto& w : r->warnings) std::cerr << "kai-log: " << w << "\n";
+  std::cerr << "kai-log: state at " << r->state.seq << " from snapshot " << r->snapshot_seq << " + "
+            << r->tail_events << " events\n";
+  std::cout << kai::model::encode_snapshot_json(r->state.to_objects()) << "\n";
+  return r->skipped_records > 0 ? 1 : 0;
+}
+
+/// The stored snapshots, oldest first (JSON lines).
+int cmd_snapshot_list(const std::string& dir) {
+  auto log = open_log(dir, true);
+  if (!log) return 2;
+  auto snaps = log->snapshots();
+  if (!snaps) return std::cerr << "kai-log: " << snaps.message() << "\n", 2;
+  for (const auto& s : *snaps) std::cout << nlohmann::json{{"seq", s.seq}, {"bytes", s.bytes}}.dump() << "\n";
+  return 0;
 }
 
 int cmd_why(const std::string& dir, const std::string& pod, size_t limit) {
@@ -208,8 +220,9 @@ int cmd_replay(const std::string& dir, uint64_t from_cycle) {
       ++compared;
       std::string got_line, want_line;
       if (i < result.decisions.size())
-        got_line = kai::events::to_json_line(Event{
-            0, 0, kai::events::kSchemaVersion, kai::events::DecisionEvent{c->cycle_id, result.decisions[i], epoch}});
+        got_line = kai::events::to_json_line(
+            Event{0, 0, kai::events::kSchemaVersion,
+                  kai::events::DecisionEvent{c->cycle_id, result.decisions[i], epoch}});
       if (i < want.size())
         want_line = kai::events::to_json_line(Event{0, 0, kai::events::kSchemaVersion, want[i].second});
       if (got_line != want_line) {
@@ -331,9 +344,11 @@ int main(int argc, char** argv) {
   uint64_t at = UINT64_MAX;
   auto* exp = snapshot->add_subcommand("export", "The state at a sequence number as a Kubernetes List");
   exp->add_option("--at", at, "Sequence number (default: the end of the log)");
+  auto* list = snapshot->add_subcommand("list", "The stored snapshots, oldest first (JSON lines)");
   std::string pod;
   size_t limit = 50;
-  auto* why = app.add_subcommand("why", "The decisions, binder outcomes and unschedulable reasons of a pod or pod group, newest first");
+  auto* why = app.add_subcommand(
+      "why", "The decisions, binder outcomes and unschedulable reasons of a pod or pod group, newest first");
   why->add_option("pod", pod, "namespace/name of a pod or a pod group")->required();
   why->add_option("--limit", limit, "At most this many records")->capture_default_str();
   std::string queue, since;
@@ -357,6 +372,7 @@ int main(int argc, char** argv) {
   if (*dump) return cmd_dump(dir, from, to, kinds, object, cycle);
   if (*verify) return cmd_verify(dir);
   if (*exp) return cmd_snapshot_export(dir, at);
+  if (*list) return cmd_snapshot_list(dir);
   if (*why) return cmd_why(dir, pod, limit);
   if (*replay) return cmd_replay(dir, from_cycle);
   if (*audit) return cmd_audit(dir, queue, since, limit);
