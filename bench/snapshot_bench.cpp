@@ -25,7 +25,8 @@ void put_all(const std::vector<T>& from, std::map<std::string, T>& to) {
 }
 
 ClusterState make_state(int64_t percent) {
-  const kai::model::ClusterObjects c = kai::gen::generate(kai::gen::ClusterSpec::scaled(static_cast<double>(percent) / 100));
+  const kai::model::ClusterObjects c =
+      kai::gen::generate(kai::gen::ClusterSpec::scaled(static_cast<double>(percent) / 100));
   ClusterState s;
   put_all(c.nodes, s.nodes);
   put_all(c.pods, s.pods);
@@ -70,7 +71,8 @@ BENCHMARK(BM_SnapshotDecode)->Arg(1)->Arg(20)->Arg(100)->Unit(benchmark::kMillis
 
 void BM_ColdStart(benchmark::State& state) {
   const ClusterState s = make_state(state.range(0));
-  const auto dir = std::filesystem::temp_directory_path() / ("kai-bench-coldstart-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("kai-bench-coldstart-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   size_t snapshot_bytes = 0;
   {
@@ -92,8 +94,8 @@ void BM_ColdStart(benchmark::State& state) {
       kai::model::Pod p = it->second;
       p.meta.labels["tail"] = std::to_string(i);
       kai::events::Event e;
-      e.payload = kai::events::WatchEvent{"Pod", kai::events::WatchType::kModified, kai::model::encode(p).dump(),
-                                          std::to_string(200000000 + i)};
+      e.payload = kai::events::WatchEvent{"Pod", kai::events::WatchType::kModified,
+                                          kai::model::encode(p).dump(), std::to_string(200000000 + i)};
       tail.push_back(std::move(e));
     }
     (void)log->append(std::move(tail));

@@ -12,9 +12,12 @@
 
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <random>
 
+#include "events/state_codec.hpp"
 #include "storage/event_log.hpp"
+#include "storage/restore.hpp"
 #include "tests/events/test_events.hpp"
 #include "tests/storage/temp_dir.hpp"
 
@@ -27,16 +30,39 @@ struct Ack {
   uint64_t first, last, tag;
 };
 
-int iterations() {
+int iterations(int default_count) {
   const char* env = std::getenv("KAI_CRASH_ITERATIONS");  // longer optional runs
-  return env ? std::atoi(env) : 50;
+  return env ? std::atoi(env) : default_count;
 }
 
-TEST(CrashSafety, SigkillUnderLoad) {
+/// The state at the end of the log rebuilt from the OLDEST kept snapshot and the longer tail after it
+/// (restore_state starts from the newest), or nothing when fewer than two snapshots are kept.
+std::optional<events::ClusterState> restore_from_oldest(const EventLog& log) {
+  auto snaps = log.snapshots();
+  if (!snaps || snaps->size() < 2) return std::nullopt;
+  auto bytes = log.read_snapshot(snaps->front().seq);
+  EXPECT_TRUE(bytes) << bytes.message();
+  auto state = events::decode_state(bytes ? *bytes : std::string());
+  EXPECT_TRUE(state) << state.message();
+  if (!state) return std::nullopt;
+  events::ClusterState s = std::move(state).value();
+  EXPECT_TRUE(log.read(snaps->front().seq + 1, log.last_seq(), [&](uint64_t, const Result<events::Event>& e) {
+    EXPECT_TRUE(e) << e.message();
+    if (e) (void)events::apply(s, *e);
+    return true;
+  }));
+  s.seq = log.last_seq();
+  return s;
+}
+
+/// Kills the writer `count` times; `snapshots`: it also snapshots and trims the log while appending.
+void crash_iterations(int count, bool snapshots) {
   testing::TempDir dir;
   std::mt19937 rng(12345);
   uint64_t total_acked = 0;
-  for (int it = 0; it < iterations(); ++it) {
+  int restored_from_two = 0;
+  uint64_t last_retained_from = 1;
+  for (int it = 0; it < count; ++it) {
     int fds[2];
     ASSERT_EQ(::pipe(fds), 0);
     posix_spawn_file_actions_t fa;
@@ -45,7 +71,8 @@ TEST(CrashSafety, SigkillUnderLoad) {
     posix_spawn_file_actions_addclose(&fa, fds[0]);
     std::string dir_s = dir.str();
     std::string threads = "4";
-    char* argv[] = {const_cast<char*>(KAI_CRASH_WRITER), dir_s.data(), threads.data(), nullptr};
+    std::string mode = snapshots ? "snapshots" : "plain";
+    char* argv[] = {const_cast<char*>(KAI_CRASH_WRITER), dir_s.data(), threads.data(), mode.data(), nullptr};
     pid_t pid = 0;
     ASSERT_EQ(posix_spawn(&pid, KAI_CRASH_WRITER, &fa, nullptr, argv, environ), 0);
     posix_spawn_file_actions_destroy(&fa);
@@ -109,20 +136,36 @@ TEST(CrashSafety, SigkillUnderLoad) {
     auto v = (*log)->verify();
     ASSERT_TRUE(v) << v.message();
     ASSERT_TRUE(v->ok()) << "iteration " << it << ": " << v->gaps.size() << " gaps, " << v->corrupt.size()
-                         << " corrupt";
-    ASSERT_EQ(v->first_seq, 1u);
+                         << " corrupt, " << v->corrupt_snapshots.size() << " corrupt snapshots";
+    // Retention deletes from the front only, and only what a kept snapshot covers.
+    const uint64_t from = (*log)->retained_from();
+    last_retained_from = from;
+    if (v->records > 0) {
+      ASSERT_EQ(v->first_seq, from);
+    }
+    if (!snapshots) {
+      ASSERT_EQ(from, 1u);
+    }
     std::vector<events::Event> all;
-    all.reserve(v->last_seq);
-    ASSERT_TRUE((*log)->read(1, UINT64_MAX, [&](uint64_t, const Result<events::Event>& e) {
+    ASSERT_TRUE((*log)->read(from, UINT64_MAX, [&](uint64_t, const Result<events::Event>& e) {
       all.push_back(*e);
       return true;
     }));
     for (const Ack& a : acks) {
-      ASSERT_LE(a.last, all.size()) << "acknowledged event " << a.last << " lost";
-      for (uint64_t s = a.first; s <= a.last; ++s) {
-        const auto& d = std::get<events::DecisionEvent>(all[s - 1].payload);
+      ASSERT_LE(a.last, from - 1 + all.size()) << "acknowledged event " << a.last << " lost";
+      for (uint64_t s = std::max(a.first, from); s <= a.last; ++s) {
+        const auto& d = std::get<events::DecisionEvent>(all[s - from].payload);
         ASSERT_EQ(d.decision.pod, "p/" + std::to_string(a.tag >> 32));
         ASSERT_EQ(d.decision.seq, a.tag & 0xffffffffu);
+      }
+    }
+    if (snapshots) {
+      // Every kept snapshot plus the log after it gives the same state.
+      auto restored = restore_state(**log);
+      ASSERT_TRUE(restored) << "iteration " << it << ": " << restored.message();
+      if (auto older = restore_from_oldest(**log)) {
+        ASSERT_TRUE(*older == restored->state) << "iteration " << it;
+        ++restored_from_two;
       }
     }
     uint64_t last = (*log)->last_seq();
@@ -130,8 +173,22 @@ TEST(CrashSafety, SigkillUnderLoad) {
     ASSERT_TRUE(r) << r.message();
     ASSERT_EQ(r->first_seq, last + 1);
   }
-  std::printf("crash iterations %d, acknowledged appends %llu\n", iterations(),
-              static_cast<unsigned long long>(total_acked));
+  std::printf(
+      "crash iterations %d, acknowledged appends %llu, log retained from %llu, %d restores compared\n", count,
+      static_cast<unsigned long long>(total_acked), static_cast<unsigned long long>(last_retained_from),
+      restored_from_two);
+  if (snapshots) {
+    EXPECT_GT(restored_from_two, count / 2) << "too few iterations had two snapshots to compare";
+    EXPECT_GT(last_retained_from, 1u) << "retention never deleted anything";
+  }
+}
+
+TEST(CrashSafety, SigkillUnderLoad) {
+  crash_iterations(iterations(50), false);
+}
+
+TEST(CrashSafety, SigkillWhileSnapshottingAndTrimming) {
+  crash_iterations(iterations(30), true);
 }
 
 }  // namespace

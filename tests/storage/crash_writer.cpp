@@ -1,4 +1,6 @@
-// Helper for crash_test: appends under load from several producer threads until it is killed.
+// Helper for crash_test: appends under load from several producer threads until it is killed. With a
+// third argument "snapshots", another thread keeps taking snapshots (restore + encode + write) and
+// applying retention (two snapshots kept, the log trimmed to about 64 KB), so kills land in those too.
 // After each acknowledged append it writes 24 bytes to stdout: first seq, last seq, producer<<32 |
 // counter (native endian; the parent is the same machine). write(2) of less than PIPE_BUF bytes to a
 // pipe is atomic, so records from different threads never interleave.
@@ -9,7 +11,9 @@
 #include <thread>
 #include <vector>
 
+#include "events/state_codec.hpp"
 #include "storage/event_log.hpp"
+#include "storage/restore.hpp"
 #include "tests/events/test_events.hpp"
 
 int main(int argc, char** argv) {
@@ -37,6 +41,35 @@ int main(int argc, char** argv) {
         }
         uint64_t rec[3] = {r->first_seq, r->last_seq, (static_cast<uint64_t>(t) << 32) | i};
         if (::write(1, rec, sizeof rec) != static_cast<ssize_t>(sizeof rec)) std::_Exit(1);
+      }
+    });
+  }
+  if (argc > 3 && std::strcmp(argv[3], "snapshots") == 0) {
+    producers.emplace_back([&] {
+      kai::storage::RetentionPolicy policy;
+      policy.max_age = std::chrono::seconds(0);
+      policy.max_bytes = 64 << 10;
+      policy.keep_snapshots = 2;
+      for (;;) {
+        const uint64_t at = (*log)->last_seq();
+        auto state = kai::storage::restore_state(**log, at);
+        if (!state) {
+          std::fprintf(stderr, "crash_writer: restore: %s\n", state.message().c_str());
+          std::_Exit(1);
+        }
+        std::string bytes;
+        kai::events::encode_state(state->state, bytes);
+        if (at > 0) {
+          if (auto st = (*log)->write_snapshot(at, bytes); !st) {
+            std::fprintf(stderr, "crash_writer: snapshot: %s\n", st.message().c_str());
+            std::_Exit(1);
+          }
+        }
+        if (auto r = (*log)->apply_retention(policy, 0); !r) {
+          std::fprintf(stderr, "crash_writer: retention: %s\n", r.message().c_str());
+          std::_Exit(1);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
       }
     });
   }
