@@ -13,7 +13,8 @@ uint64_t micros_since(std::chrono::steady_clock::time_point t) {
 
 }  // namespace
 
-CycleOutput run_cycle(const model::ClusterObjects& objects, const core::SessionOptions& options, uint64_t cycle_id) {
+CycleOutput run_cycle(const model::ObjectRefs& objects, const core::SessionOptions& options,
+                      uint64_t cycle_id) {
   CycleOutput out;
   const auto start = std::chrono::steady_clock::now();
   core::Session ssn(objects, options);

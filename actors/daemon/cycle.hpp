@@ -38,7 +38,8 @@ struct CycleOutput {
   std::vector<std::string> warnings;  ///< Bad input found while building the session.
 };
 
-/// Runs the configured actions once on `objects`.
-CycleOutput run_cycle(const model::ClusterObjects& objects, const core::SessionOptions& options, uint64_t cycle_id);
+/// Runs the configured actions once on `objects` (a cut of the entity actors: nothing is copied).
+CycleOutput run_cycle(const model::ObjectRefs& objects, const core::SessionOptions& options,
+                      uint64_t cycle_id);
 
 }  // namespace kai::daemon

@@ -289,7 +289,7 @@ struct SchedulerCore {
     core::SessionOptions so = session;
     so.now = now;
     so.seed = fnv1a(std::to_string(cycle_id) + "/" + std::to_string(last_watch_seq)) | 1;
-    CycleOutput out = run_cycle(objects, so, cycle_id);
+    CycleOutput out = run_cycle(model::ObjectRefs::of(objects), so, cycle_id);
 
     std::vector<events::Event> batch;
     auto add = [&](events::Payload p) {

@@ -234,4 +234,31 @@ struct ClusterObjects {
   bool operator==(const ClusterObjects&) const = default;
 };
 
+/// The objects of a snapshot by address: what a session reads. The daemon's cut of its entity actors'
+/// published state is one (no copy of the objects per cycle); ClusterObjects gives one with of().
+/// The objects must outlive every reader, the session included (it keeps pointers to them).
+struct ObjectRefs {
+  std::vector<const Node*> nodes;
+  std::vector<const Pod*> pods;
+  std::vector<const Queue*> queues;
+  std::vector<const PodGroup*> pod_groups;
+  std::vector<const PriorityClass*> priority_classes;
+  std::vector<const BindRequest*> bind_requests;
+
+  static ObjectRefs of(const ClusterObjects& objects) {
+    ObjectRefs r;
+    auto take = [](const auto& from, auto& to) {
+      to.reserve(from.size());
+      for (const auto& x : from) to.push_back(&x);
+    };
+    take(objects.nodes, r.nodes);
+    take(objects.pods, r.pods);
+    take(objects.queues, r.queues);
+    take(objects.pod_groups, r.pod_groups);
+    take(objects.priority_classes, r.priority_classes);
+    take(objects.bind_requests, r.bind_requests);
+    return r;
+  }
+};
+
 }  // namespace kai::model

@@ -46,7 +46,7 @@ int32_t builtin_priority_class_value(const std::string& name) {
   return -1;
 }
 
-std::vector<PodGroupAssignment> group_pods(const model::ClusterObjects& objects,
+std::vector<PodGroupAssignment> group_pods(const model::ObjectRefs& objects,
                                            const std::string& scheduler_name,
                                            const std::string& default_queue) {
   std::vector<PodGroupAssignment> out;
@@ -60,7 +60,8 @@ std::vector<PodGroupAssignment> group_pods(const model::ClusterObjects& objects,
     k.append(name);
     return k;
   };
-  for (const auto& pg : objects.pod_groups) {
+  for (const model::PodGroup* pg_ptr : objects.pod_groups) {
+    const model::PodGroup& pg = *pg_ptr;
     auto key = key_of(pg.meta.namespace_, pg.meta.name);
     if (by_name.count(key)) continue;  // duplicate object: the first one wins
     by_name[key] = out.size();
@@ -71,7 +72,7 @@ std::vector<PodGroupAssignment> group_pods(const model::ClusterObjects& objects,
     out.push_back(std::move(a));
   }
   for (uint32_t i = 0; i < objects.pods.size(); ++i) {
-    const model::Pod& pod = objects.pods[i];
+    const model::Pod& pod = *objects.pods[i];
     if (pod.scheduler_name != scheduler_name) continue;
     std::string group_name;
     bool synthesised = false;

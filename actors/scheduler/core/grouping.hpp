@@ -25,7 +25,7 @@ struct PodGroupAssignment {
   /// The PodGroup object, or null when synthesised (or named but missing: see `missing_pod_group`).
   const model::PodGroup* pod_group = nullptr;
   bool missing_pod_group = false;
-  std::vector<uint32_t> pods;  ///< Indexes into ClusterObjects::pods, in input order.
+  std::vector<uint32_t> pods;  ///< Indexes into ObjectRefs::pods (= ClusterObjects::pods), in input order.
   // For synthesised groups (what the pod grouper would write into the PodGroup it creates):
   std::string uid;
   std::string queue;
@@ -37,7 +37,7 @@ struct PodGroupAssignment {
 
 /// Groups the pods of `scheduler_name` in `objects`. Output order: PodGroup objects in input order,
 /// then synthesised and missing groups in order of their first pod. Pure and deterministic.
-std::vector<PodGroupAssignment> group_pods(const model::ClusterObjects& objects,
+std::vector<PodGroupAssignment> group_pods(const model::ObjectRefs& objects,
                                            const std::string& scheduler_name,
                                            const std::string& default_queue);
 

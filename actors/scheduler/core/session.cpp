@@ -44,7 +44,7 @@ bool is_mig_resource(const std::string& name) {
 /// Builds a Session from model objects (kept separate from Session's methods for readability).
 class SessionBuilder {
  public:
-  SessionBuilder(Session& ssn, const model::ClusterObjects& objects) : ssn_(ssn), objects_(objects) {}
+  SessionBuilder(Session& ssn, const model::ObjectRefs& objects) : ssn_(ssn), objects_(objects) {}
 
   void build() {
     build_nodes();
@@ -104,7 +104,8 @@ class SessionBuilder {
   }
 
   void build_nodes() {
-    for (const auto& n : objects_.nodes) {
+    for (const auto* n_ptr : objects_.nodes) {
+      const auto& n = *n_ptr;
       if (ssn_.node_index.count(n.meta.name)) {
         ssn_.warnings.push_back("node " + n.meta.name + ": duplicate, the first one is used");
         continue;
@@ -171,7 +172,8 @@ class SessionBuilder {
 
   void build_queues() {
     std::map<std::string, const model::Queue*> by_name;
-    for (const auto& q : objects_.queues) {
+    for (const auto* q_ptr : objects_.queues) {
+      const auto& q = *q_ptr;
       if (by_name.count(q.meta.name)) {
         ssn_.warnings.push_back("queue " + q.meta.name + ": duplicate, the first one is used");
         continue;
@@ -203,7 +205,8 @@ class SessionBuilder {
                                 cur->parent_queue + "\" or a cycle); the queue is ignored");
       }
     }
-    for (const auto& q : objects_.queues) {
+    for (const auto* q_ptr : objects_.queues) {
+      const auto& q = *q_ptr;
       if (!valid.count(q.meta.name) || ssn_.queue_index.count(q.meta.name)) continue;
       QueueInfo info;
       info.name = q.meta.name;
@@ -231,14 +234,16 @@ class SessionBuilder {
   }
 
   void build_priority_classes() {
-    for (const auto& pc : objects_.priority_classes) {
+    for (const auto* pc_ptr : objects_.priority_classes) {
+      const auto& pc = *pc_ptr;
       priority_classes_.emplace(pc.meta.name, pc.value);
       if (pc.global_default) global_default_priority_ = pc.value;
     }
   }
 
   void build_bind_requests() {
-    for (const auto& br : objects_.bind_requests) {
+    for (const auto* br_ptr : objects_.bind_requests) {
+      const auto& br = *br_ptr;
       const bool failed =
           br.phase == "Failed" && (!br.backoff_limit || br.failed_attempts >= *br.backoff_limit);
       if (failed || !ssn_.node_index.count(br.selected_node)) continue;  // deleted by KAI next cycle
@@ -302,7 +307,7 @@ class SessionBuilder {
 
   /// Adds a task for `pod` to job `job_id`; returns an input error for the pod, if any.
   std::optional<std::string> add_task(uint32_t pod_index, uint32_t job_id, uint16_t pod_set) {
-    const model::Pod& pod = objects_.pods[pod_index];
+    const model::Pod& pod = *objects_.pods[pod_index];
     TaskInfo t;
     t.pod = &pod;
     t.key = pod.meta.namespace_ + "/" + pod.meta.name;
@@ -465,7 +470,7 @@ class SessionBuilder {
 
       const uint32_t job_id = static_cast<uint32_t>(ssn_.jobs.size());
       for (uint32_t pod_index : g.pods) {
-        const model::Pod& pod = objects_.pods[pod_index];
+        const model::Pod& pod = *objects_.pods[pod_index];
         std::string set_name = "default";
         if (const auto* l = find_label(pod.meta.labels, kSubGroupLabel); l && !l->empty()) set_name = *l;
         uint16_t set = 0;
@@ -493,7 +498,8 @@ class SessionBuilder {
   /// Pods of other schedulers (and reservation pods) still use their node's capacity.
   void account_foreign_pods() {
     const std::string& mine = ssn_.options().scheduler_name;
-    for (const auto& pod : objects_.pods) {
+    for (const auto* pod_ptr : objects_.pods) {
+      const auto& pod = *pod_ptr;
       if (pod.scheduler_name == mine || pod.node_name.empty()) continue;
       if (pod.phase == "Succeeded" || pod.phase == "Failed") continue;
       auto it = ssn_.node_index.find(pod.node_name);
@@ -538,7 +544,7 @@ class SessionBuilder {
   }
 
   Session& ssn_;
-  const model::ClusterObjects& objects_;
+  const model::ObjectRefs& objects_;
   std::vector<const model::Queue*> queue_objects_;
   std::map<std::string, int32_t> priority_classes_;
   std::optional<int32_t> global_default_priority_;
@@ -548,6 +554,9 @@ class SessionBuilder {
 };
 
 Session::Session(const model::ClusterObjects& objects, SessionOptions options)
+    : Session(model::ObjectRefs::of(objects), std::move(options)) {}
+
+Session::Session(const model::ObjectRefs& objects, SessionOptions options)
     : options_(std::move(options)), rng_(options_.seed) {
   SessionBuilder(*this, objects).build();
   gpu_free_index.build(nodes, [](const NodeInfo& n) { return n.has_gpus(); });

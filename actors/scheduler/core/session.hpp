@@ -91,6 +91,8 @@ class Session {
  public:
   /// Builds the session from a snapshot. Never fails: bad objects become unschedulable reasons.
   Session(const model::ClusterObjects& objects, SessionOptions options);
+  /// The same from the objects' addresses: nothing is copied (the objects must outlive the session).
+  Session(const model::ObjectRefs& objects, SessionOptions options);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
