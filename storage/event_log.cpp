@@ -263,6 +263,8 @@ void EventLog::write_batch(std::vector<std::unique_ptr<Request>>& batch) {
             wb.Put(audit_cf_, audit_key(AuditKey::kPodGroup, d->decision.by, seq), "").PermitUncheckedError();
           if (!d->decision.node.empty())
             wb.Put(audit_cf_, audit_key(AuditKey::kNode, d->decision.node, seq), "").PermitUncheckedError();
+          if (!d->decision.queue.empty())
+            wb.Put(audit_cf_, audit_key(AuditKey::kQueue, d->decision.queue, seq), "").PermitUncheckedError();
         } else if (const auto* u = std::get_if<events::UnschedulableEvent>(&e.payload)) {
           wb.Put(audit_cf_, audit_key(AuditKey::kPodGroup, u->pod_group, seq), "").PermitUncheckedError();
           if (!u->queue.empty())

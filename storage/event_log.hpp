@@ -14,6 +14,8 @@
 //                      (reserved: written by the snapshot work of issue 6, not yet).
 //   "audit"     key  = tag u8 | name bytes | 0x00 | seq (8 bytes BE); value empty.
 //                      tag 'p' pod "ns/name", 'g' pod group "ns/name", 'q' queue, 'n' node.
+//                      Decisions: pod, `by` group, node, and the pod's queue (an eviction's victim's);
+//                      unschedulable: group and queue; binder outcomes: pod.
 //                      Written in the same batch as the event, so a query is a prefix range scan.
 //   "meta"      key  = text; "rv/<Kind>" -> last resourceVersion seen for that kind,
 //                      "leader_epoch" -> decimal epoch, "schema" -> decimal schema version at creation.

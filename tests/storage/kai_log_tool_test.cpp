@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "events/event.hpp"
@@ -96,6 +97,64 @@ TEST(KaiLogTool, WhyAndAudit) {
   EXPECT_EQ(audit.code, 0);
   EXPECT_NE(audit.out.find("OverLimit"), std::string::npos) << audit.out;
   EXPECT_EQ(run(dd + " audit --queue q-team --since 2030-01-01T00:00:00Z").out, "");
+}
+
+/// The sequence numbers of the JSON lines a dump or an audit printed, in order.
+std::vector<uint64_t> seqs_of(const std::string& out) {
+  std::vector<uint64_t> seqs;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << line;
+    if (!j.is_discarded()) seqs.push_back(j.value("seq", uint64_t{0}));
+  }
+  return seqs;
+}
+
+events::Event decision_at(int64_t ts_us, uint64_t cycle, events::DecisionKind kind, const std::string& pod,
+                          const std::string& queue, const std::string& by) {
+  events::Event e;
+  e.timestamp_us = ts_us;
+  events::DecisionEvent d;
+  d.cycle_id = cycle;
+  d.decision.action = kind == events::DecisionKind::kEvict ? "reclaim" : "allocate";
+  d.decision.kind = kind;
+  d.decision.pod = pod;
+  d.decision.node = "n1";
+  d.decision.by = by;
+  d.decision.queue = queue;
+  e.payload = d;
+  return e;
+}
+
+TEST(KaiLogTool, AuditOfAQueueListsItsDecisionsNewestFirst) {
+  testing::TempDir dir;
+  const int64_t t0 = 1'700'000'000'000'000;  // 2023-11-14T22:13:20Z
+  const int64_t hour = 3'600'000'000;
+  {
+    auto log = EventLog::open(dir.str());
+    ASSERT_TRUE(log);
+    using events::DecisionKind;
+    events::Event pending;
+    pending.timestamp_us = t0 + 2 * hour;
+    pending.payload = events::UnschedulableEvent{3, "team/pg-c", "q-team", {{"OverLimit", "over limit"}}};
+    ASSERT_TRUE((*log)->append({
+        decision_at(t0, 1, DecisionKind::kBind, "team/p1", "q-team", "team/pg-1"),  // 1
+        // A pod of q-team evicted for a group of another queue: listed under the victim's queue.
+        decision_at(t0 + hour, 2, DecisionKind::kEvict, "team/victim", "q-team", "other/pg-b"),   // 2
+        pending,                                                                                  // 3
+        decision_at(t0 + 2 * hour, 3, DecisionKind::kBind, "other/p2", "q-other", "other/pg-b"),  // 4
+    }));
+  }
+  std::string d = "-d " + dir.str() + " audit --queue q-team";
+  ToolRun all = run(d);
+  EXPECT_EQ(all.code, 0);
+  EXPECT_EQ(seqs_of(all.out), (std::vector<uint64_t>{3, 2, 1})) << all.out;
+  EXPECT_NE(all.out.find("\"by\":\"other/pg-b\""), std::string::npos) << all.out;  // who evicted
+  EXPECT_EQ(seqs_of(run(d + " --since 2023-11-14T23:00:00Z").out), (std::vector<uint64_t>{3, 2}));
+  EXPECT_EQ(seqs_of(run(d + " --since 2023-11-14T23:00:00Z --limit 1").out), (std::vector<uint64_t>{3}));
+  EXPECT_EQ(run(d + " --since 2023-11-15T01:00:00Z").out, "");
+  EXPECT_EQ(seqs_of(run("-d " + dir.str() + " audit --queue q-other").out), (std::vector<uint64_t>{4}));
 }
 
 TEST(KaiLogTool, DamagedRecordIsReportedNotFatal) {
