@@ -18,7 +18,8 @@
 //                      unschedulable: group and queue; binder outcomes: pod.
 //                      Written in the same batch as the event, so a query is a prefix range scan.
 //   "meta"      key  = text; "rv/<Kind>" -> last resourceVersion seen for that kind,
-//                      "leader_epoch" -> decimal epoch, "schema" -> decimal schema version at creation.
+//                      "leader_epoch" -> decimal epoch, "schema" -> decimal schema version at creation,
+//                      "config_hash" -> decimal hash of the last ConfigChange (the configuration in force).
 //   "default"   unused (RocksDB requires it).
 //
 // Writes: producers call append() from any thread; one writer thread takes everything queued (up to

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "actors/scheduler/core/scheduler_config.hpp"
 #include "actors/scheduler/core/simulation.hpp"
 #include "events/event_json.hpp"
 #include "events/projection.hpp"
@@ -55,7 +56,7 @@ int cmd_stats(const std::string& dir) {
   nlohmann::json k = nlohmann::json::object();
   for (const auto& [name, n] : st->by_kind) k[name] = n;
   j["byKind"] = k;
-  for (const char* m : {"leader_epoch", "schema"}) {
+  for (const char* m : {"leader_epoch", "schema", "config_hash"}) {
     auto v = log->get_meta(m);
     if (v && !v->empty()) j["meta"][m] = *v;
   }
@@ -164,9 +165,22 @@ int cmd_why(const std::string& dir, const std::string& pod, size_t limit) {
   return 0;
 }
 
+/// The configurations a log names, by hash: each ConfigChange's body parsed as the daemon parses it
+/// (an error kept for a body that does not parse), and the empty text, which is KAI's defaults also
+/// in logs from before the body was logged.
+std::map<uint64_t, kai::model::Result<kai::core::SchedulerConfig>> logged_configs(
+    const std::vector<Event>& all) {
+  std::map<uint64_t, kai::model::Result<kai::core::SchedulerConfig>> configs;
+  configs.emplace(kai::events::config_hash(""), kai::core::SchedulerConfig::defaults());
+  for (const Event& e : all)
+    if (const auto* c = std::get_if<kai::events::ConfigChange>(&e.payload))
+      configs.insert_or_assign(c->hash, kai::core::parse_scheduler_config(c->text));
+  return configs;
+}
+
 /// Re-runs every recorded cycle from `from_cycle` on the projection of the log at its recorded
-/// position, with its recorded clock and seed, and reports each decision that differs from the log.
-/// The configuration body is not logged yet, so cycles run with the default configuration.
+/// position, with its recorded clock, seed and configuration, and reports each decision that differs
+/// from the log. A cycle whose configuration is missing or unreadable is reported and not run.
 int cmd_replay(const std::string& dir, uint64_t from_cycle) {
   auto log = open_log(dir, true);
   if (!log) return 2;
@@ -187,15 +201,27 @@ int cmd_replay(const std::string& dir, uint64_t from_cycle) {
     if (const auto* d = std::get_if<kai::events::DecisionEvent>(&e.payload))
       recorded[d->cycle_id].emplace_back(e.seq, *d);
 
+  const auto configs = logged_configs(all);
+
   kai::events::ClusterState state;  // projected incrementally: cycle positions only grow
   size_t next = 0;
-  uint64_t cycles = 0, differences = 0, compared = 0;
+  uint64_t cycles = 0, differences = 0, compared = 0, not_replayed = 0;
   for (const Event& e : all) {
     const auto* c = std::get_if<kai::events::CycleStart>(&e.payload);
     if (c == nullptr || c->cycle_id < from_cycle) continue;
     for (; next < all.size() && all[next].seq <= c->log_position; ++next)
       (void)kai::events::apply(state, all[next]);
+    auto config = configs.find(c->config_hash);
+    if (config == configs.end() || !config->second) {
+      ++not_replayed;
+      std::cout << "cycle " << c->cycle_id << ": not replayed: configuration " << c->config_hash
+                << (config == configs.end() ? " is not in the log"
+                                            : " does not parse: " + config->second.message())
+                << "\n";
+      continue;
+    }
     kai::core::SessionOptions opts;
+    opts.config = config->second.value();
     opts.now = c->now;
     opts.seed = c->seed;
     auto result = kai::core::simulate(state.to_objects(), opts, 1);
@@ -226,8 +252,10 @@ int cmd_replay(const std::string& dir, uint64_t from_cycle) {
     }
   }
   std::cout << "replayed " << cycles << " cycles, " << compared << " decisions, " << differences
-            << " differences\n";
-  return differences == 0 && bad == 0 ? 0 : 1;
+            << " differences";
+  if (not_replayed != 0) std::cout << ", " << not_replayed << " cycles not replayed";
+  std::cout << "\n";
+  return differences == 0 && bad == 0 && not_replayed == 0 ? 0 : 1;
 }
 
 /// Records that touched a queue, newest first, from the audit index: the decisions on its pods (an
@@ -355,7 +383,10 @@ int main(int argc, char** argv) {
   audit->add_option("--since", since, "Only records at or after this time (RFC 3339)");
   audit->add_option("--limit", limit, "At most this many records")->capture_default_str();
   uint64_t from_cycle = 0;
-  auto* replay = app.add_subcommand("replay", "Re-run the recorded cycles and report decisions that differ");
+  auto* replay = app.add_subcommand(
+      "replay",
+      "Re-run the recorded cycles, each with its logged clock, seed and configuration, and report "
+      "decisions that differ");
   replay->add_option("--from-cycle", from_cycle, "First cycle to replay")->capture_default_str();
   std::string file;
   auto* import =
