@@ -18,6 +18,7 @@
 #include "k8s/model/json_codec.hpp"
 #include "k8s/model/time.hpp"
 #include "storage/event_log.hpp"
+#include "tools/kai-log/dump_filter.hpp"
 
 namespace {
 
@@ -78,13 +79,9 @@ int cmd_dump(const std::string& dir, uint64_t from, uint64_t to, const std::vect
     if (!kinds.empty() &&
         std::find(kinds.begin(), kinds.end(), kai::events::kind_name(e->payload)) == kinds.end())
       return true;
-    std::string line = kai::events::to_json_line(*e);
-    // Object and cycle filters match on the rendered fields, which every kind names the same way.
-    if (!object.empty() && line.find("\"" + object + "\"") == std::string::npos &&
-        line.find("\"name\":\"" + object.substr(object.find('/') + 1) + "\"") == std::string::npos)
-      return true;
-    if (cycle != 0 && line.find("\"cycle\":" + std::to_string(cycle) + ",") == std::string::npos) return true;
-    std::cout << line << "\n";
+    if (cycle != 0 && kai::kailog::cycle_of(*e) != cycle) return true;
+    if (!object.empty() && !kai::kailog::names_object(*e, object)) return true;
+    std::cout << kai::events::to_json_line(*e) << "\n";
     return true;
   });
   if (!st) return std::cerr << "kai-log: " << st.message() << "\n", 2;
@@ -358,9 +355,13 @@ int main(int argc, char** argv) {
   dump->add_option("--to", to, "Last sequence number");
   dump->add_option(
       "--kind", kinds,
-      "Only these kinds: watch, decision, unschedulable, cycle_start, cycle_end, outcome, leadership");
-  dump->add_option("--object", object, "Only records naming this object (namespace/name or name)");
-  dump->add_option("--cycle", cycle, "Only records of this cycle");
+      "Only these kinds: watch, decision, unschedulable, cycle_start, cycle_end, outcome, leadership, "
+      "config");
+  dump->add_option("--object", object,
+                   "Only records naming exactly this object: namespace/name (pods, pod groups), name "
+                   "(nodes, queues); watch objects by their metadata, decisions by pod, group, node and "
+                   "queue, unschedulable records by group and queue, binder outcomes by pod");
+  dump->add_option("--cycle", cycle, "Only the decisions, unschedulable records and markers of this cycle");
   auto* verify =
       app.add_subcommand("verify", "Check every record's checksum and decoding, and sequence gaps");
   auto* snapshot = app.add_subcommand("snapshot", "Snapshots of the projected state");
