@@ -22,6 +22,9 @@ struct Decision {
   double gpu_fraction = 0;              ///< Portion per device for fractional pods; 0 otherwise.
   std::string reason;                   ///< Why (evictions: KAI's message; binds: empty).
   std::string by;                       ///< The pod group that caused it, "namespace/name".
+  /// The queue of the pod's own group: for an eviction the victim's queue, so that a queue's audit
+  /// shows who evicted its pods (`by` names the evicting group). Empty in records before schema v4.
+  std::string queue;
 };
 
 inline const char* to_string(DecisionKind k) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -15,7 +16,7 @@
 namespace kai::events {
 
 /// The schema version written by this build; older versions are upgraded when read.
-inline constexpr uint8_t kSchemaVersion = 3;
+inline constexpr uint8_t kSchemaVersion = 4;
 
 /// What a Kubernetes watch stream (or a relist) told us.
 enum class WatchType : uint8_t { kAdded = 0, kModified = 1, kDeleted = 2, kBookmark = 3, kRelist = 4 };
@@ -40,9 +41,10 @@ struct DecisionEvent {
   bool operator==(const DecisionEvent& o) const {
     const Decision& a = decision;
     const Decision& b = o.decision;
-    return cycle_id == o.cycle_id && leader_epoch == o.leader_epoch && a.seq == b.seq && a.action == b.action && a.kind == b.kind &&
-           a.pod == b.pod && a.pod_uid == b.pod_uid && a.node == b.node && a.gpu_groups == b.gpu_groups &&
-           a.gpu_fraction == b.gpu_fraction && a.reason == b.reason && a.by == b.by;
+    return cycle_id == o.cycle_id && leader_epoch == o.leader_epoch && a.seq == b.seq &&
+           a.action == b.action && a.kind == b.kind && a.pod == b.pod && a.pod_uid == b.pod_uid &&
+           a.node == b.node && a.gpu_groups == b.gpu_groups && a.gpu_fraction == b.gpu_fraction &&
+           a.reason == b.reason && a.by == b.by && a.queue == b.queue;
   }
 };
 
@@ -65,7 +67,7 @@ struct UnschedulableEvent {
 /// Start of a scheduling cycle: everything replay needs to run it again identically.
 struct CycleStart {
   uint64_t cycle_id = 0;
-  uint64_t config_hash = 0;
+  uint64_t config_hash = 0;   ///< config_hash() of the body; an earlier ConfigChange holds it.
   uint64_t log_position = 0;  ///< The sequence number of the consistent cut the cycle saw.
   int64_t now = 0;            ///< The session's clock, Unix seconds.
   uint64_t seed = 0;          ///< Seed for new GPU-group ids. Added in schema version 2 (v1: 0).
@@ -100,9 +102,19 @@ struct LeadershipChange {
   bool operator==(const LeadershipChange&) const = default;
 };
 
-/// The payload kinds; the index is the on-disk type tag minus one (see event_codec.hpp).
+/// The scheduler configuration body, logged when it differs from the last one the log holds
+/// (contracts.md §5), so that replay runs each cycle with the configuration its CycleStart names.
+/// Added in schema version 4.
+struct ConfigChange {
+  uint64_t hash = 0;  ///< config_hash(text): what CycleStart::config_hash refers to.
+  std::string text;   ///< The configuration as read (JSON or YAML); empty means KAI's defaults.
+  bool operator==(const ConfigChange&) const = default;
+};
+
+/// The payload kinds; the index is the on-disk type tag minus one (see event_codec.hpp), so new kinds
+/// are appended at the end.
 using Payload = std::variant<WatchEvent, DecisionEvent, UnschedulableEvent, CycleStart, CycleEnd,
-                             BinderOutcome, LeadershipChange>;
+                             BinderOutcome, LeadershipChange, ConfigChange>;
 
 /// One entry of the log. `seq` is assigned by the log on append (it lives in the key, not the value).
 struct Event {
@@ -117,5 +129,9 @@ struct Event {
 const char* kind_name(const Payload& p);
 const char* to_string(WatchType t);
 const char* to_string(Outcome o);
+
+/// The hash by which CycleStart and ConfigChange name a configuration body: 64-bit FNV-1a of the
+/// text, so the same bytes always give the same hash, in the daemon and in replay.
+uint64_t config_hash(std::string_view text);
 
 }  // namespace kai::events

@@ -1,5 +1,7 @@
 #include "events/event_codec.hpp"
 
+#include <iterator>
+
 #include "events/binary.hpp"
 
 namespace kai::events {
@@ -34,6 +36,7 @@ struct Encoder {
     put_str(out, x.reason);
     put_str(out, x.by);
     if (version >= 3) put_varint(out, d.leader_epoch);
+    if (version >= 4) put_str(out, x.queue);
   }
   void operator()(const UnschedulableEvent& u) {
     put_varint(out, u.cycle_id);
@@ -72,6 +75,10 @@ struct Encoder {
     put_str(out, l.holder);
     put_u8(out, l.acquired ? 1 : 0);
   }
+  void operator()(const ConfigChange& c) {
+    put_varint(out, c.hash);
+    put_str(out, c.text);
+  }
 };
 
 Result<Payload> decode_payload(Reader& r, uint8_t type, uint8_t version) {
@@ -105,6 +112,7 @@ Result<Payload> decode_payload(Reader& r, uint8_t type, uint8_t version) {
       x.reason = r.str();
       x.by = r.str();
       d.leader_epoch = version >= 3 ? r.varint() : 0;  // v1, v2 upgrade: no leader election recorded.
+      if (version >= 4) x.queue = r.str();             // v1-v3 upgrade: the queue was not recorded.
       return Payload{std::move(d)};
     }
     case 3: {
@@ -159,6 +167,15 @@ Result<Payload> decode_payload(Reader& r, uint8_t type, uint8_t version) {
       l.acquired = r.u8() != 0;
       return Payload{std::move(l)};
     }
+    case 8: {
+      // No earlier version wrote this kind: one that claims to is damaged, not old.
+      if (version < 4)
+        return Status::error("configuration record in schema version " + std::to_string(version));
+      ConfigChange c;
+      c.hash = r.varint();
+      c.text = r.str();
+      return Payload{std::move(c)};
+    }
   }
   return Status::error("unknown event type " + std::to_string(type));
 }
@@ -203,8 +220,15 @@ Result<int64_t> peek_timestamp(std::string_view bytes) {
 
 const char* kind_name(const Payload& p) {
   static constexpr const char* kNames[] = {"watch",     "decision", "unschedulable", "cycle_start",
-                                           "cycle_end", "outcome",  "leadership"};
+                                           "cycle_end", "outcome",  "leadership",    "config"};
+  static_assert(std::size(kNames) == std::variant_size_v<Payload>, "a name for every payload kind");
   return kNames[p.index()];
+}
+
+uint64_t config_hash(std::string_view text) {
+  uint64_t h = 1469598103934665603ull;
+  for (char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return h;
 }
 
 const char* to_string(WatchType t) {

@@ -15,16 +15,18 @@
 //   type 1 WatchEvent       : kind str, watch type u8, resourceVersion str, object str
 //   type 2 DecisionEvent    : cycle u64, seq u64, action str, kind u8, pod str, pod_uid str, node str,
 //                             gpu_groups vec<str>, [v2+: gpu_fraction f64], reason str, by str,
-//                             [v3+: leader_epoch u64]
+//                             [v3+: leader_epoch u64], [v4+: queue str]
 //   type 3 Unschedulable    : cycle u64, pod_group str, queue str, reasons vec<(reason str, message str)>
 //   type 4 CycleStart       : cycle u64, config_hash u64, log_position u64, now i64, [v2+: seed u64]
 //   type 5 CycleEnd         : cycle u64, total_us u64, action_us vec<(name str, us u64)>
 //   type 6 BinderOutcome    : decision_seq u64, pod str, outcome u8, reason str
 //   type 7 LeadershipChange : epoch u64, holder str, acquired bool
+//   type 8 ConfigChange     : hash u64, text str                                   (v4+ only)
 //
-// Versions: 1 = first release (no gpu_fraction, no seed); 2 = gpu_fraction and seed; 3 = current
-// (decisions carry the leader epoch). A reader upgrades by filling
-// the fields a version lacks with their defaults, so every consumer only ever sees the current shape.
+// Versions: 1 = first release (no gpu_fraction, no seed); 2 = gpu_fraction and seed; 3 = decisions
+// carry the leader epoch; 4 = current (decisions carry their queue; ConfigChange). A reader upgrades
+// by filling the fields a version lacks with their defaults, so every consumer only ever sees the
+// current shape.
 // Trailing bytes after the last field are rejected: they mean a corrupt or future record.
 
 #include <cstdint>
@@ -39,8 +41,9 @@ namespace kai::events {
 using model::Result;
 using model::Status;
 
-/// Appends the encoding of `e` (without its seq) to `out` at schema `version` (1 to kSchemaVersion). Writers
-/// use the default; version 1 exists only so that tests can produce old records.
+/// Appends the encoding of `e` (without its seq) to `out` at schema `version` (1 to kSchemaVersion).
+/// Writers use the default; older versions exist only so that tests can produce old records (a kind
+/// that a version did not have gives a record that decode_event rejects).
 void encode_event(const Event& e, std::string& out, uint8_t version = kSchemaVersion);
 
 /// Decodes one record, upgrading older schema versions. Never throws and never reads out of bounds:

@@ -33,6 +33,7 @@ struct Render {
     if (d.decision.gpu_fraction != 0) j["gpuFraction"] = d.decision.gpu_fraction;
     j["reason"] = d.decision.reason;
     j["by"] = d.decision.by;
+    j["queue"] = d.decision.queue;
     if (d.leader_epoch != 0) j["leaderEpoch"] = d.leader_epoch;
   }
   void operator()(const UnschedulableEvent& u) {
@@ -67,6 +68,10 @@ struct Render {
     j["epoch"] = l.epoch;
     j["holder"] = l.holder;
     j["acquired"] = l.acquired;
+  }
+  void operator()(const ConfigChange& c) {
+    j["configHash"] = c.hash;
+    j["text"] = c.text;
   }
 };
 

@@ -311,6 +311,8 @@ void EventLog::write_batch(std::vector<std::unique_ptr<Request>>& batch) {
         if (!w->resource_version.empty()) meta["rv/" + w->kind] = w->resource_version;
       } else if (const auto* l = std::get_if<events::LeadershipChange>(&e.payload)) {
         meta["leader_epoch"] = std::to_string(l->epoch);
+      } else if (const auto* c = std::get_if<events::ConfigChange>(&e.payload)) {
+        meta["config_hash"] = std::to_string(c->hash);
       } else if (options_.audit_index) {
         if (const auto* d = std::get_if<events::DecisionEvent>(&e.payload)) {
           wb.Put(audit_cf_, audit_key(AuditKey::kPod, d->decision.pod, seq), "").PermitUncheckedError();
@@ -318,6 +320,8 @@ void EventLog::write_batch(std::vector<std::unique_ptr<Request>>& batch) {
             wb.Put(audit_cf_, audit_key(AuditKey::kPodGroup, d->decision.by, seq), "").PermitUncheckedError();
           if (!d->decision.node.empty())
             wb.Put(audit_cf_, audit_key(AuditKey::kNode, d->decision.node, seq), "").PermitUncheckedError();
+          if (!d->decision.queue.empty())
+            wb.Put(audit_cf_, audit_key(AuditKey::kQueue, d->decision.queue, seq), "").PermitUncheckedError();
         } else if (const auto* u = std::get_if<events::UnschedulableEvent>(&e.payload)) {
           wb.Put(audit_cf_, audit_key(AuditKey::kPodGroup, u->pod_group, seq), "").PermitUncheckedError();
           if (!u->queue.empty())

@@ -19,10 +19,13 @@
 //               the event writer) and is flushed to an SST before write_snapshot returns.
 //   "audit"     key  = tag u8 | name bytes | 0x00 | seq (8 bytes BE); value empty.
 //                      tag 'p' pod "ns/name", 'g' pod group "ns/name", 'q' queue, 'n' node.
+//                      Decisions: pod, `by` group, node, and the pod's queue (an eviction's victim's);
+//                      unschedulable: group and queue; binder outcomes: pod.
 //                      Written in the same batch as the event, so a query is a prefix range scan.
 //   "meta"      key  = text; "rv/<Kind>" -> last resourceVersion seen for that kind,
 //                      "leader_epoch" -> decimal epoch, "schema" -> decimal schema version at creation,
 //                      "retained_from" -> decimal first sequence retention kept (absent: 1).
+//                      "config_hash" -> decimal hash of the last ConfigChange (the configuration in force).
 //   "default"   unused (RocksDB requires it).
 //
 // Writes: producers call append() from any thread; one writer thread takes everything queued (up to

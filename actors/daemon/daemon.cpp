@@ -91,6 +91,21 @@ uint64_t fnv1a(const std::string& s) {
   return h;
 }
 
+/// Logs the configuration body when it is not the one the log holds last (contracts.md §5), so that
+/// replay runs each cycle with the configuration its CycleStart names; a restart with the same text
+/// adds nothing. Appended before the first cycle, whose CycleStart refers to it.
+model::Status record_config(storage::EventLog& log, const std::string& text, uint64_t hash) {
+  auto last = log.get_meta("config_hash");
+  if (!last.is_ok()) return model::Status::error("event log: " + last.message());
+  if (last.value() == std::to_string(hash)) return model::Status::ok();
+  events::Event e;
+  e.timestamp_us = wall_us();
+  e.payload = events::ConfigChange{hash, text};
+  auto appended = log.append({std::move(e)});
+  if (!appended.is_ok()) return model::Status::error("event log: " + appended.message());
+  return model::Status::ok();
+}
+
 struct KindSpec {
   const char* kind;
   const char* path;
@@ -623,7 +638,8 @@ model::Status Daemon::start() {
   SchedulerCore& c = *m.core;
   c.options = m.options;
   c.session = session;
-  c.config_hash = fnv1a(config_text);
+  c.config_hash = events::config_hash(config_text);
+  if (auto s = record_config(*m.log, config_text, c.config_hash); !s) return s;
   c.log = m.log.get();
   c.status = m.status.get();
   c.metrics = m.metrics.get();

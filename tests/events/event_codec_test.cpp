@@ -37,6 +37,7 @@ TEST(EventCodec, UpgradesVersionOne) {
   EXPECT_EQ(back->schema_version, kSchemaVersion);
   auto want = std::get<DecisionEvent>(d.payload);
   want.decision.gpu_fraction = 0;
+  want.decision.queue.clear();
   EXPECT_EQ(std::get<DecisionEvent>(back->payload), want);
 
   Event c;
@@ -63,7 +64,43 @@ TEST(EventCodec, UpgradesVersionTwoDecisionsToEpochZero) {
   ASSERT_TRUE(back) << back.message();
   auto want = std::get<DecisionEvent>(d.payload);
   want.leader_epoch = 0;
+  want.decision.queue.clear();
   EXPECT_EQ(std::get<DecisionEvent>(back->payload), want);
+}
+
+TEST(EventCodec, UpgradesVersionThreeDecisionsToNoQueue) {
+  // Version 4 added the decision's queue and the configuration record; nothing else changed shape.
+  for (const Event& e : testing::one_of_each()) {
+    if (std::holds_alternative<ConfigChange>(e.payload)) continue;
+    std::string v3;
+    encode_event(e, v3, 3);
+    ASSERT_EQ(v3[0], 3);
+    auto back = decode_event(v3);
+    ASSERT_TRUE(back) << kind_name(e.payload) << ": " << back.message();
+    EXPECT_EQ(back->schema_version, kSchemaVersion);
+    Event want = e;
+    if (auto* d = std::get_if<DecisionEvent>(&want.payload)) {
+      ASSERT_FALSE(d->decision.queue.empty()) << "the sample must have a queue to lose";
+      d->decision.queue.clear();
+    }
+    EXPECT_EQ(*back, want) << kind_name(e.payload);
+  }
+  std::string v4;
+  encode_event(testing::decision_event(1, 2), v4);
+  ASSERT_EQ(v4[0], 4);
+  EXPECT_EQ(std::get<DecisionEvent>(decode_event(v4)->payload).decision.queue, "team-a");
+}
+
+TEST(EventCodec, ConfigurationRecordIsNewInVersionFour) {
+  Event c;
+  c.payload = ConfigChange{config_hash("x: 1"), "x: 1"};
+  std::string v3;
+  encode_event(c, v3, 3);
+  auto back = decode_event(v3);
+  EXPECT_FALSE(back);  // no version-3 writer made one: such a record is damaged
+  EXPECT_NE(back.message().find("version 3"), std::string::npos) << back.message();
+  EXPECT_EQ(config_hash(""), 1469598103934665603ull);  // FNV-1a offset basis: the daemon's defaults
+  EXPECT_NE(config_hash("a"), config_hash("b"));
 }
 
 TEST(EventCodec, RejectsBadInputWithoutCrashing) {

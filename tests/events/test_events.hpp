@@ -22,6 +22,7 @@ inline Event decision_event(uint64_t cycle, uint64_t n, const std::string& pod =
   d.decision.gpu_groups = {"g-1", "g-2"};
   d.decision.gpu_fraction = 0.5;
   d.decision.by = "team-a/pg-0";
+  d.decision.queue = "team-a";
   e.payload = d;
   return e;
 }
@@ -48,6 +49,9 @@ inline std::vector<Event> one_of_each() {
   Event l;
   l.payload = LeadershipChange{3, "replica-0", true};
   v.push_back(l);
+  Event c;
+  c.payload = ConfigChange{config_hash("actions: allocate\n"), "actions: allocate\n"};
+  v.push_back(c);
   return v;
 }
 

@@ -62,6 +62,8 @@ TEST(EventLog, AppendReadRecover) {
   ASSERT_TRUE(rv);
   EXPECT_EQ(*rv, "12345");
   EXPECT_EQ(*log->get_meta("leader_epoch"), "3");
+  // The configuration in force, for the daemon to log a new body only when it changes.
+  EXPECT_EQ(*log->get_meta("config_hash"), std::to_string(events::config_hash("actions: allocate\n")));
 }
 
 TEST(EventLog, ReadRangeAndAuditIndex) {
@@ -85,6 +87,32 @@ TEST(EventLog, ReadRangeAndAuditIndex) {
   ASSERT_TRUE(none);
   EXPECT_TRUE(none->empty());
   EXPECT_EQ(log->audit(AuditKey::kPodGroup, "team-a/pg-0")->size(), 20u);
+}
+
+TEST(EventLog, QueueIndexCoversDecisions) {
+  TempDir dir;
+  auto log = open_log(dir.str());
+  ASSERT_TRUE(log);
+  auto decision = [](uint64_t n, const std::string& pod, const std::string& queue) {
+    Event e = events::testing::decision_event(1, n, pod);
+    std::get<events::DecisionEvent>(e.payload).decision.queue = queue;
+    return e;
+  };
+  Event evict = decision(3, "a/victim", "q-a");  // a pod of q-a evicted for a group of q-b
+  auto& ev = std::get<events::DecisionEvent>(evict.payload).decision;
+  ev.kind = events::DecisionKind::kEvict;
+  ev.by = "b/pg-claimer";
+  Event pending;
+  pending.payload = events::UnschedulableEvent{1, "a/pg-9", "q-a", {{"OverLimit", "over"}}};
+  ASSERT_TRUE(log->append({decision(1, "a/p1", "q-a"), decision(2, "b/p2", "q-b"), evict, pending,
+                           decision(5, "a/p5", "q-a"), decision(6, "x/p6", "")}));
+  auto a = log->audit(AuditKey::kQueue, "q-a");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(*a, (std::vector<uint64_t>{5, 4, 3, 1}));  // newest first, the unschedulable group included
+  EXPECT_EQ(*log->audit(AuditKey::kQueue, "q-a", 2), (std::vector<uint64_t>{5, 4}));
+  EXPECT_EQ(*log->audit(AuditKey::kQueue, "q-b"), (std::vector<uint64_t>{2}));
+  EXPECT_TRUE(log->audit(AuditKey::kQueue, "q-")->empty());  // a prefix of a name is not a match
+  EXPECT_TRUE(log->audit(AuditKey::kQueue, "")->empty());    // decisions without a queue are not indexed
 }
 
 TEST(EventLog, GroupCommitManyProducers) {

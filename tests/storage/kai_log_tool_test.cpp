@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "events/event.hpp"
@@ -126,6 +127,132 @@ TEST(KaiLogTool, WhyAndAudit) {
   EXPECT_EQ(audit.code, 0);
   EXPECT_NE(audit.out.find("OverLimit"), std::string::npos) << audit.out;
   EXPECT_EQ(run(dd + " audit --queue q-team --since 2030-01-01T00:00:00Z").out, "");
+}
+
+/// The sequence numbers of the JSON lines a dump or an audit printed, in order.
+std::vector<uint64_t> seqs_of(const std::string& out) {
+  std::vector<uint64_t> seqs;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << line;
+    if (!j.is_discarded()) seqs.push_back(j.value("seq", uint64_t{0}));
+  }
+  return seqs;
+}
+
+events::Event decision_at(int64_t ts_us, uint64_t cycle, events::DecisionKind kind, const std::string& pod,
+                          const std::string& queue, const std::string& by) {
+  events::Event e;
+  e.timestamp_us = ts_us;
+  events::DecisionEvent d;
+  d.cycle_id = cycle;
+  d.decision.action = kind == events::DecisionKind::kEvict ? "reclaim" : "allocate";
+  d.decision.kind = kind;
+  d.decision.pod = pod;
+  d.decision.node = "n1";
+  d.decision.by = by;
+  d.decision.queue = queue;
+  e.payload = d;
+  return e;
+}
+
+TEST(KaiLogTool, AuditOfAQueueListsItsDecisionsNewestFirst) {
+  testing::TempDir dir;
+  const int64_t t0 = 1'700'000'000'000'000;  // 2023-11-14T22:13:20Z
+  const int64_t hour = 3'600'000'000;
+  {
+    auto log = EventLog::open(dir.str());
+    ASSERT_TRUE(log);
+    using events::DecisionKind;
+    events::Event pending;
+    pending.timestamp_us = t0 + 2 * hour;
+    pending.payload = events::UnschedulableEvent{3, "team/pg-c", "q-team", {{"OverLimit", "over limit"}}};
+    ASSERT_TRUE((*log)->append({
+        decision_at(t0, 1, DecisionKind::kBind, "team/p1", "q-team", "team/pg-1"),  // 1
+        // A pod of q-team evicted for a group of another queue: listed under the victim's queue.
+        decision_at(t0 + hour, 2, DecisionKind::kEvict, "team/victim", "q-team", "other/pg-b"),   // 2
+        pending,                                                                                  // 3
+        decision_at(t0 + 2 * hour, 3, DecisionKind::kBind, "other/p2", "q-other", "other/pg-b"),  // 4
+    }));
+  }
+  std::string d = "-d " + dir.str() + " audit --queue q-team";
+  ToolRun all = run(d);
+  EXPECT_EQ(all.code, 0);
+  EXPECT_EQ(seqs_of(all.out), (std::vector<uint64_t>{3, 2, 1})) << all.out;
+  EXPECT_NE(all.out.find("\"by\":\"other/pg-b\""), std::string::npos) << all.out;  // who evicted
+  EXPECT_EQ(seqs_of(run(d + " --since 2023-11-14T23:00:00Z").out), (std::vector<uint64_t>{3, 2}));
+  EXPECT_EQ(seqs_of(run(d + " --since 2023-11-14T23:00:00Z --limit 1").out), (std::vector<uint64_t>{3}));
+  EXPECT_EQ(run(d + " --since 2023-11-15T01:00:00Z").out, "");
+  EXPECT_EQ(seqs_of(run("-d " + dir.str() + " audit --queue q-other").out), (std::vector<uint64_t>{4}));
+}
+
+TEST(KaiLogTool, DumpFiltersMatchObjectsAndCyclesExactly) {
+  testing::TempDir dir;
+  auto pod = [](const std::string& ns, const std::string& name, const std::string& extra = "") {
+    events::Event e;
+    e.payload = events::WatchEvent{
+        "Pod", events::WatchType::kAdded,
+        R"({"kind":"Pod","metadata":{"name":")" + name + R"(","namespace":")" + ns + R"("})" + extra + "}",
+        "1"};
+    return e;
+  };
+  {
+    auto log = EventLog::open(dir.str());
+    ASSERT_TRUE(log);
+    using events::DecisionKind;
+    std::vector<events::Event> evs = {
+        pod("ns", "a"),     // 1
+        pod("ns", "ab"),    // 2
+        pod("ns", "a-b"),   // 3
+        pod("other", "a"),  // 4: the same name in another namespace
+        pod("ns", "x",
+            R"(,"spec":{"cycle":1,"priority":0,"containers":[{"name":"a"}]},"status":{"name":"ns/a"})"),  // 5
+    };
+    events::Event node;  // 6: a cluster-scoped object named like the pod
+    node.payload = events::WatchEvent{"Node", events::WatchType::kAdded, R"({"metadata":{"name":"a"}})", "2"};
+    evs.push_back(node);
+    events::Event relist;  // 7: a List names each of its items
+    relist.payload = events::WatchEvent{
+        "Pod", events::WatchType::kRelist,
+        R"({"kind":"List","metadata":{"resourceVersion":"3"},"items":[{"metadata":{"name":"zz","namespace":"ns"}},)"
+        R"({"metadata":{"name":"a","namespace":"ns"}}]})",
+        "3"};
+    evs.push_back(relist);
+    events::Event start1, end1, start10, end10, pending, outcome;
+    start1.payload = events::CycleStart{1, 0, 7, 1'700'000'000, 1};                          // 8
+    end1.payload = events::CycleEnd{1, 10, {}};                                              // 11
+    start10.payload = events::CycleStart{10, 0, 11, 1'700'000'060, 2};                       // 12
+    end10.payload = events::CycleEnd{10, 10, {}};                                            // 14
+    pending.payload = events::UnschedulableEvent{1, "ns/ab", "q", {{"OverLimit", "ns/a"}}};  // 10
+    outcome.payload = events::BinderOutcome{9, "ns/a", events::Outcome::kBound, ""};         // 15
+    evs.push_back(start1);
+    evs.push_back(decision_at(0, 1, DecisionKind::kBind, "ns/a", "q", "ns/pg-a"));  // 9
+    evs.push_back(pending);
+    evs.push_back(end1);
+    evs.push_back(start10);
+    evs.push_back(decision_at(0, 10, DecisionKind::kBind, "ns/a-b", "q", "ns/pg-ab"));  // 13
+    evs.push_back(end10);
+    evs.push_back(outcome);
+    ASSERT_TRUE((*log)->append(std::move(evs)));
+  }
+  std::string d = "-d " + dir.str() + " dump";
+  auto dump = [&](const std::string& args) {
+    ToolRun r = run(d + " " + args);
+    EXPECT_EQ(r.code, 0) << args;
+    return seqs_of(r.out);
+  };
+  // Not ns/ab, ns/a-b, other/a, a container or a status string "a", nor the node a.
+  EXPECT_EQ(dump("--object ns/a"), (std::vector<uint64_t>{1, 7, 9, 15}));
+  EXPECT_EQ(dump("--object a"), (std::vector<uint64_t>{6}));
+  EXPECT_EQ(dump("--object ns/ab"), (std::vector<uint64_t>{2, 10}));
+  EXPECT_EQ(dump("--object q"), (std::vector<uint64_t>{9, 10, 13}));    // a queue
+  EXPECT_EQ(dump("--object n1"), (std::vector<uint64_t>{9, 13}));       // a node of decisions
+  EXPECT_EQ(dump("--object ns/pg-ab"), (std::vector<uint64_t>{13}));    // the deciding group
+  EXPECT_EQ(dump("--cycle 1"), (std::vector<uint64_t>{8, 9, 10, 11}));  // not cycle 10
+  EXPECT_EQ(dump("--cycle 10"), (std::vector<uint64_t>{12, 13, 14}));
+  EXPECT_EQ(dump("--cycle 1 --object ns/a"), (std::vector<uint64_t>{9}));
+  EXPECT_EQ(dump("--cycle 1 --kind cycle_end"), (std::vector<uint64_t>{11}));
 }
 
 TEST(KaiLogTool, DamagedRecordIsReportedNotFatal) {

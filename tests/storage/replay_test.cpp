@@ -1,12 +1,13 @@
 // Replay equals live (issue 6): cycles run on the projection of the log at their recorded position,
 // with their recorded clock and seed, and their decisions are logged; replaying the log from disk
-// must reproduce every decision byte for byte.
+// must reproduce every decision byte for byte, with the configuration each cycle ran with.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cstdio>
 #include <tuple>
 
+#include "actors/scheduler/core/scheduler_config.hpp"
 #include "actors/scheduler/core/simulation.hpp"
 #include "events/event_codec.hpp"
 #include "events/projection.hpp"
@@ -53,8 +54,7 @@ std::string bytes(uint64_t cycle, const events::Decision& d) {
   return b;
 }
 
-TEST(Replay, EqualsLive) {
-  testing::TempDir dir;
+model::ClusterObjects generated_cluster() {
   gen::ClusterSpec spec;
   spec.nodes = 12;
   spec.running_cpu_pods = 100;
@@ -63,12 +63,30 @@ TEST(Replay, EqualsLive) {
   spec.pending_groups = 25;
   spec.queue_fanout = 2;
   spec.seed = 5;
-  model::ClusterObjects cluster = gen::generate(spec);
+  return gen::generate(spec);
+}
 
+struct Recording {
   std::map<uint64_t, std::vector<std::string>> live;  // cycle -> encoded decisions
   size_t total = 0;
+};
+
+/// Runs three cycles over `cluster` as the daemon does and logs them in `dir`: the configuration body
+/// first (unless it is empty: logs from before schema 4 have none), then per cycle its start naming
+/// the configuration, its decisions and its end, with churn in between.
+Recording record(const std::string& dir, const model::ClusterObjects& cluster, const std::string& config) {
+  Recording rec;
+  auto& live = rec.live;
+  auto parsed = core::parse_scheduler_config(config);
+  EXPECT_TRUE(parsed) << parsed.message();
+  if (!parsed) return rec;
   {
-    auto log = std::move(EventLog::open(dir.str())).value();
+    auto log = std::move(EventLog::open(dir)).value();
+    if (!config.empty()) {
+      Event c;
+      c.payload = events::ConfigChange{events::config_hash(config), config};
+      EXPECT_TRUE(log->append({c}));
+    }
     std::vector<Event> seed_events;
     for (const auto& x : cluster.priority_classes)
       seed_events.push_back(watch(events::WatchType::kAdded, "PriorityClass", x));
@@ -77,17 +95,18 @@ TEST(Replay, EqualsLive) {
     for (const auto& x : cluster.pod_groups)
       seed_events.push_back(watch(events::WatchType::kAdded, "PodGroup", x));
     for (const auto& x : cluster.pods) seed_events.push_back(watch(events::WatchType::kAdded, "Pod", x));
-    ASSERT_TRUE(log->append(std::move(seed_events)));
+    EXPECT_TRUE(log->append(std::move(seed_events)));
 
     for (uint64_t cycle = 1; cycle <= 3; ++cycle) {
       uint64_t position = log->last_seq();
       events::ClusterState state = project(read_all(*log), position);
       core::SessionOptions opts;
+      opts.config = parsed.value();
       opts.now = 1'700'000'000 + static_cast<int64_t>(cycle) * 60;
       opts.seed = cycle * 7;
       Event start;
-      start.payload = events::CycleStart{cycle, 0x5eed, position, opts.now, opts.seed};
-      ASSERT_TRUE(log->append({start}));
+      start.payload = events::CycleStart{cycle, events::config_hash(config), position, opts.now, opts.seed};
+      EXPECT_TRUE(log->append({start}));
       auto result = core::simulate(state.to_objects(), opts, 1);
       std::vector<Event> decided;
       for (const auto& d : result.decisions) {
@@ -96,11 +115,11 @@ TEST(Replay, EqualsLive) {
         decided.push_back(e);
         live[cycle].push_back(bytes(cycle, d));
       }
-      total += decided.size();
+      rec.total += decided.size();
       Event end;
       end.payload = events::CycleEnd{cycle, 10, {}};
       decided.push_back(end);
-      ASSERT_TRUE(log->append(std::move(decided)));
+      EXPECT_TRUE(log->append(std::move(decided)));
       // Churn between cycles: some running pods finish, so the next cycle has room to decide more.
       std::vector<Event> churn;
       int n = 0;
@@ -109,10 +128,28 @@ TEST(Replay, EqualsLive) {
           churn.push_back(watch(events::WatchType::kDeleted, "Pod", pod));
       }
       if (!churn.empty()) {
-        ASSERT_TRUE(log->append(std::move(churn)));
+        EXPECT_TRUE(log->append(std::move(churn)));
       }
     }
   }
+  return rec;
+}
+
+std::pair<int, std::string> run_replay(const std::string& dir) {
+  std::string cmd = std::string(KAI_LOG_BIN) + " -d " + dir + " replay 2>/dev/null";
+  std::string out;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int st = ::pclose(p);
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+TEST(Replay, EqualsLive) {
+  testing::TempDir dir;
+  // The default configuration, logged as the daemon did before it logged bodies: by its hash alone.
+  auto [live, total] = record(dir.str(), generated_cluster(), "");
   ASSERT_GT(total, 0u) << "the cycles decided nothing: the comparison would be empty";
 
   // Replay from disk.
@@ -142,16 +179,7 @@ TEST(Replay, EqualsLive) {
 
   // The tool does the same from the directory, and reports a decision the core would not make.
   log.reset();
-  std::string cmd = std::string(KAI_LOG_BIN) + " -d " + dir.str() + " replay 2>/dev/null";
-  auto run = [&] {
-    std::string out;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    int st = ::pclose(p);
-    return std::make_pair(WIFEXITED(st) ? WEXITSTATUS(st) : -1, out);
-  };
+  auto run = [&] { return run_replay(dir.str()); };
   auto [code, out] = run();
   EXPECT_EQ(code, 0) << out;
   EXPECT_NE(out.find("replayed 3 cycles, " + std::to_string(total) + " decisions, 0 differences"),
@@ -169,6 +197,88 @@ TEST(Replay, EqualsLive) {
   std::tie(code, out) = run();
   EXPECT_EQ(code, 1) << out;
   EXPECT_NE(out.find("1 differences"), std::string::npos) << out;
+}
+
+// KAI's default tiers with every placement choice turned from packing to spreading.
+constexpr const char* kSpreadConfig = R"(tiers:
+- plugins:
+  - name: predicates
+  - name: proportion
+  - name: priority
+  - name: elastic
+  - name: kubeflow
+  - name: ray
+  - name: nodeavailability
+  - name: gpusharingorder
+  - name: gpuspread
+  - name: resourcetype
+  - name: subgrouporder
+  - name: taskorder
+  - name: nominatednode
+  - name: dynamicresources
+  - name: nodeplacement
+    arguments:
+      cpu: spread
+      gpu: spread
+  - name: minruntime
+  - name: topology
+  - name: snapshot
+)";
+
+TEST(Replay, RunsEachCycleWithItsLoggedConfiguration) {
+  testing::TempDir dir;
+  auto [live, total] = record(dir.str(), generated_cluster(), kSpreadConfig);
+  ASSERT_GT(total, 0u) << "the cycles decided nothing: the comparison would be empty";
+
+  auto [code, out] = run_replay(dir.str());
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("replayed 3 cycles, " + std::to_string(total) + " decisions, 0 differences\n"),
+            std::string::npos)
+      << out;
+
+  // The body matters in this data: with the defaults, the same cycles decide otherwise.
+  auto log = std::move(EventLog::open(dir.str())).value();
+  std::vector<Event> all = read_all(*log);
+  int differing = 0;
+  for (const Event& e : all) {
+    const auto* c = std::get_if<events::CycleStart>(&e.payload);
+    if (c == nullptr) continue;
+    EXPECT_EQ(c->config_hash, events::config_hash(kSpreadConfig));
+    core::SessionOptions defaults;
+    defaults.now = c->now;
+    defaults.seed = c->seed;
+    auto result = core::simulate(project(all, c->log_position).to_objects(), defaults, 1);
+    std::vector<std::string> replayed;
+    for (const auto& d : result.decisions) replayed.push_back(bytes(c->cycle_id, d));
+    differing += replayed != live[c->cycle_id];
+  }
+  EXPECT_GT(differing, 0) << "the configuration changes nothing here: the test would prove nothing";
+}
+
+TEST(Replay, AMissingOrBrokenConfigurationIsReportedPerCycle) {
+  testing::TempDir dir;
+  {
+    auto log = std::move(EventLog::open(dir.str())).value();
+    const std::string broken = "{not json";
+    std::vector<Event> evs(5);
+    evs[0].payload = events::ConfigChange{events::config_hash(broken), broken};
+    evs[1].payload = events::CycleStart{1, 0x5eed, 0, 1'700'000'000, 1};
+    evs[2].payload = events::CycleStart{2, events::config_hash(broken), 1, 1'700'000'060, 2};
+    evs[3].payload = events::CycleStart{3, events::config_hash(""), 2, 1'700'000'120, 3};  // the defaults
+    evs[4].payload = events::CycleEnd{3, 10, {}};
+    ASSERT_TRUE(log->append(std::move(evs)));
+  }
+  auto [code, out] = run_replay(dir.str());
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("cycle 1: not replayed: configuration 24301 is not in the log\n"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("cycle 2: not replayed: configuration " +
+                     std::to_string(events::config_hash("{not json")) + " does not parse: "),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("replayed 1 cycles, 0 decisions, 0 differences, 2 cycles not replayed\n"),
+            std::string::npos)
+      << out;
 }
 
 }  // namespace

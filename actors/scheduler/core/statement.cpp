@@ -96,6 +96,7 @@ void Statement::commit(const std::string& action, const std::string& by) {
     d.gpu_fraction = t.gpu.is_shared() ? static_cast<double>(t.placed_portion) / 1000.0 : 0.0;
     d.by = first_op[i]->by.empty() ? by : first_op[i]->by;
     d.reason = first_op[i]->reason;
+    d.queue = ssn_.jobs[t.job].queue_name;  // the task's own group: an evicted victim's queue
     switch (t.status) {
       case PodStatus::kAllocated:
         d.kind = events::DecisionKind::kBind;

@@ -1,0 +1,81 @@
+// The daemon logs its configuration body when it changes (contracts.md §5), so that `kai-log replay`
+// runs each cycle with the configuration the cycle's start names.
+
+#include <fstream>
+#include <utility>
+#include <vector>
+
+#include "actors/daemon/daemon.hpp"
+#include "events/event.hpp"
+#include "storage/event_log.hpp"
+#include "tests/daemon/cluster_fixture.hpp"
+
+namespace kai::e2e {
+namespace {
+
+struct LoggedConfigs {
+  std::vector<events::ConfigChange> changes;
+  /// For each CycleStart, how many ConfigChange records preceded it and the hash it names.
+  std::vector<std::pair<size_t, uint64_t>> cycles;
+};
+
+LoggedConfigs configs_in(const std::string& dir) {
+  LoggedConfigs out;
+  storage::EventLogOptions o;
+  o.read_only = true;
+  auto log = storage::EventLog::open(dir, o);
+  EXPECT_TRUE(log.is_ok()) << dir << ": " << log.message();
+  if (!log.is_ok()) return out;
+  (void)log.value()->read(1, log.value()->last_seq(), [&](uint64_t, const storage::Result<events::Event>& e) {
+    if (!e.is_ok()) return true;
+    if (const auto* c = std::get_if<events::ConfigChange>(&e.value().payload)) out.changes.push_back(*c);
+    if (const auto* s = std::get_if<events::CycleStart>(&e.value().payload))
+      out.cycles.emplace_back(out.changes.size(), s->config_hash);
+    return true;
+  });
+  return out;
+}
+
+TEST(DaemonConfigLog, TheBodyIsLoggedBeforeTheCyclesThatUseItAndOnlyWhenItChanges) {
+  Cluster cluster;
+  cluster.namespace_("team-a");
+  cluster.node("n1", 4);
+  cluster.queue("default", "", -1);
+  cluster.queue("test", "default", -1);
+  const std::string custom = "actions: allocate\n";
+  const std::string path = cluster.dir + "/scheduler-config.yaml";
+  std::ofstream(path) << custom;
+
+  // Each run schedules one pod, so that it runs (and logs) cycles with its configuration.
+  auto run_once = [&](const std::string& config_path, const std::string& pod) {
+    daemon::DaemonOptions o = cluster.daemon_options();
+    o.config_path = config_path;
+    daemon::Daemon d(o);
+    auto s = d.start();
+    ASSERT_TRUE(s.is_ok()) << s.message();
+    cluster.create(cluster.pod("team-a", pod, "test", 1));
+    EXPECT_TRUE(
+        Cluster::eventually([&] { return !Cluster::node_of(cluster.get_pod("team-a", pod)).empty(); }));
+    d.stop();
+  };
+  run_once(path, "p1");
+  run_once(path, "p2");  // a restart with the same body adds nothing
+  run_once("", "p3");    // back to KAI's defaults: the empty body is logged
+
+  LoggedConfigs got = configs_in(cluster.dir + "/log");
+  ASSERT_EQ(got.changes.size(), 2u);
+  EXPECT_EQ(got.changes[0], (events::ConfigChange{events::config_hash(custom), custom}));
+  EXPECT_EQ(got.changes[1], (events::ConfigChange{events::config_hash(""), ""}));
+  ASSERT_FALSE(got.cycles.empty());
+  bool custom_cycles = false, default_cycles = false;
+  for (const auto& [changes_before, hash] : got.cycles) {
+    ASSERT_GE(changes_before, 1u) << "a cycle started before its configuration was logged";
+    EXPECT_EQ(hash, got.changes[changes_before - 1].hash);
+    (changes_before == 1 ? custom_cycles : default_cycles) = true;
+  }
+  EXPECT_TRUE(custom_cycles);
+  EXPECT_TRUE(default_cycles);
+}
+
+}  // namespace
+}  // namespace kai::e2e
