@@ -187,6 +187,7 @@ Result<std::unique_ptr<EventLog>> EventLog::open(const std::string& path, const 
     if (log->last_seq_ < floor) log->last_seq_ = floor;
   }
   log->next_seq_ = log->last_seq_ + 1;
+  log->next_assigned_ = log->next_seq_;
 
   if (!options.read_only) {
     std::string v;
@@ -217,7 +218,8 @@ EventLog::~EventLog() {
   }
 }
 
-std::future<Result<AppendResult>> EventLog::append_async(std::vector<events::Event> evs) {
+std::future<Result<AppendResult>> EventLog::append_async(std::vector<events::Event> evs, AppendResult* assigned) {
+  if (assigned != nullptr) *assigned = AppendResult{};
   auto req = std::make_unique<Request>();
   auto fut = req->done.get_future();
   if (evs.empty()) {
@@ -250,10 +252,19 @@ std::future<Result<AppendResult>> EventLog::append_async(std::vector<events::Eve
       req->done.set_value(Status::error("event log closed"));
       return fut;
     }
+    // The writer takes requests in queue order and numbers them consecutively from next_seq_, so
+    // counting here gives the same numbers.
+    if (assigned != nullptr) *assigned = AppendResult{next_assigned_, next_assigned_ + req->events.size() - 1};
+    next_assigned_ += req->events.size();
     queue_.push_back(std::move(req));
   }
   cv_.notify_one();
   return fut;
+}
+
+uint64_t EventLog::last_assigned_seq() const {
+  std::lock_guard lk(mu_);
+  return next_assigned_ - 1;
 }
 
 Result<AppendResult> EventLog::append(std::vector<events::Event> evs) {

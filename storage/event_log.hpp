@@ -166,7 +166,13 @@ class EventLog {
   /// Their `seq` fields are ignored: the log assigns them.
   Result<AppendResult> append(std::vector<events::Event> events);
   /// As append(), without waiting: the future is ready once the batch holding the events is written.
-  std::future<Result<AppendResult>> append_async(std::vector<events::Event> events);
+  /// `assigned`, when given, receives the sequence numbers at once (0, 0 when the append is refused):
+  /// the log writes requests in the order they were queued, so these are the numbers the future will
+  /// confirm, and a consumer can stamp state with them before the write completes.
+  std::future<Result<AppendResult>> append_async(std::vector<events::Event> events, AppendResult* assigned = nullptr);
+
+  /// The last sequence number handed out by append_async (written or about to be).
+  uint64_t last_assigned_seq() const;
 
   /// Sequence number of the last written event; 0 when empty.
   uint64_t last_seq() const;
@@ -243,6 +249,7 @@ class EventLog {
   bool stopping_ = false;                       // guarded by mu_
   std::string failed_;                          // guarded by mu_: sticky write error
   uint64_t next_seq_ = 1;                       // writer thread only (after open)
+  uint64_t next_assigned_ = 1;                  // guarded by mu_: the next seq append_async hands out
   std::atomic<uint64_t> last_seq_{0};
   /// Read by the audit compaction filter on RocksDB's threads.
   std::atomic<uint64_t> retained_from_{1};

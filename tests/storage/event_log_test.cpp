@@ -232,3 +232,41 @@ TEST(EventLog, MissingDirectoryWithoutCreateIsAnError) {
 
 }  // namespace
 }  // namespace kai::storage
+
+namespace kai::storage {
+namespace {
+
+// The numbers append_async hands out at once are the ones the write confirms, whatever the
+// interleaving of producers (the daemon's entity actors stamp their state with them).
+TEST(EventLog, AssignedSequenceNumbersAreTheWrittenOnes) {
+  testing::TempDir dir;
+  EventLogOptions o;
+  o.sync = SyncPolicy::kNone;
+  auto log = EventLog::open(dir.str(), o);
+  ASSERT_TRUE(log);
+  std::vector<std::thread> producers;
+  std::atomic<int> mismatches{0}, checked{0};
+  for (int t = 0; t < 4; ++t) {
+    producers.emplace_back([&, t] {
+      for (int i = 0; i < 200; ++i) {
+        std::vector<events::Event> batch(1 + static_cast<size_t>(i % 3),
+                                         events::testing::decision_event(1, static_cast<uint64_t>(i), "p/" + std::to_string(t)));
+        AppendResult assigned;
+        auto done = (*log)->append_async(std::move(batch), &assigned).get();
+        ASSERT_TRUE(done) << done.message();
+        mismatches += done->first_seq != assigned.first_seq || done->last_seq != assigned.last_seq;
+        ++checked;
+      }
+    });
+  }
+  for (auto& p : producers) p.join();
+  EXPECT_EQ(checked.load(), 800);
+  EXPECT_EQ(mismatches.load(), 0);
+  EXPECT_EQ((*log)->last_assigned_seq(), (*log)->last_seq());
+  AppendResult refused{7, 7};
+  (void)(*log)->append_async({}, &refused).get();
+  EXPECT_EQ(refused.first_seq, 0u) << "an append of nothing is refused and numbers nothing";
+}
+
+}  // namespace
+}  // namespace kai::storage
