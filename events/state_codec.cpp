@@ -24,6 +24,10 @@ struct IsVector : std::false_type {};
 template <class T>
 struct IsVector<std::vector<T>> : std::true_type {};
 template <class T>
+struct IsShared : std::false_type {};
+template <class T>
+struct IsShared<std::shared_ptr<const T>> : std::true_type {};
+template <class T>
 struct IsMap : std::false_type {};
 template <class K, class V>
 struct IsMap<std::map<K, V>> : std::true_type {};
@@ -167,6 +171,8 @@ struct Writer {
       binary::put_varint(out, v);
     } else if constexpr (std::is_same_v<V, double>) {
       binary::put_f64(out, v);
+    } else if constexpr (IsShared<V>::value) {
+      put(*v);  // written as the object itself: a snapshot does not know who shared it
     } else if constexpr (IsOptional<V>::value) {
       binary::put_u8(out, v.has_value() ? 1 : 0);
       if (v) put(*v);
@@ -246,6 +252,53 @@ void encode_state(const ClusterState& state, std::string& out) {
   binary::put_u8(out, kStateSnapshotVersion);
   Writer w{out};
   sections(state, [&](const char*, const auto& member) { w.put(member); });
+}
+
+namespace {
+
+template <class T>
+std::string section_of(const SharedObjects<T>& objects) {
+  std::string out;
+  Writer w{out};
+  w.put(objects);
+  return out;
+}
+
+}  // namespace
+
+std::string encode_section(const SharedObjects<model::Node>& objects) {
+  return section_of(objects);
+}
+std::string encode_section(const SharedObjects<model::Pod>& objects) {
+  return section_of(objects);
+}
+std::string encode_section(const SharedObjects<model::Queue>& objects) {
+  return section_of(objects);
+}
+std::string encode_section(const SharedObjects<model::PodGroup>& objects) {
+  return section_of(objects);
+}
+std::string encode_section(const SharedObjects<model::PriorityClass>& objects) {
+  return section_of(objects);
+}
+std::string encode_section(const SharedObjects<model::BindRequest>& objects) {
+  return section_of(objects);
+}
+
+void encode_state(uint64_t seq, const std::map<std::string, std::string>& resource_versions,
+                  const std::map<uint64_t, std::string>& open_decisions, const StateSections& sections,
+                  std::string& out) {
+  out.append(kMagic);
+  binary::put_u8(out, kStateSnapshotVersion);
+  Writer w{out};
+  // The order of sections(ClusterState).
+  w.put(seq);
+  w.put(resource_versions);
+  w.put(open_decisions);
+  for (const std::string* part : {&sections.nodes, &sections.pods, &sections.queues, &sections.pod_groups,
+                                  &sections.priority_classes, &sections.bind_requests}) {
+    out.append(*part);
+  }
 }
 
 Result<ClusterState> decode_state(std::string_view bytes) {

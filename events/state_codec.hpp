@@ -17,6 +17,8 @@
 // Versions: 1 = first. A reader upgrades older versions; a newer version is refused with its number.
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -29,6 +31,30 @@ inline constexpr uint8_t kStateSnapshotVersion = 1;
 
 /// Appends the binary snapshot of `state` to `out`.
 void encode_state(const ClusterState& state, std::string& out);
+
+/// Objects shared with readers that must not see them change (the daemon's entity actors).
+template <class T>
+using SharedObjects = std::map<std::string, std::shared_ptr<const T>>;
+
+/// One kind's section of a snapshot: the bytes encode_state writes for that map. The daemon's entity
+/// actors encode their own kinds, in parallel, at the same cut.
+std::string encode_section(const SharedObjects<model::Node>& objects);
+std::string encode_section(const SharedObjects<model::Pod>& objects);
+std::string encode_section(const SharedObjects<model::Queue>& objects);
+std::string encode_section(const SharedObjects<model::PodGroup>& objects);
+std::string encode_section(const SharedObjects<model::PriorityClass>& objects);
+std::string encode_section(const SharedObjects<model::BindRequest>& objects);
+
+/// The kind sections of a snapshot, encoded apart.
+struct StateSections {
+  std::string nodes, pods, queues, pod_groups, priority_classes, bind_requests;
+};
+
+/// Appends a snapshot assembled from its parts: the same bytes as encode_state of the ClusterState
+/// that holds this content.
+void encode_state(uint64_t seq, const std::map<std::string, std::string>& resource_versions,
+                  const std::map<uint64_t, std::string>& open_decisions, const StateSections& sections,
+                  std::string& out);
 
 /// Decodes a snapshot. Never throws, never reads out of bounds: damaged input is an error naming
 /// the section that failed.

@@ -22,6 +22,7 @@
 
 #include "actors/daemon/binder.hpp"
 #include "actors/daemon/cycle.hpp"
+#include "actors/daemon/entity_store.hpp"
 #include "actors/daemon/kube_lease_api.hpp"
 #include "actors/daemon/kube_sharing_api.hpp"
 #include "actors/daemon/kube_webhook_cert_api.hpp"
@@ -49,12 +50,33 @@ struct OutcomeMsg {
 };
 using OutcomeMsgPtr = std::shared_ptr<const OutcomeMsg>;
 using LeadershipMsg = std::shared_ptr<const events::LeadershipChange>;
+/// A logged watch event on its way to the store of its kind.
+using WatchEventMsg = std::shared_ptr<const events::WatchEvent>;
+/// A store's part of a cut: its view, and its kinds' snapshot sections when a snapshot was asked for.
+struct StoreCut {
+  std::shared_ptr<const StoreView> view;
+  events::StateSections sections;
+};
+using StoreCutMsg = std::shared_ptr<const StoreCut>;
+/// Every store at one log position, assembled by the ingest actor.
+struct CutResult {
+  ClusterCut cut;
+  bool listed = false;      ///< Every kind's first list was delivered.
+  bool log_failed = false;  ///< An append failed: nothing may be decided.
+  bool encoded = false;     ///< `sections` holds a snapshot of the cut.
+  events::StateSections sections;
+  std::map<std::string, std::string> resource_versions;
+};
+using CutMsg = std::shared_ptr<const CutResult>;
 
 }  // namespace kai::daemon
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kai::daemon::WatchMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kai::daemon::OutcomeMsgPtr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kai::daemon::LeadershipMsg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kai::daemon::WatchEventMsg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kai::daemon::StoreCutMsg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kai::daemon::CutMsg)
 
 namespace kai::daemon {
 
@@ -64,6 +86,7 @@ using watch_atom = caf::atom_constant<caf::atom("watch")>;
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
 using outcome_atom = caf::atom_constant<caf::atom("outcome")>;
 using leader_atom = caf::atom_constant<caf::atom("leader")>;
+using cut_atom = caf::atom_constant<caf::atom("cut")>;
 
 int64_t wall_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
@@ -121,6 +144,63 @@ constexpr KindSpec kKinds[] = {
 
 }  // namespace
 
+/// What the ingest actor owns: the log appends of watch events, in the order the reflectors deliver
+/// them, and the kinds not listed yet. It hands each event to the store of its kind after queueing
+/// its append (contracts.md §5: watch events may be projected once appended).
+struct IngestCore {
+  storage::EventLog* log = nullptr;
+  endpoints::SchedulerMetrics* metrics = nullptr;
+  std::deque<std::future<storage::Result<storage::AppendResult>>> pending_appends;
+  bool log_failed = false;
+  /// Kinds whose first list has not been delivered yet: no cycle runs on a partial cluster (a pod
+  /// bound to a node whose other pods are not known yet could overcommit it).
+  std::set<std::string> unlisted_kinds;
+
+  void reap(const storage::Result<storage::AppendResult>& r) {
+    if (r.is_ok()) return;
+    if (!log_failed) spdlog::critical("event log append failed, no more decisions: {}", r.message());
+    log_failed = true;
+  }
+
+  /// Waits for the watch events appended so far; false when the log failed.
+  bool drain_appends() {
+    while (!pending_appends.empty()) {
+      reap(pending_appends.front().get());
+      pending_appends.pop_front();
+    }
+    return !log_failed;
+  }
+
+  WatchEventMsg on_watch(const k8s::ReflectorEvent& ev) {
+    events::Event e;
+    e.timestamp_us = wall_us();
+    e.payload = events::WatchEvent{ev.kind, watch_type(ev.type), ev.object_json, ev.resource_version};
+    if (!log_failed) {
+      pending_appends.push_back(log->append_async({e}));
+      // Keep the queue short: reap what the writer already finished.
+      while (pending_appends.size() > 1 &&
+             pending_appends.front().wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+        reap(pending_appends.front().get());
+        pending_appends.pop_front();
+      }
+    }
+    if (ev.type == k8s::ReflectorEventType::kBookmark && ev.from_list && unlisted_kinds.erase(ev.kind) &&
+        unlisted_kinds.empty()) {
+      spdlog::info("every kind listed");
+    }
+    if (metrics) metrics->events_ingested(ev.kind);
+    return std::make_shared<const events::WatchEvent>(std::get<events::WatchEvent>(std::move(e.payload)));
+  }
+};
+
+/// What /get-snapshot serves: the last cycle's cut with the in-flight decisions applied, encoded only
+/// when someone asks.
+struct LastCycle {
+  CutMsg cut;
+  std::shared_ptr<const std::deque<model::Pod>> patched;
+  model::ObjectRefs refs;
+};
+
 /// Everything the scheduler actor owns (touched only on its thread, except the atomics).
 struct SchedulerCore {
   DaemonOptions options;
@@ -130,24 +210,22 @@ struct SchedulerCore {
   Binder* binder = nullptr;
   StatusWriter* status = nullptr;
   endpoints::SchedulerMetrics* metrics = nullptr;
-  events::ClusterState state;
+  /// Binds and evictions logged without an outcome: the projection's open_decisions, kept here
+  /// because this actor appends both the decisions and their outcomes.
+  std::map<uint64_t, std::string> open_decisions;
   InFlight in_flight;
   std::deque<std::future<storage::Result<storage::AppendResult>>> pending_appends;
-  uint64_t last_watch_seq = 0;
   uint64_t cycle_id = 0;
   bool log_failed = false;
   gpu_sharing::SharingChain* chain = nullptr;
   std::set<std::string> resyncing;  // nodes with a clean-up queued
   const Leadership* leadership = nullptr;
   std::atomic<uint64_t>* cycles = nullptr;
-  std::mutex* snapshot_mu = nullptr;
-  std::string* snapshot_json = nullptr;
+  std::mutex* last_cycle_mu = nullptr;
+  std::shared_ptr<const LastCycle>* last_cycle = nullptr;
   Snapshotter* snapshotter = nullptr;
-  /// Kinds whose first list has not been delivered yet: no cycle runs on a partial cluster (a pod
-  /// bound to a node whose other pods are not known yet could overcommit it).
-  std::set<std::string> unlisted_kinds;
 
-  /// Waits for the watch events appended so far; returns false when the log failed.
+  /// Waits for the outcomes appended so far; returns false when the log failed.
   bool drain_appends() {
     while (!pending_appends.empty()) {
       auto r = pending_appends.front().get();
@@ -155,40 +233,9 @@ struct SchedulerCore {
       if (!r.is_ok()) {
         if (!log_failed) spdlog::critical("event log append failed, no more decisions: {}", r.message());
         log_failed = true;
-      } else {
-        last_watch_seq = std::max(last_watch_seq, r.value().last_seq);
       }
     }
     return !log_failed;
-  }
-
-  void on_watch(const k8s::ReflectorEvent& ev) {
-    events::Event e;
-    e.timestamp_us = wall_us();
-    e.payload = events::WatchEvent{ev.kind, watch_type(ev.type), ev.object_json, ev.resource_version};
-    if (!log_failed) {
-      std::vector<events::Event> batch{e};
-      pending_appends.push_back(log->append_async(std::move(batch)));
-      // Keep the queue short: reap what the writer already finished.
-      while (pending_appends.size() > 1 &&
-             pending_appends.front().wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-        auto r = pending_appends.front().get();
-        pending_appends.pop_front();
-        if (r.is_ok())
-          last_watch_seq = std::max(last_watch_seq, r.value().last_seq);
-        else
-          log_failed = true;
-      }
-    }
-    if (auto s = events::apply(state, e); !s.is_ok()) {
-      spdlog::warn("{} {}: skipped: {}", ev.kind, events::to_string(watch_type(ev.type)), s.message());
-    }
-    if (ev.type == k8s::ReflectorEventType::kBookmark && ev.from_list && unlisted_kinds.erase(ev.kind) &&
-        unlisted_kinds.empty()) {
-      spdlog::info("every kind listed: {} nodes, {} pods, {} queues, {} pod groups", state.nodes.size(),
-                   state.pods.size(), state.queues.size(), state.pod_groups.size());
-    }
-    if (metrics) metrics->events_ingested(ev.kind);
   }
 
   void on_outcome(const OutcomeMsg& m) {
@@ -204,9 +251,8 @@ struct SchedulerCore {
       events::Event e;
       e.timestamp_us = wall_us();
       e.payload = o;
-      (void)events::apply(state, e);  // closes the decision in the projection, as replay will
-      std::vector<events::Event> batch{e};
-      pending_appends.push_back(log->append_async(std::move(batch)));
+      open_decisions.erase(o.decision_seq);  // as the projection does
+      pending_appends.push_back(log->append_async({std::move(e)}));
     }
   }
 
@@ -223,20 +269,20 @@ struct SchedulerCore {
     events::Event e;
     e.timestamp_us = wall_us();
     e.payload = change;
-    std::vector<events::Event> batch{e};
-    pending_appends.push_back(log->append_async(std::move(batch)));
+    pending_appends.push_back(log->append_async({std::move(e)}));
   }
 
   /// Reservation pods whose GPU group no pod uses any more hold a device for nothing (KAI's
   /// SyncForNode): the binder deletes them. Also covers a restart in the middle of the chain.
-  void clean_up_reservations() {
+  void clean_up_reservations(const ClusterCut& cut) {
     std::map<std::string, std::set<std::string>> in_use;  // node -> groups
     std::set<std::string> nodes_with_reservations;
     // Each node's reservation pods, whatever their phase, so that a node is checked against its own
     // only: scanning every pod once per node was quadratic (seconds per cycle at 5,000 nodes).
     std::map<std::string, std::vector<const model::Pod*>> reservations_by_node;
     const std::string group_prefix = std::string(gpu_sharing::kGpuGroupLabel) + "/";
-    for (const auto& [key, pod] : state.pods) {
+    for (const auto& pod_ptr : cut.pods()) {
+      const model::Pod& pod = *pod_ptr;
       const bool reservation = pod.meta.namespace_ == gpu_sharing::kReservationNamespace;
       if (reservation) reservations_by_node[pod.node_name].push_back(&pod);
       if (pod.node_name.empty() || pod.phase == "Succeeded" || pod.phase == "Failed") continue;
@@ -250,7 +296,7 @@ struct SchedulerCore {
         }
       }
     }
-    for (const auto& d : in_flight_groups()) in_use[d.first].insert(d.second.begin(), d.second.end());
+    for (const auto& d : in_flight.groups_by_node()) in_use[d.first].insert(d.second.begin(), d.second.end());
     for (const auto& node : nodes_with_reservations) {
       bool orphan = false;
       for (const model::Pod* pod : reservations_by_node[node]) {
@@ -271,40 +317,54 @@ struct SchedulerCore {
     if (cycle_id % 5 == 0) resyncing.clear();  // allow another pass once the watch caught up
   }
 
-  std::map<std::string, std::set<std::string>> in_flight_groups() const { return in_flight.groups_by_node(); }
-
-  void tick() {
-    if (!drain_appends()) return;  // no decision without a persisted event (issue 6)
+  /// What the next tick needs from the stores: a cut to schedule on, and/or a snapshot.
+  struct Plan {
+    bool cycle = false;
+    bool snapshot = false;
+  };
+  Plan plan() {
+    Plan p;
+    if (!drain_appends()) return p;  // no decision without a persisted event (issue 6)
     // A standby only watches and logs; it decides nothing until it holds the lease.
-    if (unlisted_kinds.empty() && leadership->may_act()) schedule();
-    maybe_snapshot();
+    p.cycle = leadership->may_act();
+    p.snapshot =
+        snapshotter != nullptr && snapshotter->due(log->last_seq(), std::chrono::steady_clock::now());
+    return p;
   }
 
-  /// Hands a snapshot of the state to the snapshotter when one is due. The state then is exactly the
-  /// projection of the log up to its last seq: every event the actor applied was appended by it, in
-  /// the order applied, and drain_appends() waited for all of them.
-  void maybe_snapshot() {
-    if (snapshotter == nullptr || log_failed) return;
-    const auto now = std::chrono::steady_clock::now();
-    if (!snapshotter->due(log->last_seq(), now) || !drain_appends()) return;
-    state.seq = log->last_seq();
-    std::string bytes;
-    events::encode_state(state, bytes);
-    snapshotter->offer(state.seq, std::move(bytes), now);
+  /// Runs on a consistent cut of the stores at log position cut.seq: nothing this actor appended is
+  /// after it (it waited for the cut), so open_decisions is the projection's at that position too.
+  void on_cut(const CutMsg& cut, const Plan& plan) {
+    if (cut->log_failed) {
+      log_failed = true;
+      return;
+    }
+    if (cut->encoded) {
+      std::string bytes;
+      events::encode_state(cut->cut.seq, cut->resource_versions, open_decisions, cut->sections, bytes);
+      snapshotter->offer(cut->cut.seq, std::move(bytes), std::chrono::steady_clock::now());
+    }
+    if (plan.cycle && cut->listed) schedule(cut);
   }
 
-  void schedule() {
+  void schedule(const CutMsg& cut_msg) {
+    const ClusterCut& cut = cut_msg->cut;
     const uint64_t epoch = leadership->epoch();
     const auto now_steady = std::chrono::steady_clock::now();
-    in_flight.settle(state, now_steady, options.in_flight_timeout);
-    model::ClusterObjects objects = state.to_objects();
+    in_flight.settle([&](const std::string& key) { return cut.find_pod(key); }, now_steady,
+                     options.in_flight_timeout);
+    auto last = std::make_shared<LastCycle>();
+    last->cut = cut_msg;
+    auto patched = std::make_shared<std::deque<model::Pod>>();
+    last->refs = cut.refs();
     const int64_t now = wall_us() / 1000000;
-    in_flight.apply(objects, now);
+    in_flight.apply(last->refs, *patched, now);
+    last->patched = patched;
     ++cycle_id;
     core::SessionOptions so = session;
     so.now = now;
-    so.seed = fnv1a(std::to_string(cycle_id) + "/" + std::to_string(last_watch_seq)) | 1;
-    CycleOutput out = run_cycle(model::ObjectRefs::of(objects), so, cycle_id);
+    so.seed = fnv1a(std::to_string(cycle_id) + "/" + std::to_string(cut.seq)) | 1;
+    CycleOutput out = run_cycle(last->refs, so, cycle_id);
 
     std::vector<events::Event> batch;
     auto add = [&](events::Payload p) {
@@ -313,44 +373,38 @@ struct SchedulerCore {
       e.payload = std::move(p);
       batch.push_back(std::move(e));
     };
-    add(events::CycleStart{cycle_id, config_hash, last_watch_seq, now, so.seed});
+    add(events::CycleStart{cycle_id, config_hash, cut.seq, now, so.seed});
     for (const auto& d : out.decisions) add(events::DecisionEvent{cycle_id, d, epoch});
     for (const auto& u : out.unschedulable) add(u);
     add(events::CycleEnd{cycle_id, out.total_us, out.action_us});
     const bool quiet = out.decisions.empty() && out.unschedulable.empty();
     if (!quiet || cycle_id % 60 == 1) {
       // Quiet cycles are logged now and then only, so that an idle cluster does not fill the disk.
-      std::vector<events::Event> logged = batch;
       auto appended = log->append(std::move(batch));  // fsync before the binder acts (contracts.md §5)
       if (!appended.is_ok()) {
         spdlog::critical("event log append failed, no more decisions: {}", appended.message());
         log_failed = true;
         return;
       }
-      // The decisions open entries in the projection under their seq, as a replay of the log would.
-      for (size_t i = 0; i < logged.size(); ++i) {
-        logged[i].seq = appended.value().first_seq + i;
-        (void)events::apply(state, logged[i]);
-      }
       const uint64_t first_decision_seq = appended.value().first_seq + 1;
       for (size_t i = 0; i < out.decisions.size(); ++i) {
         const events::Decision& d = out.decisions[i];
         if (d.kind == events::DecisionKind::kPipeline) continue;
+        open_decisions[first_decision_seq + i] = d.pod;  // as the projection does
         in_flight.add(d, now_steady);
         BindJob job;
         job.log_seq = first_decision_seq + i;
         job.decision = d;
-        if (auto pod = state.pods.find(d.pod); pod != state.pods.end()) {
-          const auto& ann = pod->second.meta.annotations;
+        if (const model::Pod* pod = cut.find_pod(d.pod)) {
+          const auto& ann = pod->meta.annotations;
           if (auto it = ann.find("runai/shared-gpu-configmap"); it != ann.end())
             job.config_map_prefix = it->second;
           if (auto it = ann.find("gpu-fraction-container-name"); it != ann.end()) {
-            const auto& p = pod->second;
-            for (size_t c = 0; c < p.containers.size(); ++c) {
-              if (p.containers[c].name == it->second) job.container_suffix = std::to_string(c);
+            for (size_t c = 0; c < pod->containers.size(); ++c) {
+              if (pod->containers[c].name == it->second) job.container_suffix = std::to_string(c);
             }
-            for (size_t c = 0; c < p.init_containers.size(); ++c) {
-              if (p.init_containers[c].name == it->second) job.container_suffix = "i" + std::to_string(c);
+            for (size_t c = 0; c < pod->init_containers.size(); ++c) {
+              if (pod->init_containers[c].name == it->second) job.container_suffix = "i" + std::to_string(c);
             }
           }
         }
@@ -363,7 +417,7 @@ struct SchedulerCore {
                    out.unschedulable.size(), out.total_us);
     }
     status->after_cycle(out);
-    clean_up_reservations();
+    clean_up_reservations(cut);
     if (metrics) {
       std::vector<std::pair<std::string, double>> actions;
       for (const auto& [a, us] : out.action_us) actions.emplace_back(a, static_cast<double>(us) / 1000.0);
@@ -374,9 +428,9 @@ struct SchedulerCore {
                            q.used_gpu);
       }
     }
-    if (cycle_id % 10 == 1) {
-      std::lock_guard lock(*snapshot_mu);
-      *snapshot_json = model::encode_snapshot_json(objects);
+    {
+      std::lock_guard lock(*last_cycle_mu);
+      *last_cycle = std::move(last);
     }
     cycles->fetch_add(1);
   }
@@ -384,20 +438,101 @@ struct SchedulerCore {
 
 namespace {
 
-struct ActorState {
-  SchedulerCore* core = nullptr;
-};
+/// An entity actor: owns one store (nodes; queues and priority classes; pod groups with their pods
+/// and bind requests), applies its kinds' watch events, and answers cuts with an immutable view.
+caf::behavior store_actor(caf::event_based_actor* /*self*/, EntityStore* store) {
+  return {
+      [=](watch_atom, const WatchEventMsg& w) {
+        if (auto s = store->apply(*w); !s.is_ok()) {
+          spdlog::warn("{} {}: skipped: {}", w->kind, events::to_string(w->type), s.message());
+        }
+      },
+      [=](cut_atom, uint64_t seq, bool encode) -> StoreCutMsg {
+        auto c = std::make_shared<StoreCut>();
+        c->view = store->view(seq);
+        if (encode) store->encode(c->sections);
+        return c;
+      },
+  };
+}
 
-caf::behavior scheduler_actor(caf::stateful_actor<ActorState>* self, SchedulerCore* core) {
-  self->state.core = core;
+void merge_sections(events::StateSections& into, const events::StateSections& from) {
+  for (auto [to, part] :
+       {std::pair{&into.nodes, &from.nodes}, std::pair{&into.pods, &from.pods},
+        std::pair{&into.queues, &from.queues}, std::pair{&into.pod_groups, &from.pod_groups},
+        std::pair{&into.priority_classes, &from.priority_classes},
+        std::pair{&into.bind_requests, &from.bind_requests}}) {
+    if (!part->empty()) *to = *part;
+  }
+}
+
+/// The ingest actor: reflectors -> the log -> the store of each event's kind. It also cuts: every
+/// event it appended up to the cut was sent to its store before the cut request (one sender, one
+/// mailbox order), so each store's answer reflects exactly the log up to the cut's position.
+caf::behavior ingest_actor(caf::event_based_actor* self, IngestCore* core,
+                           std::map<std::string, caf::actor> store_of_kind, std::vector<caf::actor> stores) {
+  return {
+      [=](watch_atom, const WatchMsg& m) {
+        auto event = core->on_watch(*m);
+        if (auto it = store_of_kind.find(m->kind); it != store_of_kind.end()) {
+          self->send(it->second, watch_atom::value, std::move(event));
+        }
+      },
+      [=](cut_atom, bool encode) {
+        auto rp = self->make_response_promise<CutMsg>();
+        auto result = std::make_shared<CutResult>();
+        result->log_failed = !core->drain_appends();  // the cut holds only persisted events
+        result->cut.seq = core->log->last_assigned_seq();
+        result->listed = core->unlisted_kinds.empty();
+        result->encoded = encode;
+        result->cut.views.resize(stores.size());
+        auto remaining = std::make_shared<size_t>(stores.size());  // 0 once answered, error or not
+        for (size_t i = 0; i < stores.size(); ++i) {
+          self->request(stores[i], caf::infinite, cut_atom::value, result->cut.seq, encode)
+              .then(
+                  [=](const StoreCutMsg& part) mutable {
+                    if (*remaining == 0) return;
+                    result->cut.views[i] = part->view;
+                    for (const auto& [kind, rv] : part->view->resource_versions)
+                      result->resource_versions[kind] = rv;
+                    merge_sections(result->sections, part->sections);
+                    if (--*remaining == 0) rp.deliver(CutMsg(result));
+                  },
+                  [=](caf::error& err) mutable {
+                    // A store that cannot answer (shutting down) fails the cut, not the scheduler.
+                    if (*remaining == 0) return;
+                    *remaining = 0;
+                    rp.deliver(std::move(err));
+                  });
+        }
+        return rp;
+      },
+  };
+}
+
+caf::behavior scheduler_actor(caf::event_based_actor* self, SchedulerCore* core, caf::actor ingest) {
   self->send(self, tick_atom::value);
   return {
-      [=](watch_atom, const WatchMsg& m) { core->on_watch(*m); },
       [=](outcome_atom, const OutcomeMsgPtr& m) { core->on_outcome(*m); },
       [=](leader_atom, const LeadershipMsg& m) { core->on_leadership(*m); },
       [=](tick_atom) {
-        core->tick();
-        self->delayed_send(self, core->options.schedule_period, tick_atom::value);
+        const SchedulerCore::Plan plan = core->plan();
+        if (!plan.cycle && !plan.snapshot) {
+          self->delayed_send(self, core->options.schedule_period, tick_atom::value);
+          return;
+        }
+        // await: outcomes wait until the cycle ran, so that nothing this actor appends falls
+        // between the cut and the cycle (open_decisions stays the projection's at the cut).
+        self->request(ingest, caf::infinite, cut_atom::value, plan.snapshot)
+            .await(
+                [=](const CutMsg& cut) {
+                  core->on_cut(cut, plan);
+                  self->delayed_send(self, core->options.schedule_period, tick_atom::value);
+                },
+                [=](caf::error& err) {
+                  spdlog::error("cycle skipped: no cut from the stores: {}", caf::to_string(err));
+                  self->delayed_send(self, core->options.schedule_period, tick_atom::value);
+                });
       },
   };
 }
@@ -434,11 +569,17 @@ struct Daemon::Impl {
   bool elector_stopping = false;
   std::unique_ptr<caf::actor_system_config> cfg;
   std::unique_ptr<caf::actor_system> system;
-  caf::actor actor;
+  caf::actor actor;   ///< The scheduler actor.
+  caf::actor ingest;  ///< The ingest actor.
+  std::vector<caf::actor> store_actors;
+  /// The entity actors' state: nodes; queues and priority classes; pod groups with their pods and
+  /// bind requests (each touched only by its actor once they run).
+  std::vector<std::unique_ptr<EntityStore>> stores;
+  IngestCore ingest_core;
   std::vector<std::unique_ptr<k8s::Reflector>> reflectors;
   std::atomic<uint64_t> cycles{0};
-  std::mutex snapshot_mu;
-  std::string snapshot_json;
+  std::mutex last_cycle_mu;
+  std::shared_ptr<const LastCycle> last_cycle;
   bool started = false;
 
   /// The webhooks' HTTPS server, with the configured certificate or the one kept in the Secret.
@@ -538,24 +679,6 @@ struct Daemon::Impl {
     state.seq = log->last_seq();
     return model::Status::ok();
   }
-
-  /// key -> resourceVersion of the restored objects of `kind`: the reflector's first list then
-  /// delivers only what changed while the scheduler was down.
-  static std::map<std::string, std::string> known_objects(const events::ClusterState& state,
-                                                          const std::string& kind) {
-    std::map<std::string, std::string> known;
-    auto collect = [&](const auto& objects) {
-      for (const auto& [key, object] : objects)
-        known.emplace_hint(known.end(), key, object.meta.resource_version);
-    };
-    if (kind == "Node") collect(state.nodes);
-    if (kind == "Pod") collect(state.pods);
-    if (kind == "Queue") collect(state.queues);
-    if (kind == "PodGroup") collect(state.pod_groups);
-    if (kind == "PriorityClass") collect(state.priority_classes);
-    if (kind == "BindRequest") collect(state.bind_requests);
-    return known;
-  }
 };
 
 Daemon::Daemon(DaemonOptions options) : impl_(std::make_unique<Impl>()) {
@@ -645,10 +768,18 @@ model::Status Daemon::start() {
   c.metrics = m.metrics.get();
   c.cycles = &m.cycles;
   c.leadership = m.leadership.get();
-  c.snapshot_mu = &m.snapshot_mu;
-  c.snapshot_json = &m.snapshot_json;
-  c.state = std::move(restored_state);
-  for (const auto& k : kKinds) c.unlisted_kinds.insert(k.kind);
+  c.last_cycle_mu = &m.last_cycle_mu;
+  c.last_cycle = &m.last_cycle;
+  c.open_decisions = std::move(restored_state.open_decisions);
+  for (std::set<std::string> kinds :
+       {std::set<std::string>{"Node"}, std::set<std::string>{"Queue", "PriorityClass"},
+        std::set<std::string>{"Pod", "PodGroup", "BindRequest"}}) {
+    m.stores.push_back(std::make_unique<EntityStore>(std::move(kinds)));
+    m.stores.back()->restore(restored_state);
+  }
+  m.ingest_core.log = m.log.get();
+  m.ingest_core.metrics = m.metrics.get();
+  for (const auto& k : kKinds) m.ingest_core.unlisted_kinds.insert(k.kind);
   m.snapshotter = std::make_unique<Snapshotter>(*m.log, m.options.snapshots);
   c.snapshotter = m.snapshotter.get();
 
@@ -664,9 +795,25 @@ model::Status Daemon::start() {
       return endpoints::Readiness{true, leading() ? "synced; leader" : "synced; standby"};
     };
     cb.snapshot = [impl]() -> model::Result<std::string> {
-      std::lock_guard lock(impl->snapshot_mu);
-      if (impl->snapshot_json.empty()) return model::Status::error("no cycle has run yet");
-      return impl->snapshot_json;
+      std::shared_ptr<const LastCycle> last;
+      {
+        std::lock_guard lock(impl->last_cycle_mu);
+        last = impl->last_cycle;
+      }
+      if (!last) return model::Status::error("no cycle has run yet");
+      // Encoded on request only: a copy of the cycle's objects (in-flight decisions applied).
+      model::ClusterObjects objects;
+      auto copy = [](const auto& refs, auto& to) {
+        to.reserve(refs.size());
+        for (const auto* x : refs) to.push_back(*x);
+      };
+      copy(last->refs.nodes, objects.nodes);
+      copy(last->refs.pods, objects.pods);
+      copy(last->refs.queues, objects.queues);
+      copy(last->refs.pod_groups, objects.pod_groups);
+      copy(last->refs.priority_classes, objects.priority_classes);
+      copy(last->refs.bind_requests, objects.bind_requests);
+      return model::encode_snapshot_json(objects);
     };
     m.endpoints = std::make_unique<endpoints::DaemonEndpoints>(eo, cb, *m.metrics);
     if (auto s = m.endpoints->start(); !s) return model::Status::error("metrics endpoint: " + s.message());
@@ -688,17 +835,26 @@ model::Status Daemon::start() {
       [leadership = m.leadership.get()] { return leadership->may_act(); });
   c.binder = m.binder.get();
   c.chain = m.chain.get();
-  // What each reflector already holds, read before the actor owns the state.
+  // What each reflector already holds, read before the actors own the stores.
   std::map<std::string, std::map<std::string, std::string>> known;
-  for (const auto& k : kKinds) known[k.kind] = Impl::known_objects(c.state, k.kind);
-  m.actor = m.system->spawn(scheduler_actor, &c);
+  std::map<std::string, caf::actor> store_of_kind;
+  for (auto& store : m.stores) {
+    m.store_actors.push_back(m.system->spawn(store_actor, store.get()));
+    for (const auto& k : kKinds) {
+      if (!store->owns(k.kind)) continue;
+      known[k.kind] = store->known(k.kind);
+      store_of_kind[k.kind] = m.store_actors.back();
+    }
+  }
+  m.ingest = m.system->spawn(ingest_actor, &m.ingest_core, store_of_kind, m.store_actors);
+  m.actor = m.system->spawn(scheduler_actor, &c, m.ingest);
   if (m.elector) m.elector_thread = std::thread([&m] { m.run_elector(); });
 
   for (const auto& k : kKinds) {
     k8s::ReflectorOptions ro;
     ro.kind = k.kind;
     ro.list_path = k.path;
-    caf::actor a = m.actor;
+    caf::actor a = m.ingest;
     const std::string kind = k.kind;
     m.reflectors.push_back(std::make_unique<k8s::Reflector>(
         *m.client, ro,
@@ -730,10 +886,19 @@ void Daemon::stop() {
     m.elector_thread.join();
   }
   m.binder->stop();  // in-flight calls finish and report while the actor still lives
-  caf::anon_send_exit(m.actor, caf::exit_reason::user_shutdown);
-  m.system.reset();  // waits for the actor to finish its current message
+  {
+    // The scheduler first, and wait for it: while it awaits a cut it takes no other message, the exit
+    // included, so the ingest and store actors must live until it has its answer.
+    caf::scoped_actor self{*m.system};
+    self->send_exit(m.actor, caf::exit_reason::user_shutdown);
+    self->wait_for(m.actor);
+  }
+  caf::anon_send_exit(m.ingest, caf::exit_reason::user_shutdown);
+  for (auto& a : m.store_actors) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  m.system.reset();  // waits for the actors to finish their current message
   m.status->stop();
   m.core->drain_appends();
+  m.ingest_core.drain_appends();
   m.snapshotter->stop();  // a snapshot being written finishes before the log closes
   if (m.elector) {
     // Nothing acts any more: hand the lease over so that a standby takes over at once.

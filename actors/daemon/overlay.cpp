@@ -1,5 +1,7 @@
 #include "actors/daemon/overlay.hpp"
 
+#include <algorithm>
+
 namespace kai::daemon {
 
 void InFlight::add(const events::Decision& d, Clock::time_point now) {
@@ -16,15 +18,17 @@ std::map<std::string, std::set<std::string>> InFlight::groups_by_node() const {
   return out;
 }
 
-void InFlight::fail(const std::string& pod) { entries_.erase(pod); }
+void InFlight::fail(const std::string& pod) {
+  entries_.erase(pod);
+}
 
-void InFlight::settle(const events::ClusterState& state, Clock::time_point now, std::chrono::seconds max_age) {
+void InFlight::settle(const FindPod& find_pod, Clock::time_point now, std::chrono::seconds max_age) {
   for (auto it = entries_.begin(); it != entries_.end();) {
     const events::Decision& d = it->second.decision;
-    auto pod = state.pods.find(d.pod);
-    bool done = pod == state.pods.end() || pod->second.meta.uid != d.pod_uid;  // gone or replaced
-    if (!done && d.kind == events::DecisionKind::kBind) done = !pod->second.node_name.empty();
-    if (!done && d.kind == events::DecisionKind::kEvict) done = pod->second.meta.deletion_timestamp.has_value();
+    const model::Pod* pod = find_pod(d.pod);
+    bool done = pod == nullptr || pod->meta.uid != d.pod_uid;  // gone or replaced
+    if (!done && d.kind == events::DecisionKind::kBind) done = !pod->node_name.empty();
+    if (!done && d.kind == events::DecisionKind::kEvict) done = pod->meta.deletion_timestamp.has_value();
     if (done || now - it->second.since > max_age) {
       it = entries_.erase(it);
     } else {
@@ -33,12 +37,15 @@ void InFlight::settle(const events::ClusterState& state, Clock::time_point now, 
   }
 }
 
-void InFlight::apply(model::ClusterObjects& objects, int64_t now_unix) const {
-  if (entries_.empty()) return;
-  for (auto& pod : objects.pods) {
-    auto it = entries_.find(pod.meta.namespace_ + "/" + pod.meta.name);
-    if (it == entries_.end() || it->second.decision.pod_uid != pod.meta.uid) continue;
-    const events::Decision& d = it->second.decision;
+void InFlight::apply(model::ObjectRefs& refs, std::deque<model::Pod>& patched, int64_t now_unix) const {
+  auto key_of = [](const model::Pod* p) { return p->meta.namespace_ + "/" + p->meta.name; };
+  for (const auto& [key, entry] : entries_) {
+    auto at = std::lower_bound(refs.pods.begin(), refs.pods.end(), key,
+                               [&](const model::Pod* p, const std::string& k) { return key_of(p) < k; });
+    if (at == refs.pods.end() || key_of(*at) != key) continue;
+    const events::Decision& d = entry.decision;
+    if (d.pod_uid != (*at)->meta.uid) continue;
+    model::Pod& pod = patched.emplace_back(**at);
     if (d.kind == events::DecisionKind::kBind) {
       pod.node_name = d.node;
       if (d.gpu_groups.size() == 1) {
@@ -49,6 +56,7 @@ void InFlight::apply(model::ClusterObjects& objects, int64_t now_unix) const {
     } else if (d.kind == events::DecisionKind::kEvict) {
       if (!pod.meta.deletion_timestamp) pod.meta.deletion_timestamp = now_unix;
     }
+    *at = &pod;
   }
 }
 

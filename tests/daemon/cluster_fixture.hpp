@@ -4,12 +4,16 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <spawn.h>
+#include <sys/wait.h>
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -66,16 +70,21 @@ class Cluster {
     ASSERT_TRUE(r.is_ok()) << object.dump() << ": " << r.message();
   }
 
-  void namespace_(const std::string& name) { create({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}}); }
+  void namespace_(const std::string& name) {
+    create({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}});
+  }
 
   void node(const std::string& name, int gpus, const std::string& cpu = "32") {
-    create({{"apiVersion", "v1"},
-            {"kind", "Node"},
-            {"metadata", {{"name", name}, {"labels", {{"nvidia.com/gpu.memory", "40960"}}}}},
-            {"status",
-             {{"allocatable", {{"cpu", cpu}, {"memory", "256Gi"}, {"pods", "110"}, {"nvidia.com/gpu", std::to_string(gpus)}}},
-              {"capacity", {{"cpu", cpu}, {"memory", "256Gi"}, {"pods", "110"}, {"nvidia.com/gpu", std::to_string(gpus)}}},
-              {"conditions", Json::array({{{"type", "Ready"}, {"status", "True"}}})}}}});
+    create(
+        {{"apiVersion", "v1"},
+         {"kind", "Node"},
+         {"metadata", {{"name", name}, {"labels", {{"nvidia.com/gpu.memory", "40960"}}}}},
+         {"status",
+          {{"allocatable",
+            {{"cpu", cpu}, {"memory", "256Gi"}, {"pods", "110"}, {"nvidia.com/gpu", std::to_string(gpus)}}},
+           {"capacity",
+            {{"cpu", cpu}, {"memory", "256Gi"}, {"pods", "110"}, {"nvidia.com/gpu", std::to_string(gpus)}}},
+           {"conditions", Json::array({{{"type", "Ready"}, {"status", "True"}}})}}}});
   }
 
   void queue(const std::string& name, const std::string& parent, double gpu_quota, int priority = 100) {
@@ -85,11 +94,17 @@ class Cluster {
                    {"memory", {{"quota", -1}, {"limit", -1}, {"overQuotaWeight", 1}}}}},
                  {"priority", priority}};
     if (!parent.empty()) spec["parentQueue"] = parent;
-    create({{"apiVersion", "scheduling.run.ai/v2"}, {"kind", "Queue"}, {"metadata", {{"name", name}}}, {"spec", spec}});
+    create({{"apiVersion", "scheduling.run.ai/v2"},
+            {"kind", "Queue"},
+            {"metadata", {{"name", name}}},
+            {"spec", spec}});
   }
 
   void priority_class(const std::string& name, int value) {
-    create({{"apiVersion", "scheduling.k8s.io/v1"}, {"kind", "PriorityClass"}, {"metadata", {{"name", name}}}, {"value", value}});
+    create({{"apiVersion", "scheduling.k8s.io/v1"},
+            {"kind", "PriorityClass"},
+            {"metadata", {{"name", name}}},
+            {"value", value}});
   }
 
   /// A pod of this scheduler in `queue` asking for `gpus` whole GPUs (0: CPU only).
@@ -99,10 +114,15 @@ class Cluster {
                               : Json{{"requests", {{"cpu", "1"}}}};
     Json p = {{"apiVersion", "v1"},
               {"kind", "Pod"},
-              {"metadata", {{"name", name}, {"namespace", ns}, {"labels", {{"kai.scheduler/queue", queue}}},
-                            {"annotations", annotations}}},
-              {"spec", {{"schedulerName", "kai-scheduler"},
-                        {"containers", Json::array({{{"name", "main"}, {"image", "busybox"}, {"resources", resources}}})}}}};
+              {"metadata",
+               {{"name", name},
+                {"namespace", ns},
+                {"labels", {{"kai.scheduler/queue", queue}}},
+                {"annotations", annotations}}},
+              {"spec",
+               {{"schedulerName", "kai-scheduler"},
+                {"containers",
+                 Json::array({{{"name", "main"}, {"image", "busybox"}, {"resources", resources}}})}}}};
     if (!priority_class.empty()) p["spec"]["priorityClassName"] = priority_class;
     return p;
   }
@@ -124,9 +144,33 @@ class Cluster {
   static std::string condition_message(const Json& p) {
     if (p.is_null()) return "";
     for (const auto& c : p["status"].value("conditions", Json::array())) {
-      if (c.value("type", "") == "PodScheduled" && c.value("status", "") == "False") return c.value("message", "");
+      if (c.value("type", "") == "PodScheduled" && c.value("status", "") == "False")
+        return c.value("message", "");
     }
     return "";
+  }
+
+  /// SIGTERM and wait for a scheduler started with spawn_scheduler; one that has not exited after
+  /// `timeout` is a failure (with the end of its log), killed so that the test goes on.
+  static void stop_scheduler(pid_t pid, const std::string& stderr_path, std::chrono::seconds timeout = 30s) {
+    ::kill(pid, SIGTERM);
+    const auto until = std::chrono::steady_clock::now() + timeout;
+    int status = 0;
+    while (::waitpid(pid, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > until) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+        std::ifstream in(stderr_path);
+        std::stringstream text;
+        text << in.rdbuf();
+        const std::string log = text.str();
+        ADD_FAILURE() << "kai-scheduler did not stop within " << timeout.count()
+                      << " s of SIGTERM; its log ends:\n"
+                      << log.substr(log.size() > 4000 ? log.size() - 4000 : 0);
+        return;
+      }
+      std::this_thread::sleep_for(20ms);
+    }
   }
 
   /// Polls `done` every 50 ms for up to `timeout`.

@@ -42,17 +42,26 @@ TEST_F(DaemonE2E, WholeGpuPodsAndAGangThatWaitsUntilItFits) {
   cluster_.queue("default", "", -1);
   cluster_.queue("test", "default", -1);
   start_daemon();
-  for (int i = 0; i < 3; ++i) cluster_.create(cluster_.pod("team-a", "single-" + std::to_string(i), "test", 1));
-  ASSERT_TRUE(Cluster::eventually([&] { return bound("team-a", "single-0") && bound("team-a", "single-1") && bound("team-a", "single-2"); }));
+  for (int i = 0; i < 3; ++i)
+    cluster_.create(cluster_.pod("team-a", "single-" + std::to_string(i), "test", 1));
+  ASSERT_TRUE(Cluster::eventually([&] {
+    return bound("team-a", "single-0") && bound("team-a", "single-1") && bound("team-a", "single-2");
+  }));
 
   // A gang of 2 x 2 GPUs: 1 GPU free on n1, so neither pod may bind.
-  cluster_.create({{"apiVersion", "scheduling.run.ai/v2alpha2"}, {"kind", "PodGroup"},
+  cluster_.create({{"apiVersion", "scheduling.run.ai/v2alpha2"},
+                   {"kind", "PodGroup"},
                    {"metadata", {{"name", "gang"}, {"namespace", "team-a"}}},
                    {"spec", {{"minMember", 2}, {"queue", "test"}}}});
   for (int i = 0; i < 2; ++i) {
-    cluster_.create(cluster_.pod("team-a", "gang-" + std::to_string(i), "test", 2, "", {{"pod-group-name", "gang"}}));
+    cluster_.create(
+        cluster_.pod("team-a", "gang-" + std::to_string(i), "test", 2, "", {{"pod-group-name", "gang"}}));
   }
-  ASSERT_TRUE(Cluster::eventually([&] { return !Cluster::condition_message(cluster_.get_pod("team-a", "gang-0")).empty(); }));
+  // The status writer writes one pod after the other: wait for both conditions.
+  ASSERT_TRUE(Cluster::eventually([&] {
+    return !Cluster::condition_message(cluster_.get_pod("team-a", "gang-0")).empty() &&
+           Cluster::condition_message(cluster_.get_pod("team-a", "gang-1")).find("gang") != std::string::npos;
+  }));
   EXPECT_FALSE(bound("team-a", "gang-0"));
   EXPECT_FALSE(bound("team-a", "gang-1"));
   EXPECT_NE(Cluster::condition_message(cluster_.get_pod("team-a", "gang-1")).find("gang"), std::string::npos)
@@ -72,9 +81,12 @@ TEST_F(DaemonE2E, FractionAndGpuMemoryPodsShareDevicesThroughReservationPods) {
   cluster_.create(cluster_.pod("team-a", "a", "test", 0, "", {{"gpu-fraction", "0.5"}}));
   cluster_.create(cluster_.pod("team-a", "b", "test", 0, "", {{"gpu-fraction", "0.5"}}));
   cluster_.create(cluster_.pod("team-a", "m", "test", 0, "", {{"gpu-memory", "20480"}}));
-  ASSERT_TRUE(Cluster::eventually([&] { return bound("team-a", "a") && bound("team-a", "b") && bound("team-a", "m"); }));
+  ASSERT_TRUE(Cluster::eventually(
+      [&] { return bound("team-a", "a") && bound("team-a", "b") && bound("team-a", "m"); }));
   auto group = [&](const std::string& name) {
-    return cluster_.get_pod("team-a", name)["metadata"].value("labels", Json::object()).value("runai-gpu-group", "");
+    return cluster_.get_pod("team-a", name)["metadata"]
+        .value("labels", Json::object())
+        .value("runai-gpu-group", "");
   };
   EXPECT_FALSE(group("a").empty());
   EXPECT_EQ(group("a"), group("b"));  // 0.5 + 0.5 fill one device
@@ -92,7 +104,8 @@ TEST_F(DaemonE2E, ReclaimGivesTheSecondQueueItsQuota) {
   cluster_.queue("team-a", "default", 2);
   cluster_.queue("team-b", "default", 2);
   start_daemon();
-  for (int i = 0; i < 4; ++i) cluster_.create(cluster_.pod("team-a", "a-" + std::to_string(i), "team-a", 1, "train"));
+  for (int i = 0; i < 4; ++i)
+    cluster_.create(cluster_.pod("team-a", "a-" + std::to_string(i), "team-a", 1, "train"));
   ASSERT_TRUE(Cluster::eventually([&] {
     int n = 0;
     for (int i = 0; i < 4; ++i) n += bound("team-a", "a-" + std::to_string(i));
@@ -128,7 +141,8 @@ TEST_F(DaemonE2E, PodsOfOtherSchedulersUseCapacity) {
   cluster_.create(foreign);
   start_daemon();
   cluster_.create(cluster_.pod("team-a", "mine", "test", 1));
-  ASSERT_TRUE(Cluster::eventually([&] { return !Cluster::condition_message(cluster_.get_pod("team-a", "mine")).empty(); }));
+  ASSERT_TRUE(Cluster::eventually(
+      [&] { return !Cluster::condition_message(cluster_.get_pod("team-a", "mine")).empty(); }));
   EXPECT_FALSE(bound("team-a", "mine"));
 }
 
@@ -141,7 +155,8 @@ TEST_F(DaemonE2E, BadInputGetsAReasonAndEveryoneElseIsScheduled) {
   cluster_.queue("loop-b", "loop-a", -1);
   start_daemon();
   cluster_.create(cluster_.pod("team-a", "bad-fraction", "test", 0, "", {{"gpu-fraction", "lots"}}));
-  cluster_.create({{"apiVersion", "scheduling.run.ai/v2alpha2"}, {"kind", "PodGroup"},
+  cluster_.create({{"apiVersion", "scheduling.run.ai/v2alpha2"},
+                   {"kind", "PodGroup"},
                    {"metadata", {{"name", "too-big"}, {"namespace", "team-a"}}},
                    {"spec", {{"minMember", 3}, {"queue", "test"}}}});
   cluster_.create(cluster_.pod("team-a", "lonely", "test", 1, "", {{"pod-group-name", "too-big"}}));
@@ -152,9 +167,11 @@ TEST_F(DaemonE2E, BadInputGetsAReasonAndEveryoneElseIsScheduled) {
     return !Cluster::condition_message(cluster_.get_pod("team-a", "bad-fraction")).empty() &&
            !Cluster::condition_message(cluster_.get_pod("team-a", "in-loop")).empty();
   }));
-  EXPECT_NE(Cluster::condition_message(cluster_.get_pod("team-a", "bad-fraction")).find("gpu-fraction"), std::string::npos)
+  EXPECT_NE(Cluster::condition_message(cluster_.get_pod("team-a", "bad-fraction")).find("gpu-fraction"),
+            std::string::npos)
       << Cluster::condition_message(cluster_.get_pod("team-a", "bad-fraction"));
-  EXPECT_NE(Cluster::condition_message(cluster_.get_pod("team-a", "in-loop")).find("loop-a"), std::string::npos)
+  EXPECT_NE(Cluster::condition_message(cluster_.get_pod("team-a", "in-loop")).find("loop-a"),
+            std::string::npos)
       << Cluster::condition_message(cluster_.get_pod("team-a", "in-loop"));
   EXPECT_FALSE(bound("team-a", "lonely"));
   EXPECT_FALSE(bound("team-a", "bad-fraction"));
@@ -177,11 +194,13 @@ TEST_F(DaemonE2E, ApiFaultsDuringSchedulingStillEndCorrectly) {
   cluster_.server->drop_watches();
   for (int i = 0; i < 12; ++i) cluster_.create(cluster_.pod("team-a", "p-" + std::to_string(i), "test", 1));
   cluster_.server->drop_watches();
-  ASSERT_TRUE(Cluster::eventually([&] {
-    int n = 0;
-    for (int i = 0; i < 12; ++i) n += bound("team-a", "p-" + std::to_string(i));
-    return n == 12;
-  }, 60s));
+  ASSERT_TRUE(Cluster::eventually(
+      [&] {
+        int n = 0;
+        for (int i = 0; i < 12; ++i) n += bound("team-a", "p-" + std::to_string(i));
+        return n == 12;
+      },
+      60s));
   std::map<std::string, int> per_node;
   for (const auto& p : cluster_.pods("team-a")) ++per_node[Cluster::node_of(p)];
   EXPECT_LE(per_node["n1"], 8);

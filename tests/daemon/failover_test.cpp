@@ -17,15 +17,17 @@ namespace {
 constexpr auto kLease = 2s;  // tests use 1-2 s leases (contracts.md §11)
 
 pid_t spawn_replica(const Cluster& c, const std::string& identity) {
-  return c.spawn_scheduler({"--log-dir", c.dir + "/log-" + identity, "--schedule-period", "50ms", "--leader-elect",
-                            "--leader-elect-identity", identity, "--leader-elect-lease-duration", "2s",
-                            "--leader-elect-renew-deadline", "1500ms", "--leader-elect-retry-period", "250ms"},
-                           c.dir + "/" + identity + ".log");
+  return c.spawn_scheduler(
+      {"--log-dir", c.dir + "/log-" + identity, "--schedule-period", "50ms", "--leader-elect",
+       "--leader-elect-identity", identity, "--leader-elect-lease-duration", "2s",
+       "--leader-elect-renew-deadline", "1500ms", "--leader-elect-retry-period", "250ms"},
+      c.dir + "/" + identity + ".log");
 }
 
 /// An in-process replica that elects, with short leases (retry 250 ms).
 daemon::DaemonOptions electing(const Cluster& c, const std::string& identity,
-                               std::chrono::milliseconds lease = kLease, std::chrono::milliseconds renew = 1500ms) {
+                               std::chrono::milliseconds lease = kLease,
+                               std::chrono::milliseconds renew = 1500ms) {
   daemon::DaemonOptions o = c.daemon_options();
   o.leader_elect = true;
   o.identity = identity;
@@ -39,7 +41,8 @@ daemon::DaemonOptions electing(const Cluster& c, const std::string& identity,
 std::pair<std::string, int> lease_holder(const Cluster& c) {
   auto list = c.server->list_objects("coordination.k8s.io/v1", "Lease", "kai-scheduler");
   if (!list.is_ok()) return {"", -1};
-  const Json items = Json::parse(list.value())["items"];  // owned: a range-for over a temporary's member dangles
+  const Json items =
+      Json::parse(list.value())["items"];  // owned: a range-for over a temporary's member dangles
   for (const auto& l : items) {
     if (l["metadata"]["name"] == "kai-scheduler") {
       return {l["spec"].value("holderIdentity", ""), l["spec"].value("leaseTransitions", 0)};
@@ -95,8 +98,10 @@ TEST(Failover, StandbyTakesOverAfterTheLeaderIsKilledWithoutDoubleBinds) {
   ASSERT_TRUE(Cluster::eventually([&] { return !Cluster::node_of(c.get_pod("team-a", "after")).empty(); },
                                   std::chrono::seconds(5 * 3)))
       << "the standby did not take over";
-  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - killed_at);
-  std::cerr << "failover: the standby bound the next pod " << took.count() << " ms after the leader was killed\n";
+  const auto took =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - killed_at);
+  std::cerr << "failover: the standby bound the next pod " << took.count()
+            << " ms after the leader was killed\n";
   EXPECT_EQ(lease_holder(c).first, "replica-b");
   EXPECT_GE(lease_holder(c).second, 1);
   ::kill(b, SIGTERM);
@@ -107,7 +112,8 @@ TEST(Failover, StandbyTakesOverAfterTheLeaderIsKilledWithoutDoubleBinds) {
   // Both logs together hold each decision once; the standby's carry the higher epoch.
   std::map<std::string, std::vector<std::pair<std::string, uint64_t>>> by_pod;
   for (const std::string replica : {"replica-a", "replica-b"}) {
-    for (const auto& d : decisions_in(c.dir + "/log-" + replica)) by_pod[d.pod].emplace_back(replica, d.epoch);
+    for (const auto& d : decisions_in(c.dir + "/log-" + replica))
+      by_pod[d.pod].emplace_back(replica, d.epoch);
   }
   ASSERT_EQ(by_pod["team-a/before"].size(), 1u);
   ASSERT_EQ(by_pod["team-a/after"].size(), 1u);
@@ -154,7 +160,8 @@ TEST(Failover, LeaderCutOffFromTheApiServerStopsBindingBeforeItsLeaseExpires) {
   c.server->set_faults(cut);
   ASSERT_TRUE(Cluster::eventually([&] { return !d.leading(); }, 10s));
   const int64_t stopped_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                                 std::chrono::system_clock::now().time_since_epoch()).count();
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
   // The lease as the server last stored it: its renewTime is the last successful renewal.
   auto list = c.server->list_objects("coordination.k8s.io/v1", "Lease", "kai-scheduler");
   ASSERT_TRUE(list.is_ok());
@@ -171,7 +178,8 @@ TEST(Failover, LeaderCutOffFromTheApiServerStopsBindingBeforeItsLeaseExpires) {
 
   // The API server comes back: the replica takes its lease again and binds.
   c.server->set_faults({});
-  ASSERT_TRUE(Cluster::eventually([&] { return !Cluster::node_of(c.get_pod("team-a", "waits")).empty(); }, 20s));
+  ASSERT_TRUE(
+      Cluster::eventually([&] { return !Cluster::node_of(c.get_pod("team-a", "waits")).empty(); }, 20s));
   d.stop();
 }
 

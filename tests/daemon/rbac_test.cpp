@@ -51,11 +51,13 @@ TEST(DeployedRbac, CoversEveryCallTheDaemonMakes) {
     return bound("team-a", "shared") && bound("team-a", "whole-0") && bound("team-a", "whole-1") &&
            bound("team-a", "whole-2");
   }));
-  c.create({{"apiVersion", "scheduling.run.ai/v2alpha2"}, {"kind", "PodGroup"},
+  c.create({{"apiVersion", "scheduling.run.ai/v2alpha2"},
+            {"kind", "PodGroup"},
             {"metadata", {{"name", "gang"}, {"namespace", "team-a"}}},
             {"spec", {{"minMember", 2}, {"queue", "team-a"}}}});
   for (int i = 0; i < 2; ++i) {
-    c.create(c.pod("team-a", "gang-" + std::to_string(i), "team-a", 1, "train", {{"pod-group-name", "gang"}}));
+    c.create(
+        c.pod("team-a", "gang-" + std::to_string(i), "team-a", 1, "train", {{"pod-group-name", "gang"}}));
   }
   // team-b reclaims its quota of 2 GPUs from team-a.
   c.create(c.pod("team-b", "reclaimer", "team-b", 2, "train"));
@@ -68,8 +70,9 @@ TEST(DeployedRbac, CoversEveryCallTheDaemonMakes) {
   std::set<std::string> verbs;
   for (const auto& a : seen) verbs.insert(a.verb + " " + a.resource);
   // The workload above exercised the binder, the sharing chain, evictions, statuses and the lease.
-  for (const std::string want : {"create pods/binding", "create pods", "delete pods", "patch pods", "patch pods/status", "update leases", "create secrets",
-                                 "patch mutatingwebhookconfigurations"}) {
+  for (const std::string want :
+       {"create pods/binding", "create pods", "delete pods", "patch pods", "patch pods/status",
+        "update leases", "create secrets", "patch mutatingwebhookconfigurations"}) {
     EXPECT_TRUE(verbs.count(want)) << "the scenario never made a \"" << want << "\" call";
   }
   const auto rules = deploy::RbacRules::for_service_account(objects, "kai-scheduler", "kai-scheduler");

@@ -49,8 +49,7 @@ TEST(Restart, SigkillMidLoadResumesWithoutDoubleBinds) {
 
   pid = spawn_scheduler(c, log_dir, out);
   ASSERT_TRUE(Cluster::eventually([&] { return bound_count() == kPods; }, 60s));
-  ::kill(pid, SIGTERM);
-  ::waitpid(pid, &status, 0);
+  Cluster::stop_scheduler(pid, out);
 
   // No pod was bound twice: one binding request per pod reached the server.
   EXPECT_EQ(c.server->request_counts()["create pods/binding"], static_cast<uint64_t>(kPods));
@@ -113,9 +112,7 @@ TEST(Restart, RestoresFromASnapshotAndListsOnlyWhatChangedMeanwhile) {
   pid_t pid = c.spawn_scheduler(flags, out);
   ASSERT_TRUE(Cluster::eventually([&] { return running(kPods); }, 60s));
   ASSERT_TRUE(Cluster::eventually([&] { return !open_read_only()->snapshots().value().empty(); }));
-  ::kill(pid, SIGTERM);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
+  Cluster::stop_scheduler(pid, out);
   const uint64_t stopped_at = open_read_only()->last_seq();
 
   // While it is down: one pod goes, two come.
@@ -126,8 +123,7 @@ TEST(Restart, RestoresFromASnapshotAndListsOnlyWhatChangedMeanwhile) {
 
   pid = c.spawn_scheduler(flags, out);
   ASSERT_TRUE(Cluster::eventually([&] { return running(kPods + 1); }, 60s));
-  ::kill(pid, SIGTERM);
-  ::waitpid(pid, &status, 0);
+  Cluster::stop_scheduler(pid, out);
 
   std::ifstream in(out);
   std::stringstream text;

@@ -15,23 +15,27 @@ Json webhook_configuration(const std::string& kind, const std::string& path) {
           {"kind", kind},
           {"metadata", {{"name", "kai-scheduler"}}},
           {"webhooks",
-           Json::array({{{"name", "pods.kai-scheduler.run.ai"},
-                         {"admissionReviewVersions", Json::array({"v1"})},
-                         {"sideEffects", "None"},
-                         {"failurePolicy", "Ignore"},
-                         {"clientConfig",
-                          {{"service", {{"name", "kai-scheduler-webhook"}, {"namespace", "kai-scheduler"}, {"path", path}}}}},
-                         {"rules", Json::array({{{"apiGroups", Json::array({""})},
-                                                 {"apiVersions", Json::array({"v1"})},
-                                                 {"operations", Json::array({"CREATE"})},
-                                                 {"resources", Json::array({"pods"})}}})}}})}};
+           Json::array(
+               {{{"name", "pods.kai-scheduler.run.ai"},
+                 {"admissionReviewVersions", Json::array({"v1"})},
+                 {"sideEffects", "None"},
+                 {"failurePolicy", "Ignore"},
+                 {"clientConfig",
+                  {{"service",
+                    {{"name", "kai-scheduler-webhook"}, {"namespace", "kai-scheduler"}, {"path", path}}}}},
+                 {"rules", Json::array({{{"apiGroups", Json::array({""})},
+                                         {"apiVersions", Json::array({"v1"})},
+                                         {"operations", Json::array({"CREATE"})},
+                                         {"resources", Json::array({"pods"})}}})}}})}};
 }
 
 std::string object_field(const Cluster& c, const std::string& api_version, const std::string& kind,
-                         const std::string& ns, const std::string& name, const std::function<std::string(const Json&)>& f) {
+                         const std::string& ns, const std::string& name,
+                         const std::function<std::string(const Json&)>& f) {
   auto list = c.server->list_objects(api_version, kind, ns);
   if (!list.is_ok()) return "";
-  const Json items = Json::parse(list.value())["items"];  // owned: a range-for over a temporary's member dangles
+  const Json items =
+      Json::parse(list.value())["items"];  // owned: a range-for over a temporary's member dangles
   for (const auto& o : items) {
     if (o["metadata"]["name"] == name) return f(o);
   }
@@ -50,15 +54,16 @@ TEST(Webhooks, ServedOverHttpsWithTheSecretsCertificateAndItsCaBundle) {
   ASSERT_TRUE(d->start().is_ok());
   ASSERT_NE(d->webhook_port(), 0);
 
-  const std::string cert = object_field(c, "v1", "Secret", "kai-scheduler", "kai-scheduler-webhook-cert", [](const Json& s) {
-    auto pem = model::base64_decode(s["data"].value("tls.crt", ""));
-    return pem.is_ok() ? pem.value() : "";
-  });
+  const std::string cert =
+      object_field(c, "v1", "Secret", "kai-scheduler", "kai-scheduler-webhook-cert", [](const Json& s) {
+        auto pem = model::base64_decode(s["data"].value("tls.crt", ""));
+        return pem.is_ok() ? pem.value() : "";
+      });
   ASSERT_NE(cert.find("BEGIN CERTIFICATE"), std::string::npos);
   for (const std::string kind : {"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}) {
-    const std::string bundle = object_field(c, "admissionregistration.k8s.io/v1", kind, "", "kai-scheduler", [](const Json& w) {
-      return w["webhooks"][0]["clientConfig"].value("caBundle", "");
-    });
+    const std::string bundle =
+        object_field(c, "admissionregistration.k8s.io/v1", kind, "", "kai-scheduler",
+                     [](const Json& w) { return w["webhooks"][0]["clientConfig"].value("caBundle", ""); });
     EXPECT_EQ(bundle, model::base64_encode(cert)) << kind;
   }
 
@@ -69,29 +74,32 @@ TEST(Webhooks, ServedOverHttpsWithTheSecretsCertificateAndItsCaBundle) {
   ep.tls = true;
   ep.insecure_skip_verify = true;
   apiserver::testing::HttpClient client(ep);
-  Json review = {{"apiVersion", "admission.k8s.io/v1"},
-                 {"kind", "AdmissionReview"},
-                 {"request",
-                  {{"uid", "u-1"},
-                   {"operation", "CREATE"},
-                   {"object",
-                    {{"metadata", {{"name", "p"}, {"namespace", "n"}, {"annotations", {{"gpu-fraction", "0.5"}}}}},
-                     {"spec", {{"schedulerName", "kai-scheduler"}, {"containers", Json::array({{{"name", "c"}}})}}}}}}}};
+  Json review = {
+      {"apiVersion", "admission.k8s.io/v1"},
+      {"kind", "AdmissionReview"},
+      {"request",
+       {{"uid", "u-1"},
+        {"operation", "CREATE"},
+        {"object",
+         {{"metadata", {{"name", "p"}, {"namespace", "n"}, {"annotations", {{"gpu-fraction", "0.5"}}}}},
+          {"spec", {{"schedulerName", "kai-scheduler"}, {"containers", Json::array({{{"name", "c"}}})}}}}}}}};
   auto r = client.request("POST", "/validate-pods", review.dump());
   ASSERT_EQ(r.status, 200) << r.error << r.body;
   EXPECT_EQ(Json::parse(r.body)["response"]["allowed"], false) << r.body;  // --gpu-sharing=false
   apiserver::testing::Endpoint plain = ep;
   plain.tls = false;
-  EXPECT_NE(apiserver::testing::HttpClient(plain).request("POST", "/validate-pods", review.dump()).status, 200);
+  EXPECT_NE(apiserver::testing::HttpClient(plain).request("POST", "/validate-pods", review.dump()).status,
+            200);
 
   // A restart (or the second replica) serves the same certificate: the Secret is not made again.
   d->stop();
   d = std::make_unique<daemon::Daemon>(o);
   ASSERT_TRUE(d->start().is_ok());
-  EXPECT_EQ(object_field(c, "v1", "Secret", "kai-scheduler", "kai-scheduler-webhook-cert", [](const Json& s) {
-              auto pem = model::base64_decode(s["data"].value("tls.crt", ""));
-              return pem.is_ok() ? pem.value() : "";
-            }),
+  EXPECT_EQ(object_field(c, "v1", "Secret", "kai-scheduler", "kai-scheduler-webhook-cert",
+                         [](const Json& s) {
+                           auto pem = model::base64_decode(s["data"].value("tls.crt", ""));
+                           return pem.is_ok() ? pem.value() : "";
+                         }),
             cert);
   EXPECT_EQ(c.server->request_counts()["create secrets"], 1u);
   d->stop();

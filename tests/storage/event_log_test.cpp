@@ -249,8 +249,9 @@ TEST(EventLog, AssignedSequenceNumbersAreTheWrittenOnes) {
   for (int t = 0; t < 4; ++t) {
     producers.emplace_back([&, t] {
       for (int i = 0; i < 200; ++i) {
-        std::vector<events::Event> batch(1 + static_cast<size_t>(i % 3),
-                                         events::testing::decision_event(1, static_cast<uint64_t>(i), "p/" + std::to_string(t)));
+        std::vector<events::Event> batch(
+            1 + static_cast<size_t>(i % 3),
+            events::testing::decision_event(1, static_cast<uint64_t>(i), "p/" + std::to_string(t)));
         AppendResult assigned;
         auto done = (*log)->append_async(std::move(batch), &assigned).get();
         ASSERT_TRUE(done) << done.message();

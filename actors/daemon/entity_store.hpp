@@ -1,0 +1,91 @@
+#pragma once
+// What one entity actor owns (issue 7; design card: actors own nodes, queues, and pod groups with
+// their pods): the objects of its kinds, projected from the log's watch events by the projection's
+// rules (events/projection.hpp), and immutable views of them for the scheduler's cut. A kind's view
+// is rebuilt only when the kind changed, and holds the objects by shared pointer, so a cut copies
+// pointers, never objects. Plain class, no CAF: the actor around it is in daemon.cpp.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "events/projection.hpp"
+#include "events/state_codec.hpp"
+#include "k8s/model/objects.hpp"
+
+namespace kai::daemon {
+
+template <class T>
+using SharedList = std::shared_ptr<const std::vector<std::shared_ptr<const T>>>;
+
+/// A store's objects at one log position; vectors in key order ("namespace/name"), null for kinds
+/// the store does not own.
+struct StoreView {
+  uint64_t seq = 0;
+  std::map<std::string, std::string> resource_versions;  ///< Of the store's kinds.
+  SharedList<model::Node> nodes;
+  SharedList<model::Pod> pods;
+  SharedList<model::Queue> queues;
+  SharedList<model::PodGroup> pod_groups;
+  SharedList<model::PriorityClass> priority_classes;
+  SharedList<model::BindRequest> bind_requests;
+};
+
+class EntityStore {
+ public:
+  /// `kinds`: the watch kinds it owns (Node, Pod, Queue, PodGroup, PriorityClass, BindRequest).
+  explicit EntityStore(std::set<std::string> kinds);
+
+  bool owns(const std::string& kind) const { return kinds_.count(kind) > 0; }
+  /// Applies a watch event of one of its kinds. A bad object changes nothing and is returned as an
+  /// error, as the projection does.
+  model::Status apply(const events::WatchEvent& w);
+  /// Takes the restored objects of its kinds out of `state` (and their resourceVersions).
+  void restore(events::ClusterState& state);
+  /// The view of everything applied so far, stamped `seq`.
+  std::shared_ptr<const StoreView> view(uint64_t seq);
+  /// Its kinds' snapshot sections (events/state_codec.hpp); the others are left alone.
+  void encode(events::StateSections& out) const;
+  /// key -> resourceVersion of its objects of `kind` (what a reflector already holds).
+  std::map<std::string, std::string> known(const std::string& kind) const;
+  /// Objects held, all kinds.
+  size_t size() const;
+
+ private:
+  template <class T>
+  struct Kind {
+    events::SharedObjects<T> objects;
+    SharedList<T> published;  ///< Valid while !dirty.
+    bool dirty = true;
+  };
+  template <class T>
+  static SharedList<T> publish(Kind<T>& k);
+
+  std::set<std::string> kinds_;
+  Kind<model::Node> nodes_;
+  Kind<model::Pod> pods_;
+  Kind<model::Queue> queues_;
+  Kind<model::PodGroup> pod_groups_;
+  Kind<model::PriorityClass> priority_classes_;
+  Kind<model::BindRequest> bind_requests_;
+  std::map<std::string, std::string> resource_versions_;
+};
+
+/// One consistent cut of every store at log position `seq`: what a cycle runs on.
+struct ClusterCut {
+  uint64_t seq = 0;
+  std::vector<std::shared_ptr<const StoreView>> views;
+
+  /// The objects' addresses for a session (valid while the cut lives).
+  model::ObjectRefs refs() const;
+  /// The pod "namespace/name", or null.
+  const model::Pod* find_pod(const std::string& key) const;
+  /// Every pod, in key order.
+  const std::vector<std::shared_ptr<const model::Pod>>& pods() const;
+  size_t node_count() const;
+};
+
+}  // namespace kai::daemon
