@@ -87,6 +87,8 @@ using tick_atom = caf::atom_constant<caf::atom("tick")>;
 using outcome_atom = caf::atom_constant<caf::atom("outcome")>;
 using leader_atom = caf::atom_constant<caf::atom("leader")>;
 using cut_atom = caf::atom_constant<caf::atom("cut")>;
+using early_atom = caf::atom_constant<caf::atom("early")>;
+using sched_atom = caf::atom_constant<caf::atom("sched")>;
 
 int64_t wall_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
@@ -155,6 +157,16 @@ struct IngestCore {
   /// Kinds whose first list has not been delivered yet: no cycle runs on a partial cluster (a pod
   /// bound to a node whose other pods are not known yet could overcommit it).
   std::set<std::string> unlisted_kinds;
+  /// Watch changes since the last cut, and the count that asks the scheduler for a cycle before its
+  /// period is up (0: never).
+  uint64_t changes_since_cut = 0;
+  uint64_t early_after = 0;
+
+  /// True once per cut, when enough changed since it for an early cycle.
+  bool want_early_cycle(const k8s::ReflectorEvent& ev) {
+    if (ev.type == k8s::ReflectorEventType::kBookmark) return false;
+    return early_after > 0 && ++changes_since_cut == early_after;
+  }
 
   void reap(const storage::Result<storage::AppendResult>& r) {
     if (r.is_ok()) return;
@@ -471,18 +483,22 @@ void merge_sections(events::StateSections& into, const events::StateSections& fr
 /// mailbox order), so each store's answer reflects exactly the log up to the cut's position.
 caf::behavior ingest_actor(caf::event_based_actor* self, IngestCore* core,
                            std::map<std::string, caf::actor> store_of_kind, std::vector<caf::actor> stores) {
+  auto scheduler = std::make_shared<caf::actor>();  // told after both are spawned (sched_atom)
   return {
       [=](watch_atom, const WatchMsg& m) {
         auto event = core->on_watch(*m);
         if (auto it = store_of_kind.find(m->kind); it != store_of_kind.end()) {
           self->send(it->second, watch_atom::value, std::move(event));
         }
+        if (core->want_early_cycle(*m) && *scheduler) self->send(*scheduler, early_atom::value);
       },
+      [=](sched_atom, const caf::actor& a) { *scheduler = a; },
       [=](cut_atom, bool encode) {
         auto rp = self->make_response_promise<CutMsg>();
         auto result = std::make_shared<CutResult>();
         result->log_failed = !core->drain_appends();  // the cut holds only persisted events
         result->cut.seq = core->log->last_assigned_seq();
+        core->changes_since_cut = 0;
         result->listed = core->unlisted_kinds.empty();
         result->encoded = encode;
         result->cut.views.resize(stores.size());
@@ -511,27 +527,39 @@ caf::behavior ingest_actor(caf::event_based_actor* self, IngestCore* core,
 }
 
 caf::behavior scheduler_actor(caf::event_based_actor* self, SchedulerCore* core, caf::actor ingest) {
-  self->send(self, tick_atom::value);
+  // Ticks carry a generation: an early cycle starts a new one, so the tick already queued for the
+  // end of the period is dropped instead of running a second, doubled, chain of cycles.
+  auto generation = std::make_shared<uint64_t>(0);
+  auto busy = std::make_shared<bool>(false);  // a cut is requested and not yet handled
+  self->send(self, tick_atom::value, *generation);
   return {
       [=](outcome_atom, const OutcomeMsgPtr& m) { core->on_outcome(*m); },
       [=](leader_atom, const LeadershipMsg& m) { core->on_leadership(*m); },
-      [=](tick_atom) {
+      [=](early_atom) {
+        if (*busy) return;
+        self->send(self, tick_atom::value, ++*generation);
+      },
+      [=](tick_atom, uint64_t gen) {
+        if (gen != *generation) return;
+        auto next = [=] {
+          self->delayed_send(self, core->options.schedule_period, tick_atom::value, ++*generation);
+        };
         const SchedulerCore::Plan plan = core->plan();
-        if (!plan.cycle && !plan.snapshot) {
-          self->delayed_send(self, core->options.schedule_period, tick_atom::value);
-          return;
-        }
+        if (!plan.cycle && !plan.snapshot) return next();
+        *busy = true;
         // await: outcomes wait until the cycle ran, so that nothing this actor appends falls
         // between the cut and the cycle (open_decisions stays the projection's at the cut).
         self->request(ingest, caf::infinite, cut_atom::value, plan.snapshot)
             .await(
                 [=](const CutMsg& cut) {
+                  *busy = false;
                   core->on_cut(cut, plan);
-                  self->delayed_send(self, core->options.schedule_period, tick_atom::value);
+                  next();
                 },
                 [=](caf::error& err) {
+                  *busy = false;
                   spdlog::error("cycle skipped: no cut from the stores: {}", caf::to_string(err));
-                  self->delayed_send(self, core->options.schedule_period, tick_atom::value);
+                  next();
                 });
       },
   };
@@ -780,6 +808,7 @@ model::Status Daemon::start() {
   m.ingest_core.log = m.log.get();
   m.ingest_core.metrics = m.metrics.get();
   for (const auto& k : kKinds) m.ingest_core.unlisted_kinds.insert(k.kind);
+  m.ingest_core.early_after = m.options.early_cycle_changes;
   m.snapshotter = std::make_unique<Snapshotter>(*m.log, m.options.snapshots);
   c.snapshotter = m.snapshotter.get();
 
@@ -848,6 +877,7 @@ model::Status Daemon::start() {
   }
   m.ingest = m.system->spawn(ingest_actor, &m.ingest_core, store_of_kind, m.store_actors);
   m.actor = m.system->spawn(scheduler_actor, &c, m.ingest);
+  caf::anon_send(m.ingest, sched_atom::value, m.actor);
   if (m.elector) m.elector_thread = std::thread([&m] { m.run_elector(); });
 
   for (const auto& k : kKinds) {

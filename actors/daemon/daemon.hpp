@@ -23,6 +23,9 @@ struct DaemonOptions {
   double qps = 500;
   int burst = 1000;
   std::chrono::milliseconds schedule_period{1000};
+  /// A cycle starts before its period is up once this many watch changes arrived since the last
+  /// one (a burst of new pods waits less). Default: 500; 0 = only by period.
+  uint64_t early_cycle_changes = 500;
   /// Metrics / health port (KAI's --listen-address :8080); 0 = off.
   uint16_t metrics_port = 8080;
   int binder_workers = 4;

@@ -209,3 +209,44 @@ TEST_F(DaemonE2E, ApiFaultsDuringSchedulingStillEndCorrectly) {
 
 }  // namespace
 }  // namespace kai::e2e
+
+namespace kai::e2e {
+namespace {
+
+// "Every cycle ... also early when enough changed" (issue 7): with a 30 s period, a burst of new pods
+// is bound at once when early cycles are on, and waits for the period when they are off.
+class EarlyCycle : public ::testing::TestWithParam<uint64_t> {};
+
+TEST_P(EarlyCycle, ABurstOfChangesStartsACycleBeforeThePeriod) {
+  Cluster cluster;
+  cluster.namespace_("team-a");
+  cluster.node("n1", 8);
+  cluster.queue("default", "", -1);
+  cluster.queue("test", "default", -1);
+  daemon::DaemonOptions o = cluster.daemon_options();
+  o.schedule_period = std::chrono::seconds(30);
+  o.early_cycle_changes = GetParam();
+  daemon::Daemon d(o);
+  ASSERT_TRUE(d.start().is_ok());
+  ASSERT_TRUE(Cluster::eventually([&] { return d.synced(); }));
+  std::this_thread::sleep_for(200ms);  // the first tick has passed: the next is 30 s away
+  for (int i = 0; i < 4; ++i) cluster.create(cluster.pod("team-a", "p-" + std::to_string(i), "test", 1));
+  auto all_bound = [&] {
+    for (int i = 0; i < 4; ++i) {
+      if (Cluster::node_of(cluster.get_pod("team-a", "p-" + std::to_string(i))).empty()) return false;
+    }
+    return true;
+  };
+  if (GetParam() > 0) {
+    EXPECT_TRUE(Cluster::eventually(all_bound, 10s)) << "no early cycle";
+  } else {
+    std::this_thread::sleep_for(3s);
+    EXPECT_FALSE(all_bound()) << "without early cycles the pods wait for the period";
+  }
+  d.stop();
+}
+
+INSTANTIATE_TEST_SUITE_P(OnAndOff, EarlyCycle, ::testing::Values(uint64_t{3}, uint64_t{0}));
+
+}  // namespace
+}  // namespace kai::e2e

@@ -76,6 +76,9 @@ int main(int argc, char** argv) {
   app.add_option("--gpu-pod-runtime-class", o.admission.gpu_pod_runtime_class,
                  "runtimeClassName the webhook gives GPU pods that name none (\"\" = leave them)")
       ->capture_default_str();
+  app.add_option("--early-cycle-changes", o.early_cycle_changes,
+                 "start a cycle before --schedule-period is up after this many watch changes (0 = never)")
+      ->capture_default_str();
   app.add_option("--snapshot-events", o.snapshots.every_events,
                  "snapshot the state after this many logged events (0 = only by time)")
       ->capture_default_str();
