@@ -1,16 +1,22 @@
 // Replay equals live (issue 6): cycles run on the projection of the log at their recorded position,
 // with their recorded clock and seed, and their decisions are logged; replaying the log from disk
-// must reproduce every decision byte for byte, with the configuration each cycle ran with.
+// must reproduce every decision byte for byte, with the configuration each cycle ran with; on a log
+// whose front retention deleted, replay starts from the snapshot that covers the first cycle.
+#include "tools/kai-log/replay.hpp"
+
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <set>
+#include <sstream>
 #include <tuple>
 
 #include "actors/scheduler/core/scheduler_config.hpp"
 #include "actors/scheduler/core/simulation.hpp"
 #include "events/event_codec.hpp"
 #include "events/projection.hpp"
+#include "events/state_codec.hpp"
 #include "k8s/model/json_codec.hpp"
 #include "storage/event_log.hpp"
 #include "tests/storage/temp_dir.hpp"
@@ -71,10 +77,21 @@ struct Recording {
   size_t total = 0;
 };
 
-/// Runs three cycles over `cluster` as the daemon does and logs them in `dir`: the configuration body
+/// How record() shapes the log beyond its three plain cycles.
+struct RecordOptions {
+  uint64_t cycles = 3;
+  /// Watch events appended between a cycle's position and its CycleStart, as when the entity actors
+  /// lag behind the log: running pods deleted, which the cycle must not see.
+  int lag = 0;
+  /// Cycles in whose lag a snapshot is written, two events after the cycle's position (needs lag > 2).
+  std::set<uint64_t> snapshot_in_lag_of;
+};
+
+/// Runs the cycles over `cluster` as the daemon does and logs them in `dir`: the configuration body
 /// first (unless it is empty: logs from before schema 4 have none), then per cycle its start naming
 /// the configuration, its decisions and its end, with churn in between.
-Recording record(const std::string& dir, const model::ClusterObjects& cluster, const std::string& config) {
+Recording record(const std::string& dir, const model::ClusterObjects& cluster, const std::string& config,
+                 const RecordOptions& ro = {}) {
   Recording rec;
   auto& live = rec.live;
   auto parsed = core::parse_scheduler_config(config);
@@ -97,9 +114,35 @@ Recording record(const std::string& dir, const model::ClusterObjects& cluster, c
     for (const auto& x : cluster.pods) seed_events.push_back(watch(events::WatchType::kAdded, "Pod", x));
     EXPECT_TRUE(log->append(std::move(seed_events)));
 
-    for (uint64_t cycle = 1; cycle <= 3; ++cycle) {
+    // Deletes up to `n` running pods of `state` that `gone` does not hold yet.
+    std::set<std::string> gone;
+    auto finish_pods = [&](const events::ClusterState& state, int n) {
+      std::vector<Event> churn;
+      for (const auto& [key, pod] : state.pods) {
+        if (pod.phase == "Running" && !pod.node_name.empty() && n > 0 && gone.insert(key).second) {
+          churn.push_back(watch(events::WatchType::kDeleted, "Pod", pod));
+          --n;
+        }
+      }
+      if (!churn.empty()) {
+        EXPECT_TRUE(log->append(std::move(churn)));
+      }
+    };
+
+    for (uint64_t cycle = 1; cycle <= ro.cycles; ++cycle) {
       uint64_t position = log->last_seq();
       events::ClusterState state = project(read_all(*log), position);
+      if (ro.lag > 0) {
+        events::ClusterState lagging = state;
+        for (int i = 0; i < ro.lag; ++i) {
+          finish_pods(lagging, 1);
+          if (i == 1 && ro.snapshot_in_lag_of.count(cycle) != 0) {
+            std::string snapshot;
+            events::encode_state(project(read_all(*log), log->last_seq()), snapshot);
+            EXPECT_TRUE(log->write_snapshot(log->last_seq(), snapshot));
+          }
+        }
+      }
       core::SessionOptions opts;
       opts.config = parsed.value();
       opts.now = 1'700'000'000 + static_cast<int64_t>(cycle) * 60;
@@ -121,22 +164,15 @@ Recording record(const std::string& dir, const model::ClusterObjects& cluster, c
       decided.push_back(end);
       EXPECT_TRUE(log->append(std::move(decided)));
       // Churn between cycles: some running pods finish, so the next cycle has room to decide more.
-      std::vector<Event> churn;
-      int n = 0;
-      for (const auto& [key, pod] : state.pods) {
-        if (pod.phase == "Running" && !pod.node_name.empty() && n++ < 15)
-          churn.push_back(watch(events::WatchType::kDeleted, "Pod", pod));
-      }
-      if (!churn.empty()) {
-        EXPECT_TRUE(log->append(std::move(churn)));
-      }
+      finish_pods(state, 15);
     }
   }
   return rec;
 }
 
-std::pair<int, std::string> run_replay(const std::string& dir) {
-  std::string cmd = std::string(KAI_LOG_BIN) + " -d " + dir + " replay 2>/dev/null";
+std::pair<int, std::string> run_replay(const std::string& dir, const std::string& args = "",
+                                       const std::string& redirect = "2>/dev/null") {
+  std::string cmd = std::string(KAI_LOG_BIN) + " -d " + dir + " replay " + args + " " + redirect;
   std::string out;
   FILE* p = ::popen(cmd.c_str(), "r");
   char buf[4096];
@@ -277,6 +313,161 @@ TEST(Replay, AMissingOrBrokenConfigurationIsReportedPerCycle) {
             std::string::npos)
       << out;
   EXPECT_NE(out.find("replayed 1 cycles, 0 decisions, 0 differences, 2 cycles not replayed\n"),
+            std::string::npos)
+      << out;
+}
+
+// Five cycles whose positions lag their starts, snapshots in the lag of cycles 2, 3 and 4, then
+// retention: it keeps the snapshots of cycles 3 and 4 and deletes every event up to the older one,
+// which lies between cycle 3's position and its start.
+struct TrimmedLog {
+  Recording rec;
+  uint64_t retained_from = 0;
+  std::vector<SnapshotInfo> snapshots;
+};
+
+TrimmedLog record_and_trim(const std::string& dir, const std::string& config) {
+  TrimmedLog t;
+  RecordOptions ro;
+  ro.cycles = 5;
+  ro.lag = 4;
+  ro.snapshot_in_lag_of = {2, 3, 4};
+  t.rec = record(dir, generated_cluster(), config, ro);
+  auto log = std::move(EventLog::open(dir)).value();
+  RetentionPolicy trim;
+  trim.max_age = std::chrono::seconds(1);  // the events carry no timestamp: all of them are older
+  trim.max_bytes = 0;
+  trim.keep_snapshots = 2;
+  auto r = log->apply_retention(trim, 1'700'000'000'000'000);
+  EXPECT_TRUE(r) << r.message();
+  t.retained_from = log->retained_from();
+  auto snaps = log->snapshots();
+  EXPECT_TRUE(snaps);
+  if (snaps) t.snapshots = *snaps;
+  return t;
+}
+
+/// Cycles are numbered by their CycleStart records in the retained log.
+std::map<uint64_t, events::CycleStart> cycle_starts(const std::vector<Event>& all) {
+  std::map<uint64_t, events::CycleStart> starts;
+  for (const Event& e : all)
+    if (const auto* c = std::get_if<events::CycleStart>(&e.payload)) starts[c->cycle_id] = *c;
+  return starts;
+}
+
+TEST(Replay, StartsFromTheNewestSnapshotOfATrimmedLog) {
+  testing::TempDir dir;
+  TrimmedLog t = record_and_trim(dir.str(), "");
+  const auto& live = t.rec.live;
+  ASSERT_EQ(t.snapshots.size(), 2u);
+  ASSERT_EQ(t.retained_from, t.snapshots.front().seq + 1);
+  std::vector<Event> retained;
+  {
+    auto log = std::move(EventLog::open(dir.str())).value();
+    ASSERT_TRUE(log->read(1, t.retained_from - 1, [](uint64_t seq, const Result<Event>&) {
+      ADD_FAILURE() << "record " << seq << " survived retention";
+      return true;
+    }));
+    retained = read_all(*log);
+  }
+  // Cycle 3's start survived but its position did not; cycles 4 and 5 start after the snapshots.
+  auto starts = cycle_starts(retained);
+  ASSERT_EQ(starts.size(), 3u);
+  ASSERT_EQ(starts.begin()->first, 3u);
+  ASSERT_LT(starts[3].log_position, t.snapshots.front().seq);
+  ASSERT_GE(starts[4].log_position, t.snapshots.front().seq);
+  ASSERT_GE(starts[5].log_position, t.snapshots.back().seq);
+  const size_t from4 = live.at(4).size() + live.at(5).size();
+  ASSERT_GT(live.at(5).size(), 0u) << "the last cycle decided nothing: the comparison would be empty";
+
+  // The whole log: cycle 3 cannot be replayed, cycles 4 and 5 are, from the older snapshot.
+  auto [code, out] = run_replay(dir.str(), "", "2>&1");
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("replayed 2 cycles, " + std::to_string(from4) + " decisions, 0 differences\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("1 earlier cycles skipped"), std::string::npos) << out;
+  EXPECT_NE(out.find("replaying from cycle 4 at " + std::to_string(starts[4].log_position) + ": snapshot " +
+                     std::to_string(t.snapshots.front().seq)),
+            std::string::npos)
+      << out;
+
+  // From cycle 5: the newer snapshot.
+  std::tie(code, out) = run_replay(dir.str(), "--from-cycle 5", "2>&1");
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(
+      out.find("replayed 1 cycles, " + std::to_string(live.at(5).size()) + " decisions, 0 differences\n"),
+      std::string::npos)
+      << out;
+  EXPECT_NE(out.find("snapshot " + std::to_string(t.snapshots.back().seq)), std::string::npos) << out;
+
+  // A window too small to hold the events between two positions: they are read again, same result.
+  for (size_t window : {size_t{0}, size_t{64} << 20}) {
+    auto log = std::move(EventLog::open(dir.str())).value();
+    std::ostringstream o, e;
+    kailog::ReplayOptions options;
+    options.window_bytes = window;
+    EXPECT_EQ(kailog::replay(*log, options, o, e), 0) << o.str() << e.str();
+    EXPECT_NE(o.str().find(std::to_string(from4) + " decisions, 0 differences\n"), std::string::npos)
+        << o.str() << e.str();
+    EXPECT_EQ(e.str().find("read again") != std::string::npos, window == 0) << e.str();
+  }
+}
+
+// The snapshot is what makes those cycles right: the retained events alone, projected from nothing,
+// decide otherwise. Were replay to ignore the snapshot, the test above would fail.
+TEST(Replay, TheRetainedEventsAloneDoNotReproduceTheCycles) {
+  testing::TempDir dir;
+  TrimmedLog t = record_and_trim(dir.str(), "");
+  auto log = std::move(EventLog::open(dir.str())).value();
+  std::vector<Event> retained = read_all(*log);
+  int differing = 0;
+  for (const auto& [id, c] : cycle_starts(retained)) {
+    if (id < 4) continue;
+    core::SessionOptions opts;
+    opts.now = c.now;
+    opts.seed = c.seed;
+    auto result = core::simulate(project(retained, c.log_position).to_objects(), opts, 1);
+    std::vector<std::string> replayed;
+    for (const auto& d : result.decisions) replayed.push_back(bytes(id, d));
+    differing += replayed != t.rec.live.at(id);
+  }
+  EXPECT_EQ(differing, 2);
+}
+
+TEST(Replay, ACycleBeforeTheRetainedStartIsAClearError) {
+  testing::TempDir dir;
+  record_and_trim(dir.str(), "");
+  // Cycle 3's start is in the log, its position is not and no snapshot covers it.
+  auto [code, out] = run_replay(dir.str(), "--from-cycle 3", "2>&1");
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("cycle 3 cannot be replayed: its position "), std::string::npos) << out;
+  EXPECT_NE(out.find("the first cycle that can be replayed is 4 (--from-cycle 4)"), std::string::npos) << out;
+  EXPECT_EQ(out.find("differences"), std::string::npos) << out;
+  // Cycle 1 is gone altogether.
+  std::tie(code, out) = run_replay(dir.str(), "--from-cycle 1", "2>&1");
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("cycle 1 cannot be replayed: it is older than the retained log"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("the first cycle that can be replayed is 4"), std::string::npos) << out;
+  // Cycle 4 is the first that can.
+  std::tie(code, out) = run_replay(dir.str(), "--from-cycle 4");
+  EXPECT_EQ(code, 0) << out;
+}
+
+// Retention deletes a ConfigChange like any event: a cycle whose body went with it is reported as
+// not replayed (the daemon logs a body again only when it changes).
+TEST(Replay, ACycleWhoseConfigurationRetentionDeletedIsNotReplayed) {
+  testing::TempDir dir;
+  record_and_trim(dir.str(), kSpreadConfig);
+  auto [code, out] = run_replay(dir.str());
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(
+      out.find("cycle 4: not replayed: configuration " + std::to_string(events::config_hash(kSpreadConfig)) +
+               " is not in the log (retention may have deleted it)\n"),
+      std::string::npos)
+      << out;
+  EXPECT_NE(out.find("replayed 0 cycles, 0 decisions, 0 differences, 2 cycles not replayed\n"),
             std::string::npos)
       << out;
 }

@@ -6,12 +6,9 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "actors/scheduler/core/scheduler_config.hpp"
-#include "actors/scheduler/core/simulation.hpp"
 #include "events/event_json.hpp"
 #include "events/projection.hpp"
 #include "k8s/model/codec.hpp"
@@ -20,6 +17,7 @@
 #include "storage/event_log.hpp"
 #include "storage/restore.hpp"
 #include "tools/kai-log/dump_filter.hpp"
+#include "tools/kai-log/replay.hpp"
 
 namespace {
 
@@ -174,97 +172,14 @@ int cmd_why(const std::string& dir, const std::string& pod, size_t limit) {
   return 0;
 }
 
-/// The configurations a log names, by hash: each ConfigChange's body parsed as the daemon parses it
-/// (an error kept for a body that does not parse), and the empty text, which is KAI's defaults also
-/// in logs from before the body was logged.
-std::map<uint64_t, kai::model::Result<kai::core::SchedulerConfig>> logged_configs(
-    const std::vector<Event>& all) {
-  std::map<uint64_t, kai::model::Result<kai::core::SchedulerConfig>> configs;
-  configs.emplace(kai::events::config_hash(""), kai::core::SchedulerConfig::defaults());
-  for (const Event& e : all)
-    if (const auto* c = std::get_if<kai::events::ConfigChange>(&e.payload))
-      configs.insert_or_assign(c->hash, kai::core::parse_scheduler_config(c->text));
-  return configs;
-}
-
-/// Re-runs every recorded cycle from `from_cycle` on the projection of the log at its recorded
-/// position, with its recorded clock, seed and configuration, and reports each decision that differs
-/// from the log. A cycle whose configuration is missing or unreadable is reported and not run.
+/// Re-runs the recorded cycles from `from_cycle` (tools/kai-log/replay.hpp): from the newest snapshot
+/// at or before the first one's position, streaming the log after it.
 int cmd_replay(const std::string& dir, uint64_t from_cycle) {
   auto log = open_log(dir, true);
   if (!log) return 2;
-  std::vector<Event> all;
-  int bad = 0;
-  auto st = log->read(1, UINT64_MAX, [&](uint64_t seq, const kai::model::Result<Event>& e) {
-    if (e) {
-      all.push_back(*e);
-    } else {
-      ++bad;
-      std::cerr << "kai-log: record " << seq << " skipped: " << e.message() << "\n";
-    }
-    return true;
-  });
-  if (!st) return std::cerr << "kai-log: " << st.message() << "\n", 2;
-  std::map<uint64_t, std::vector<std::pair<uint64_t, kai::events::DecisionEvent>>> recorded;
-  for (const Event& e : all)
-    if (const auto* d = std::get_if<kai::events::DecisionEvent>(&e.payload))
-      recorded[d->cycle_id].emplace_back(e.seq, *d);
-
-  const auto configs = logged_configs(all);
-
-  kai::events::ClusterState state;  // projected incrementally: cycle positions only grow
-  size_t next = 0;
-  uint64_t cycles = 0, differences = 0, compared = 0, not_replayed = 0;
-  for (const Event& e : all) {
-    const auto* c = std::get_if<kai::events::CycleStart>(&e.payload);
-    if (c == nullptr || c->cycle_id < from_cycle) continue;
-    for (; next < all.size() && all[next].seq <= c->log_position; ++next)
-      (void)kai::events::apply(state, all[next]);
-    auto config = configs.find(c->config_hash);
-    if (config == configs.end() || !config->second) {
-      ++not_replayed;
-      std::cout << "cycle " << c->cycle_id << ": not replayed: configuration " << c->config_hash
-                << (config == configs.end() ? " is not in the log"
-                                            : " does not parse: " + config->second.message())
-                << "\n";
-      continue;
-    }
-    kai::core::SessionOptions opts;
-    opts.config = config->second.value();
-    opts.now = c->now;
-    opts.seed = c->seed;
-    auto result = kai::core::simulate(state.to_objects(), opts, 1);
-    const auto& want = recorded[c->cycle_id];
-    // The epoch belongs to the replica that decided, not to the decision: replay takes it as recorded.
-    const uint64_t epoch = want.empty() ? 0 : want.front().second.leader_epoch;
-    ++cycles;
-    size_t n = std::max(want.size(), result.decisions.size());
-    for (size_t i = 0; i < n; ++i) {
-      ++compared;
-      std::string got_line, want_line;
-      if (i < result.decisions.size()) {
-        kai::events::Decision got = result.decisions[i];
-        // Records before schema 4 carry no queue: compare them on what they hold.
-        if (i < want.size() && want[i].second.decision.queue.empty()) got.queue.clear();
-        got_line = kai::events::to_json_line(
-            Event{0, 0, kai::events::kSchemaVersion, kai::events::DecisionEvent{c->cycle_id, got, epoch}});
-      }
-      if (i < want.size())
-        want_line = kai::events::to_json_line(Event{0, 0, kai::events::kSchemaVersion, want[i].second});
-      if (got_line != want_line) {
-        ++differences;
-        std::cout << "cycle " << c->cycle_id << " decision " << i + 1
-                  << (i < want.size() ? " (record " + std::to_string(want[i].first) + ")" : "")
-                  << ":\n  recorded: " << (want_line.empty() ? "(none)" : want_line)
-                  << "\n  replayed: " << (got_line.empty() ? "(none)" : got_line) << "\n";
-      }
-    }
-  }
-  std::cout << "replayed " << cycles << " cycles, " << compared << " decisions, " << differences
-            << " differences";
-  if (not_replayed != 0) std::cout << ", " << not_replayed << " cycles not replayed";
-  std::cout << "\n";
-  return differences == 0 && bad == 0 && not_replayed == 0 ? 0 : 1;
+  kai::kailog::ReplayOptions options;
+  options.from_cycle = from_cycle;
+  return kai::kailog::replay(*log, options, std::cout, std::cerr);
 }
 
 /// Records that touched a queue, newest first, from the audit index: the decisions on its pods (an
@@ -401,8 +316,10 @@ int main(int argc, char** argv) {
   auto* replay = app.add_subcommand(
       "replay",
       "Re-run the recorded cycles, each with its logged clock, seed and configuration, and report "
-      "decisions that differ");
-  replay->add_option("--from-cycle", from_cycle, "First cycle to replay")->capture_default_str();
+      "decisions that differ; starts from the newest snapshot at or before the first cycle's position");
+  replay->add_option("--from-cycle", from_cycle,
+                     "First cycle to replay (default: the first one whose position a snapshot or the "
+                     "untrimmed log can restore)");
   std::string file;
   auto* import =
       app.add_subcommand("import", "Append the objects of a List (JSON/YAML) as ADDED watch events");
