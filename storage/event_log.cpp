@@ -218,7 +218,8 @@ EventLog::~EventLog() {
   }
 }
 
-std::future<Result<AppendResult>> EventLog::append_async(std::vector<events::Event> evs, AppendResult* assigned) {
+std::future<Result<AppendResult>> EventLog::append_async(std::vector<events::Event> evs,
+                                                         AppendResult* assigned) {
   if (assigned != nullptr) *assigned = AppendResult{};
   auto req = std::make_unique<Request>();
   auto fut = req->done.get_future();
@@ -254,7 +255,8 @@ std::future<Result<AppendResult>> EventLog::append_async(std::vector<events::Eve
     }
     // The writer takes requests in queue order and numbers them consecutively from next_seq_, so
     // counting here gives the same numbers.
-    if (assigned != nullptr) *assigned = AppendResult{next_assigned_, next_assigned_ + req->events.size() - 1};
+    if (assigned != nullptr)
+      *assigned = AppendResult{next_assigned_, next_assigned_ + req->events.size() - 1};
     next_assigned_ += req->events.size();
     queue_.push_back(std::move(req));
   }
@@ -324,6 +326,12 @@ void EventLog::write_batch(std::vector<std::unique_ptr<Request>>& batch) {
         meta["leader_epoch"] = std::to_string(l->epoch);
       } else if (const auto* c = std::get_if<events::ConfigChange>(&e.payload)) {
         meta["config_hash"] = std::to_string(c->hash);
+        // Every body by its hash, kept when retention deletes the record: replay needs it for as
+        // long as cycles that name it are in the log.
+        meta["config/" + std::to_string(c->hash)] = c->text;
+      } else if (const auto* cs = std::get_if<events::CycleStart>(&e.payload)) {
+        // Where cycle ids continue after a restart.
+        meta["last_cycle"] = std::to_string(cs->cycle_id);
       } else if (options_.audit_index) {
         if (const auto* d = std::get_if<events::DecisionEvent>(&e.payload)) {
           wb.Put(audit_cf_, audit_key(AuditKey::kPod, d->decision.pod, seq), "").PermitUncheckedError();

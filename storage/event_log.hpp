@@ -25,7 +25,9 @@
 //   "meta"      key  = text; "rv/<Kind>" -> last resourceVersion seen for that kind,
 //                      "leader_epoch" -> decimal epoch, "schema" -> decimal schema version at creation,
 //                      "retained_from" -> decimal first sequence retention kept (absent: 1).
-//                      "config_hash" -> decimal hash of the last ConfigChange (the configuration in force).
+//                      "config_hash" -> decimal hash of the last ConfigChange (the configuration in force),
+//                      "config/<hash>" -> the body of every ConfigChange (kept when retention deletes it),
+//                      "last_cycle" -> decimal id of the last CycleStart written.
 //   "default"   unused (RocksDB requires it).
 //
 // Writes: producers call append() from any thread; one writer thread takes everything queued (up to

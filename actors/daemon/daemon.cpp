@@ -790,6 +790,10 @@ model::Status Daemon::start() {
   c.options = m.options;
   c.session = session;
   c.config_hash = events::config_hash(config_text);
+  // Cycle ids go on from the last one logged, so that an id names one cycle across restarts.
+  if (auto last = m.log->get_meta("last_cycle"); last.is_ok() && !last.value().empty()) {
+    c.cycle_id = std::strtoull(last.value().c_str(), nullptr, 10);
+  }
   if (auto s = record_config(*m.log, config_text, c.config_hash); !s) return s;
   c.log = m.log.get();
   c.status = m.status.get();

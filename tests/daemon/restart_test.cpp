@@ -142,6 +142,18 @@ TEST(Restart, RestoresFromASnapshotAndListsOnlyWhatChangedMeanwhile) {
     return true;
   });
   EXPECT_TRUE(cycle);
+  // Cycle ids go on across the restart: an id names one cycle in the whole log.
+  uint64_t last_before = 0, first_after = 0;
+  (void)log->read(1, log->last_seq(), [&](uint64_t seq, const storage::Result<events::Event>& e) {
+    if (!e.is_ok()) return true;
+    if (const auto* c = std::get_if<events::CycleStart>(&e.value().payload)) {
+      if (seq <= stopped_at) last_before = std::max(last_before, c->cycle_id);
+      if (seq > stopped_at && first_after == 0) first_after = c->cycle_id;
+    }
+    return true;
+  });
+  EXPECT_GT(last_before, 0u);
+  EXPECT_GT(first_after, last_before);
   // The list after the restart: exactly the two new pods and the deleted one, then a bookmark per kind.
   auto& pods = until_first_cycle["Pod"];
   EXPECT_EQ(pods[events::WatchType::kAdded], 2);

@@ -208,6 +208,13 @@ class Replayer {
 
   void run_cycle(const events::CycleStart& c) {
     auto config = configs_.find(c.config_hash);
+    if (config == configs_.end()) {
+      // Its ConfigChange record may be gone (retention); the log keeps every body by hash in meta.
+      auto body = log_.get_meta("config/" + std::to_string(c.config_hash));
+      if (body && !body->empty()) {
+        config = configs_.insert_or_assign(c.config_hash, core::parse_scheduler_config(*body)).first;
+      }
+    }
     if (config == configs_.end() || !config->second) {
       ++not_replayed_;
       out_ << "cycle " << c.cycle_id << ": not replayed: configuration " << c.config_hash;
