@@ -622,38 +622,57 @@ Result<RetentionReport> EventLog::apply_retention(const RetentionPolicy& policy,
   const uint64_t floor = snaps.front().seq;
   uint64_t cut = from - 1;  // delete [from, cut]
 
-  // Bytes of the events kept now: RocksDB's estimate (files and memtables) once, then the exact
-  // size of each record this scan passes, so the estimate's error does not compound.
-  uint64_t kept_bytes = 0;
+  // Age: the oldest events, up to the first one young enough (wall-clock stamps are nearly ordered,
+  // so the scan stops at the first young or unreadable one).
+  if (policy.max_age.count() > 0) {
+    const int64_t oldest_kept_us =
+        now_us - std::chrono::duration_cast<std::chrono::microseconds>(policy.max_age).count();
+    rocksdb::ReadOptions ro;
+    const std::string upper = seq_key(floor + 1);
+    rocksdb::Slice upper_slice(upper);
+    ro.iterate_upper_bound = &upper_slice;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, events_cf_));
+    for (it->Seek(seq_key(from)); it->Valid(); it->Next()) {
+      if (it->key().size() != 8 || it->value().size() < 4) break;
+      auto ts = events::peek_timestamp(it->value().ToStringView().substr(4));
+      if (!ts || *ts >= oldest_kept_us) break;
+      cut = decode_seq(it->key().ToStringView());
+    }
+    if (!it->status().ok()) return from_rocks(it->status(), "retention scan");
+  }
+
+  // Size, as stored (compressed SST files): the smallest cut that leaves at most max_bytes after it.
+  // The memtable is flushed first because RocksDB's estimate of a memtable range is a guess; the
+  // files' estimate is exact to a data block. That costs one memtable write per retention pass.
   if (policy.max_bytes > 0) {
-    const std::string a = seq_key(from), b = seq_key(last_seq() + 1);
-    rocksdb::Range range(a, b);
-    rocksdb::SizeApproximationOptions so;
-    so.include_memtables = true;
-    so.include_files = true;
-    db_->GetApproximateSizes(so, events_cf_, &range, 1, &kept_bytes).PermitUncheckedError();
+    rocksdb::FlushOptions fo;
+    fo.wait = true;
+    fo.allow_write_stall = true;
+    if (Status st = from_rocks(db_->Flush(fo, events_cf_), "retention flush"); !st) return st;
+    const uint64_t last = last_seq();
+    auto size_after = [&](uint64_t seq) {  // bytes of events (seq, last]
+      const std::string a = seq_key(seq + 1), b = seq_key(last + 1);
+      rocksdb::Range range(a, b);
+      uint64_t size = 0;
+      rocksdb::SizeApproximationOptions so;
+      so.include_memtables = false;
+      so.include_files = true;
+      db_->GetApproximateSizes(so, events_cf_, &range, 1, &size).PermitUncheckedError();
+      return size;
+    };
+    if (size_after(cut) > policy.max_bytes) {
+      uint64_t lo = cut + 1, hi = floor;  // sizes shrink as the cut grows
+      while (lo < hi) {
+        const uint64_t mid = lo + (hi - lo) / 2;
+        if (size_after(mid) > policy.max_bytes) {
+          lo = mid + 1;
+        } else {
+          hi = mid;
+        }
+      }
+      cut = std::max(cut, lo);
+    }
   }
-  const int64_t oldest_kept_us =
-      policy.max_age.count() > 0
-          ? now_us - std::chrono::duration_cast<std::chrono::microseconds>(policy.max_age).count()
-          : INT64_MIN;
-  rocksdb::ReadOptions ro;
-  const std::string upper = seq_key(floor + 1);
-  rocksdb::Slice upper_slice(upper);
-  ro.iterate_upper_bound = &upper_slice;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, events_cf_));
-  for (it->Seek(seq_key(from)); it->Valid(); it->Next()) {
-    if (it->key().size() != 8 || it->value().size() < 4) break;
-    const bool over_size = policy.max_bytes > 0 && kept_bytes > policy.max_bytes;
-    // Wall-clock stamps are nearly ordered: the age cut stops at the first young (or unreadable) one.
-    auto ts = events::peek_timestamp(it->value().ToStringView().substr(4));
-    const bool too_old = ts && *ts < oldest_kept_us;
-    if (!over_size && !too_old) break;
-    cut = decode_seq(it->key().ToStringView());
-    const uint64_t size = it->key().size() + it->value().size();
-    kept_bytes = kept_bytes > size ? kept_bytes - size : 0;
-  }
-  if (!it->status().ok()) return from_rocks(it->status(), "retention scan");
 
   if (cut < from) return report;
   rocksdb::WriteBatch wb;
