@@ -1,5 +1,6 @@
 #include "events/state_codec.hpp"
 
+#include <algorithm>
 #include <concepts>
 #include <limits>
 #include <optional>
@@ -225,7 +226,9 @@ struct Loader {
     } else if constexpr (IsVector<V>::value) {
       const uint64_t n = in.count();
       v.clear();
-      v.reserve(n);
+      // n is bounded by the bytes left, not by memory: a damaged count must not reserve gigabytes
+      // (bad_alloc) before the elements fail to decode; the vector grows as they do decode.
+      v.reserve(std::min<uint64_t>(n, 4096));
       for (uint64_t i = 0; i < n && in.ok(); ++i) get(v.emplace_back());
     } else if constexpr (IsMap<V>::value) {
       const uint64_t n = in.count();

@@ -513,6 +513,10 @@ Result<EventLog::Stats> EventLog::stats() const {
 
 namespace kai::storage {
 
+void EventLog::cancel_manual_compaction() {
+  if (db_) db_->DisableManualCompaction();
+}
+
 uint64_t EventLog::retained_from() const {
   return retained_from_.load(std::memory_order_acquire);
 }
@@ -553,12 +557,19 @@ Status EventLog::write_snapshot(uint64_t seq, std::string_view bytes) {
 Result<std::vector<SnapshotInfo>> EventLog::snapshots() const {
   std::vector<SnapshotInfo> out;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), snapshots_cf_));
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+  for (it->SeekToFirst(); it->Valid();) {
     const std::string_view key = it->key().ToStringView();
     const std::string_view value = it->value().ToStringView();
-    if (key.size() != 8) continue;  // a part
+    if (key.size() != 8) {  // a part whose manifest is gone (a damaged snapshot): go on
+      it->Next();
+      continue;
+    }
     // A manifest of the wrong size is listed all the same, so that verify and restore report it.
-    out.push_back({decode_seq(key), value.size() == 16 ? get_le(value.substr(4), 8) : 0});
+    const uint64_t seq = decode_seq(key);
+    out.push_back({seq, value.size() == 16 ? get_le(value.substr(4), 8) : 0});
+    // Skip the parts (megabytes each) instead of reading them: the next manifest is past them.
+    if (seq == UINT64_MAX) break;
+    it->Seek(seq_key(seq + 1));
   }
   if (!it->status().ok()) return from_rocks(it->status(), "list snapshots");
   return out;
@@ -576,7 +587,9 @@ Result<std::string> EventLog::read_snapshot(uint64_t seq) const {
   }
   const uint64_t parts = get_le(manifest, 4);
   const uint64_t total = get_le(std::string_view(manifest).substr(4), 8);
-  if (total > (uint64_t{1} << 40)) return Status::error(where + "damaged manifest (size)");
+  if (total > parts * kSnapshotPart || parts > total / kSnapshotPart + 1) {
+    return Status::error(where + "damaged manifest (size)");
+  }
   std::string out;
   out.reserve(total);
   for (uint64_t p = 0; p < parts; ++p) {

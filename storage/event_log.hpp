@@ -171,7 +171,8 @@ class EventLog {
   /// `assigned`, when given, receives the sequence numbers at once (0, 0 when the append is refused):
   /// the log writes requests in the order they were queued, so these are the numbers the future will
   /// confirm, and a consumer can stamp state with them before the write completes.
-  std::future<Result<AppendResult>> append_async(std::vector<events::Event> events, AppendResult* assigned = nullptr);
+  std::future<Result<AppendResult>> append_async(std::vector<events::Event> events,
+                                                 AppendResult* assigned = nullptr);
 
   /// The last sequence number handed out by append_async (written or about to be).
   uint64_t last_assigned_seq() const;
@@ -204,6 +205,8 @@ class EventLog {
   /// Deletes old snapshots and events as `policy` says (see the header comment). `now_us`: the
   /// wall clock, Unix microseconds. Safe while appends run.
   Result<RetentionReport> apply_retention(const RetentionPolicy& policy, int64_t now_us);
+  /// Stops retention's space reclaim (a manual compaction) now and from here on: for a quick close.
+  void cancel_manual_compaction();
   /// The first sequence retention kept: 1 until retention deleted something.
   uint64_t retained_from() const;
 

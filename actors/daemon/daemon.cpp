@@ -64,6 +64,7 @@ struct CutResult {
   bool listed = false;      ///< Every kind's first list was delivered.
   bool log_failed = false;  ///< An append failed: nothing may be decided.
   bool encoded = false;     ///< `sections` holds a snapshot of the cut.
+  uint64_t cut_number = 0;  ///< Cuts taken by the ingest actor, this one included.
   events::StateSections sections;
   std::map<std::string, std::string> resource_versions;
 };
@@ -88,6 +89,9 @@ using outcome_atom = caf::atom_constant<caf::atom("outcome")>;
 using leader_atom = caf::atom_constant<caf::atom("leader")>;
 using cut_atom = caf::atom_constant<caf::atom("cut")>;
 using early_atom = caf::atom_constant<caf::atom("early")>;
+/// A cut that takes longer than this (stores encoding a snapshot take a fraction of a second at 150k
+/// pods) is given up: an awaiting scheduler takes no other message, its exit included.
+constexpr std::chrono::seconds kCutTimeout{60};
 using sched_atom = caf::atom_constant<caf::atom("sched")>;
 
 int64_t wall_us() {
@@ -161,6 +165,7 @@ struct IngestCore {
   /// period is up (0: never).
   uint64_t changes_since_cut = 0;
   uint64_t early_after = 0;
+  uint64_t cuts = 0;  ///< Cuts taken so far; an early-cycle request carries it.
 
   /// True once per cut, when enough changed since it for an early cycle.
   bool want_early_cycle(const k8s::ReflectorEvent& ev) {
@@ -236,6 +241,9 @@ struct SchedulerCore {
   std::mutex* last_cycle_mu = nullptr;
   std::shared_ptr<const LastCycle>* last_cycle = nullptr;
   Snapshotter* snapshotter = nullptr;
+  const std::atomic<bool>* stopping = nullptr;
+  /// The number of the last cut received: an early-cycle request older than it is already served.
+  uint64_t last_cut_number = 0;
 
   /// Waits for the outcomes appended so far; returns false when the log failed.
   bool drain_appends() {
@@ -336,6 +344,7 @@ struct SchedulerCore {
   };
   Plan plan() {
     Plan p;
+    if (stopping->load()) return p;  // the binder is draining: no new decisions
     if (!drain_appends()) return p;  // no decision without a persisted event (issue 6)
     // A standby only watches and logs; it decides nothing until it holds the lease.
     p.cycle = leadership->may_act();
@@ -347,6 +356,7 @@ struct SchedulerCore {
   /// Runs on a consistent cut of the stores at log position cut.seq: nothing this actor appended is
   /// after it (it waited for the cut), so open_decisions is the projection's at that position too.
   void on_cut(const CutMsg& cut, const Plan& plan) {
+    last_cut_number = cut->cut_number;
     if (cut->log_failed) {
       log_failed = true;
       return;
@@ -490,7 +500,7 @@ caf::behavior ingest_actor(caf::event_based_actor* self, IngestCore* core,
         if (auto it = store_of_kind.find(m->kind); it != store_of_kind.end()) {
           self->send(it->second, watch_atom::value, std::move(event));
         }
-        if (core->want_early_cycle(*m) && *scheduler) self->send(*scheduler, early_atom::value);
+        if (core->want_early_cycle(*m) && *scheduler) self->send(*scheduler, early_atom::value, core->cuts);
       },
       [=](sched_atom, const caf::actor& a) { *scheduler = a; },
       [=](cut_atom, bool encode) {
@@ -499,12 +509,13 @@ caf::behavior ingest_actor(caf::event_based_actor* self, IngestCore* core,
         result->log_failed = !core->drain_appends();  // the cut holds only persisted events
         result->cut.seq = core->log->last_assigned_seq();
         core->changes_since_cut = 0;
+        result->cut_number = ++core->cuts;
         result->listed = core->unlisted_kinds.empty();
         result->encoded = encode;
         result->cut.views.resize(stores.size());
         auto remaining = std::make_shared<size_t>(stores.size());  // 0 once answered, error or not
         for (size_t i = 0; i < stores.size(); ++i) {
-          self->request(stores[i], caf::infinite, cut_atom::value, result->cut.seq, encode)
+          self->request(stores[i], kCutTimeout, cut_atom::value, result->cut.seq, encode)
               .then(
                   [=](const StoreCutMsg& part) mutable {
                     if (*remaining == 0) return;
@@ -535,8 +546,10 @@ caf::behavior scheduler_actor(caf::event_based_actor* self, SchedulerCore* core,
   return {
       [=](outcome_atom, const OutcomeMsgPtr& m) { core->on_outcome(*m); },
       [=](leader_atom, const LeadershipMsg& m) { core->on_leadership(*m); },
-      [=](early_atom) {
-        if (*busy) return;
+      [=](early_atom, uint64_t cuts_before) {
+        // The changes came after cut `cuts_before`; a later cut already holds them (an early request
+        // that waited while the scheduler awaited a cut arrives after that cut ran).
+        if (*busy || cuts_before < core->last_cut_number) return;
         self->send(self, tick_atom::value, ++*generation);
       },
       [=](tick_atom, uint64_t gen) {
@@ -549,7 +562,7 @@ caf::behavior scheduler_actor(caf::event_based_actor* self, SchedulerCore* core,
         *busy = true;
         // await: outcomes wait until the cycle ran, so that nothing this actor appends falls
         // between the cut and the cycle (open_decisions stays the projection's at the cut).
-        self->request(ingest, caf::infinite, cut_atom::value, plan.snapshot)
+        self->request(ingest, kCutTimeout, cut_atom::value, plan.snapshot)
             .await(
                 [=](const CutMsg& cut) {
                   *busy = false;
@@ -604,6 +617,7 @@ struct Daemon::Impl {
   /// bind requests (each touched only by its actor once they run).
   std::vector<std::unique_ptr<EntityStore>> stores;
   IngestCore ingest_core;
+  std::atomic<bool> stopping{false};
   std::vector<std::unique_ptr<k8s::Reflector>> reflectors;
   std::atomic<uint64_t> cycles{0};
   std::mutex last_cycle_mu;
@@ -815,6 +829,7 @@ model::Status Daemon::start() {
   m.ingest_core.early_after = m.options.early_cycle_changes;
   m.snapshotter = std::make_unique<Snapshotter>(*m.log, m.options.snapshots);
   c.snapshotter = m.snapshotter.get();
+  c.stopping = &m.stopping;
 
   // The endpoints start before any thread that acts, so that a port in use fails the start cleanly.
   if (m.options.metrics_port != 0) {
@@ -919,7 +934,8 @@ void Daemon::stop() {
     m.elector_cv.notify_all();
     m.elector_thread.join();
   }
-  m.binder->stop();  // in-flight calls finish and report while the actor still lives
+  m.stopping = true;  // no new cycle: the binder's queue only shrinks from here
+  m.binder->stop();   // in-flight calls finish and report while the actor still lives
   {
     // The scheduler first, and wait for it: while it awaits a cut it takes no other message, the exit
     // included, so the ingest and store actors must live until it has its answer.
@@ -933,7 +949,8 @@ void Daemon::stop() {
   m.status->stop();
   m.core->drain_appends();
   m.ingest_core.drain_appends();
-  m.snapshotter->stop();  // a snapshot being written finishes before the log closes
+  m.log->cancel_manual_compaction();  // retention's space reclaim must not hold up the stop
+  m.snapshotter->stop();              // a snapshot being written finishes before the log closes
   if (m.elector) {
     // Nothing acts any more: hand the lease over so that a standby takes over at once.
     m.leadership->revoke();

@@ -38,7 +38,10 @@ void InFlight::settle(const FindPod& find_pod, Clock::time_point now, std::chron
 }
 
 void InFlight::apply(model::ObjectRefs& refs, std::deque<model::Pod>& patched, int64_t now_unix) const {
-  auto key_of = [](const model::Pod* p) { return p->meta.namespace_ + "/" + p->meta.name; };
+  // The stores' key ("name" without a namespace), which is the order of refs.pods.
+  auto key_of = [](const model::Pod* p) {
+    return p->meta.namespace_.empty() ? p->meta.name : p->meta.namespace_ + "/" + p->meta.name;
+  };
   for (const auto& [key, entry] : entries_) {
     auto at = std::lower_bound(refs.pods.begin(), refs.pods.end(), key,
                                [&](const model::Pod* p, const std::string& k) { return key_of(p) < k; });
