@@ -23,10 +23,10 @@
 #include <map>
 #include <thread>
 
+#include "bench/generated_state.hpp"
 #include "events/state_codec.hpp"
 #include "k8s/model/json_codec.hpp"
 #include "storage/event_log.hpp"
-#include "tools/kai-gen/generator.hpp"
 
 namespace {
 
@@ -37,28 +37,11 @@ using Clock = std::chrono::steady_clock;
 constexpr int kProducers = 8;
 constexpr size_t kEventsPerRequest = 100;
 
-template <class T>
-void put_all(const std::vector<T>& from, std::map<std::string, T>& to) {
-  for (const auto& x : from) {
-    to.emplace(x.meta.namespace_.empty() ? x.meta.name : x.meta.namespace_ + "/" + x.meta.name, x);
-  }
-}
-
-/// kai-gen's default mix scaled to `percent` (bench/snapshot_bench.cpp's make_state), built once.
 const ClusterState& state_of(int64_t percent) {
   static std::map<int64_t, ClusterState> cache;
   auto it = cache.find(percent);
   if (it != cache.end()) return it->second;
-  const kai::model::ClusterObjects c =
-      kai::gen::generate(kai::gen::ClusterSpec::scaled(static_cast<double>(percent) / 100));
-  ClusterState s;
-  put_all(c.nodes, s.nodes);
-  put_all(c.pods, s.pods);
-  put_all(c.queues, s.queues);
-  put_all(c.pod_groups, s.pod_groups);
-  put_all(c.priority_classes, s.priority_classes);
-  for (const char* kind : {"Node", "Pod", "Queue", "PodGroup"}) s.resource_versions[kind] = "123456789";
-  return cache.emplace(percent, std::move(s)).first->second;
+  return cache.emplace(percent, kai::bench::generated_state(percent)).first->second;
 }
 
 /// A pod watch event of about 1 KB encoded (eventlog_bench.cpp's make_event(1024, i)).

@@ -7,34 +7,18 @@
 
 #include <filesystem>
 
+#include "bench/generated_state.hpp"
 #include "events/state_codec.hpp"
 #include "k8s/model/json_codec.hpp"
 #include "storage/event_log.hpp"
 #include "storage/restore.hpp"
-#include "tools/kai-gen/generator.hpp"
 
 namespace {
 
 using kai::events::ClusterState;
 
-template <class T>
-void put_all(const std::vector<T>& from, std::map<std::string, T>& to) {
-  for (const auto& x : from) {
-    to.emplace(x.meta.namespace_.empty() ? x.meta.name : x.meta.namespace_ + "/" + x.meta.name, x);
-  }
-}
-
 ClusterState make_state(int64_t percent) {
-  const kai::model::ClusterObjects c =
-      kai::gen::generate(kai::gen::ClusterSpec::scaled(static_cast<double>(percent) / 100));
-  ClusterState s;
-  put_all(c.nodes, s.nodes);
-  put_all(c.pods, s.pods);
-  put_all(c.queues, s.queues);
-  put_all(c.pod_groups, s.pod_groups);
-  put_all(c.priority_classes, s.priority_classes);
-  for (const char* kind : {"Node", "Pod", "Queue", "PodGroup"}) s.resource_versions[kind] = "123456789";
-  return s;
+  return kai::bench::generated_state(percent);
 }
 
 void counters(benchmark::State& state, const ClusterState& s, size_t bytes) {
