@@ -5,6 +5,7 @@
 // event_codec.hpp and the projection in projection.hpp.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -12,11 +13,12 @@
 #include <vector>
 
 #include "events/decision.hpp"
+#include "events/schedule_records.hpp"
 
 namespace kai::events {
 
 /// The schema version written by this build; older versions are upgraded when read.
-inline constexpr uint8_t kSchemaVersion = 4;
+inline constexpr uint8_t kSchemaVersion = 5;
 
 /// What a Kubernetes watch stream (or a relist) told us.
 enum class WatchType : uint8_t { kAdded = 0, kModified = 1, kDeleted = 2, kBookmark = 3, kRelist = 4 };
@@ -55,12 +57,22 @@ struct UnschedulableReason {
   bool operator==(const UnschedulableReason&) const = default;
 };
 
+/// A pending pod of an unschedulable group: its key and UID.
+struct PendingPodRef {
+  std::string pod;  ///< "namespace/name"
+  std::string uid;
+  bool operator==(const PendingPodRef&) const = default;
+};
+
 /// A pod group the cycle left pending, with why.
 struct UnschedulableEvent {
   uint64_t cycle_id = 0;
   std::string pod_group;  ///< "namespace/name"
   std::string queue;
   std::vector<UnschedulableReason> reasons;
+  /// Its pending pods, so that `kai-log why ns/pod` finds the reasons of a pod whose group the
+  /// scheduler named itself. Schema v5 (older: empty).
+  std::vector<PendingPodRef> pods = {};
   bool operator==(const UnschedulableEvent&) const = default;
 };
 
@@ -71,6 +83,11 @@ struct CycleStart {
   uint64_t log_position = 0;  ///< The sequence number of the consistent cut the cycle saw.
   int64_t now = 0;            ///< The session's clock, Unix seconds.
   uint64_t seed = 0;          ///< Seed for new GPU-group ids. Added in schema version 2 (v1: 0).
+  /// The scheduler name whose pods the cycle scheduled. Added in schema version 5 (older: the
+  /// default, kai-scheduler).
+  std::string scheduler_name = "kai-scheduler";
+  /// The leader epoch of the replica that ran the cycle (0 without leader election). Schema v5.
+  uint64_t leader_epoch = 0;
   bool operator==(const CycleStart&) const = default;
 };
 
@@ -83,7 +100,15 @@ struct CycleEnd {
 };
 
 /// What the binder did with a decision.
-enum class Outcome : uint8_t { kBound = 0, kBindFailed = 1, kReservationTimedOut = 2, kAbandoned = 3 };
+/// kCancelled (schema v5): the binder gave the job up after its cap (BindJob::deadline) without
+/// acting on it, so the pod may be decided again.
+enum class Outcome : uint8_t {
+  kBound = 0,
+  kBindFailed = 1,
+  kReservationTimedOut = 2,
+  kAbandoned = 3,
+  kCancelled = 4
+};
 
 /// The result of executing one logged decision.
 struct BinderOutcome {
@@ -108,13 +133,47 @@ struct LeadershipChange {
 struct ConfigChange {
   uint64_t hash = 0;  ///< config_hash(text): what CycleStart::config_hash refers to.
   std::string text;   ///< The configuration as read (JSON or YAML); empty means KAI's defaults.
+  /// The scheduling behaviour version of the build that logged it (core/behaviour_version.hpp);
+  /// replay compares only cycles of its own version. Schema v5 (older records: 0).
+  uint32_t behaviour_version = 0;
+  /// The session options set by the daemon's flags (core/session_flags.hpp). Schema v5 (older:
+  /// empty, the defaults).
+  std::string flags = {};
   bool operator==(const ConfigChange&) const = default;
+};
+
+/// Where a job state value came from.
+enum class JobStateSource : uint8_t {
+  kDecided = 0,  ///< The cycle set or cleared it (KAI's session does): the PodGroup is patched.
+  kWatched = 1,  ///< Someone else's value seen on the PodGroup (a user, another replica): adopted.
+  kForget = 2,   ///< The group is gone: its job state is dropped.
+};
+
+/// A change of one job state field of one pod group (schema v5), logged with the cycle that made it
+/// and applied by the projection at once (events/schedule_records.hpp).
+struct JobStateChange {
+  uint64_t cycle_id = 0;
+  std::string group_uid;
+  std::string group;  ///< "namespace/name"
+  JobField field = JobField::kLastStart;
+  std::optional<int64_t> value;  ///< Unix seconds; empty = removed.
+  std::optional<int64_t> seen;   ///< What the PodGroup showed when the cycle decided (kDecided).
+  JobStateSource source = JobStateSource::kDecided;
+  bool operator==(const JobStateChange&) const = default;
+};
+
+/// Assumed decisions the cycle found confirmed by the watched state at its cut (the pod bound,
+/// deleting or gone): they stop being a cycle input (schema v5).
+struct AssumedSettled {
+  uint64_t cycle_id = 0;
+  std::vector<uint64_t> decision_seqs;
+  bool operator==(const AssumedSettled&) const = default;
 };
 
 /// The payload kinds; the index is the on-disk type tag minus one (see event_codec.hpp), so new kinds
 /// are appended at the end.
 using Payload = std::variant<WatchEvent, DecisionEvent, UnschedulableEvent, CycleStart, CycleEnd,
-                             BinderOutcome, LeadershipChange, ConfigChange>;
+                             BinderOutcome, LeadershipChange, ConfigChange, JobStateChange, AssumedSettled>;
 
 /// One entry of the log. `seq` is assigned by the log on append (it lives in the key, not the value).
 struct Event {
@@ -132,6 +191,11 @@ const char* to_string(Outcome o);
 
 /// The hash by which CycleStart and ConfigChange name a configuration body: 64-bit FNV-1a of the
 /// text, so the same bytes always give the same hash, in the daemon and in replay.
+/// Since schema v5 the hash also covers the behaviour version (config_hash(text, version)), so a
+/// new build logs its configuration anew.
 uint64_t config_hash(std::string_view text);
+uint64_t config_hash(std::string_view text, uint32_t behaviour_version, std::string_view flags = {});
+const char* to_string(JobField f);
+const char* to_string(JobStateSource s);
 
 }  // namespace kai::events

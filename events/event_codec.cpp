@@ -47,6 +47,13 @@ struct Encoder {
       put_str(out, r.reason);
       put_str(out, r.message);
     }
+    if (version >= 5) {
+      put_varint(out, u.pods.size());
+      for (const auto& p : u.pods) {
+        put_str(out, p.pod);
+        put_str(out, p.uid);
+      }
+    }
   }
   void operator()(const CycleStart& c) {
     put_varint(out, c.cycle_id);
@@ -54,6 +61,10 @@ struct Encoder {
     put_varint(out, c.log_position);
     put_i64(out, c.now);
     if (version >= 2) put_varint(out, c.seed);
+    if (version >= 5) {
+      put_str(out, c.scheduler_name);
+      put_varint(out, c.leader_epoch);
+    }
   }
   void operator()(const CycleEnd& c) {
     put_varint(out, c.cycle_id);
@@ -78,8 +89,37 @@ struct Encoder {
   void operator()(const ConfigChange& c) {
     put_varint(out, c.hash);
     put_str(out, c.text);
+    if (version >= 5) {
+      put_varint(out, c.behaviour_version);
+      put_str(out, c.flags);
+    }
+  }
+  void put_optional(const std::optional<int64_t>& v) {
+    put_u8(out, v ? 1 : 0);
+    if (v) put_i64(out, *v);
+  }
+  void operator()(const JobStateChange& j) {
+    put_varint(out, j.cycle_id);
+    put_str(out, j.group_uid);
+    put_str(out, j.group);
+    put_u8(out, static_cast<uint8_t>(j.field));
+    put_optional(j.value);
+    put_optional(j.seen);
+    put_u8(out, static_cast<uint8_t>(j.source));
+  }
+  void operator()(const AssumedSettled& a) {
+    put_varint(out, a.cycle_id);
+    put_varint(out, a.decision_seqs.size());
+    for (uint64_t seq : a.decision_seqs) put_varint(out, seq);
   }
 };
+
+std::optional<int64_t> get_optional(Reader& r) {
+  const uint8_t present = r.u8();
+  if (present > 1) r.fail();
+  if (present != 1) return std::nullopt;
+  return r.i64();
+}
 
 Result<Payload> decode_payload(Reader& r, uint8_t type, uint8_t version) {
   switch (type) {
@@ -127,6 +167,15 @@ Result<Payload> decode_payload(Reader& r, uint8_t type, uint8_t version) {
         reason.message = r.str();
         u.reasons.push_back(std::move(reason));
       }
+      if (version >= 5) {  // v1-v4 upgrade: the pending pods were not recorded
+        const uint64_t pods = r.count();
+        for (uint64_t i = 0; i < pods && r.ok(); ++i) {
+          PendingPodRef p;
+          p.pod = r.str();
+          p.uid = r.str();
+          u.pods.push_back(std::move(p));
+        }
+      }
       return Payload{std::move(u)};
     }
     case 4: {
@@ -136,7 +185,11 @@ Result<Payload> decode_payload(Reader& r, uint8_t type, uint8_t version) {
       c.log_position = r.varint();
       c.now = r.i64();
       c.seed = version >= 2 ? r.varint() : 0;  // v1 upgrade: cycles used seed 0.
-      return Payload{c};
+      if (version >= 5) {  // v1-v4 upgrade: the default scheduler name, no epoch recorded.
+        c.scheduler_name = r.str();
+        c.leader_epoch = r.varint();
+      }
+      return Payload{std::move(c)};
     }
     case 5: {
       CycleEnd c;
@@ -155,7 +208,8 @@ Result<Payload> decode_payload(Reader& r, uint8_t type, uint8_t version) {
       b.decision_seq = r.varint();
       b.pod = r.str();
       uint8_t o = r.u8();
-      if (o > static_cast<uint8_t>(Outcome::kAbandoned)) return Status::error("unknown binder outcome");
+      const auto last = version >= 5 ? Outcome::kCancelled : Outcome::kAbandoned;
+      if (o > static_cast<uint8_t>(last)) return Status::error("unknown binder outcome");
       b.outcome = static_cast<Outcome>(o);
       b.reason = r.str();
       return Payload{std::move(b)};
@@ -174,7 +228,35 @@ Result<Payload> decode_payload(Reader& r, uint8_t type, uint8_t version) {
       ConfigChange c;
       c.hash = r.varint();
       c.text = r.str();
+      if (version >= 5) {  // v4 upgrade: unversioned, default flags
+        c.behaviour_version = static_cast<uint32_t>(r.varint());
+        c.flags = r.str();
+      }
       return Payload{std::move(c)};
+    }
+    case 9: {
+      if (version < 5) return Status::error("job state record in schema version " + std::to_string(version));
+      JobStateChange j;
+      j.cycle_id = r.varint();
+      j.group_uid = r.str();
+      j.group = r.str();
+      const uint8_t f = r.u8();
+      if (f >= kJobFields) return Status::error("unknown job state field");
+      j.field = static_cast<JobField>(f);
+      j.value = get_optional(r);
+      j.seen = get_optional(r);
+      const uint8_t src = r.u8();
+      if (src > static_cast<uint8_t>(JobStateSource::kForget)) return Status::error("unknown job state source");
+      j.source = static_cast<JobStateSource>(src);
+      return Payload{std::move(j)};
+    }
+    case 10: {
+      if (version < 5) return Status::error("settled record in schema version " + std::to_string(version));
+      AssumedSettled a;
+      a.cycle_id = r.varint();
+      const uint64_t n = r.count();
+      for (uint64_t i = 0; i < n && r.ok(); ++i) a.decision_seqs.push_back(r.varint());
+      return Payload{std::move(a)};
     }
   }
   return Status::error("unknown event type " + std::to_string(type));
@@ -219,8 +301,9 @@ Result<int64_t> peek_timestamp(std::string_view bytes) {
 }
 
 const char* kind_name(const Payload& p) {
-  static constexpr const char* kNames[] = {"watch",     "decision", "unschedulable", "cycle_start",
-                                           "cycle_end", "outcome",  "leadership",    "config"};
+  static constexpr const char* kNames[] = {"watch",      "decision", "unschedulable", "cycle_start",
+                                           "cycle_end",  "outcome",  "leadership",    "config",
+                                           "job_state", "settled"};
   static_assert(std::size(kNames) == std::variant_size_v<Payload>, "a name for every payload kind");
   return kNames[p.index()];
 }
@@ -229,6 +312,28 @@ uint64_t config_hash(std::string_view text) {
   uint64_t h = 1469598103934665603ull;
   for (char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
   return h;
+}
+
+uint64_t config_hash(std::string_view text, uint32_t behaviour_version, std::string_view flags) {
+  if (behaviour_version == 0 && flags.empty()) return config_hash(text);
+  return config_hash(std::string(text) + "\n# kai-cpp behaviour " + std::to_string(behaviour_version) +
+                     (flags.empty() ? "" : "\n# flags " + std::string(flags)));
+}
+
+const char* to_string(JobField f) {
+  return f == JobField::kLastStart ? "last-start" : "stale-since";
+}
+
+const char* to_string(JobStateSource s) {
+  switch (s) {
+    case JobStateSource::kDecided:
+      return "decided";
+    case JobStateSource::kWatched:
+      return "watched";
+    case JobStateSource::kForget:
+      return "forget";
+  }
+  return "unknown";
 }
 
 const char* to_string(WatchType t) {
@@ -257,6 +362,8 @@ const char* to_string(Outcome o) {
       return "reservation_timed_out";
     case Outcome::kAbandoned:
       return "abandoned";
+    case Outcome::kCancelled:
+      return "cancelled";
   }
   return "unknown";
 }

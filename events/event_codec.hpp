@@ -16,15 +16,23 @@
 //   type 2 DecisionEvent    : cycle u64, seq u64, action str, kind u8, pod str, pod_uid str, node str,
 //                             gpu_groups vec<str>, [v2+: gpu_fraction f64], reason str, by str,
 //                             [v3+: leader_epoch u64], [v4+: queue str]
-//   type 3 Unschedulable    : cycle u64, pod_group str, queue str, reasons vec<(reason str, message str)>
-//   type 4 CycleStart       : cycle u64, config_hash u64, log_position u64, now i64, [v2+: seed u64]
+//   type 3 Unschedulable    : cycle u64, pod_group str, queue str, reasons vec<(reason str, message str)>,
+//                             [v5+: pods vec<(pod str, uid str)>]
+//   type 4 CycleStart       : cycle u64, config_hash u64, log_position u64, now i64, [v2+: seed u64],
+//                             [v5+: scheduler_name str, leader_epoch u64]
 //   type 5 CycleEnd         : cycle u64, total_us u64, action_us vec<(name str, us u64)>
-//   type 6 BinderOutcome    : decision_seq u64, pod str, outcome u8, reason str
+//   type 6 BinderOutcome    : decision_seq u64, pod str, outcome u8 (v5+: 4 = cancelled), reason str
 //   type 7 LeadershipChange : epoch u64, holder str, acquired bool
-//   type 8 ConfigChange     : hash u64, text str                                   (v4+ only)
+//   type 8 ConfigChange     : hash u64, text str, [v5+: behaviour_version u64, flags str] (v4+ only)
+//   type 9 JobStateChange   : cycle u64, group_uid str, group str, field u8, value opt<i64>,
+//                             seen opt<i64>, source u8                             (v5+ only)
+//   type 10 AssumedSettled  : cycle u64, decision_seqs vec<u64>                    (v5+ only)
+//   opt<i64> = u8 present, [i64]
 //
 // Versions: 1 = first release (no gpu_fraction, no seed); 2 = gpu_fraction and seed; 3 = decisions
-// carry the leader epoch; 4 = current (decisions carry their queue; ConfigChange). A reader upgrades
+// carry the leader epoch; 4 = decisions carry their queue; ConfigChange; 5 = current (CycleStart
+// carries the scheduler name and epoch, ConfigChange the behaviour version; job state, settled
+// assumptions, the cancelled outcome: docs/one-truth.md). A reader upgrades
 // by filling the fields a version lacks with their defaults, so every consumer only ever sees the
 // current shape.
 // Trailing bytes after the last field are rejected: they mean a corrupt or future record.

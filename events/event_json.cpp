@@ -43,6 +43,11 @@ struct Render {
     json rs = json::array();
     for (const auto& r : u.reasons) rs.push_back({{"reason", r.reason}, {"message", r.message}});
     j["reasons"] = std::move(rs);
+    if (!u.pods.empty()) {
+      json ps = json::array();
+      for (const auto& p : u.pods) ps.push_back({{"pod", p.pod}, {"uid", p.uid}});
+      j["pods"] = std::move(ps);
+    }
   }
   void operator()(const CycleStart& c) {
     j["cycle"] = c.cycle_id;
@@ -50,6 +55,8 @@ struct Render {
     j["logPosition"] = c.log_position;
     j["now"] = c.now;
     j["seed"] = c.seed;
+    j["schedulerName"] = c.scheduler_name;
+    if (c.leader_epoch != 0) j["leaderEpoch"] = c.leader_epoch;
   }
   void operator()(const CycleEnd& c) {
     j["cycle"] = c.cycle_id;
@@ -72,6 +79,21 @@ struct Render {
   void operator()(const ConfigChange& c) {
     j["configHash"] = c.hash;
     j["text"] = c.text;
+    j["behaviourVersion"] = c.behaviour_version;
+    if (!c.flags.empty()) j["flags"] = c.flags;
+  }
+  void operator()(const JobStateChange& c) {
+    j["cycle"] = c.cycle_id;
+    j["groupUid"] = c.group_uid;
+    j["podGroup"] = c.group;
+    j["field"] = to_string(c.field);
+    j["value"] = c.value ? json(*c.value) : json(nullptr);
+    if (c.seen) j["seen"] = *c.seen;
+    j["source"] = to_string(c.source);
+  }
+  void operator()(const AssumedSettled& a) {
+    j["cycle"] = a.cycle_id;
+    j["decisionSeqs"] = a.decision_seqs;
   }
 };
 

@@ -1,5 +1,7 @@
 #include "events/projection.hpp"
 
+#include <algorithm>
+
 #include "k8s/model/watch_decode.hpp"
 
 namespace kai::events {
@@ -53,16 +55,71 @@ model::ClusterObjects ClusterState::to_objects() const {
   return o;
 }
 
-Status apply(ClusterState& state, const Event& event) {
-  state.seq = event.seq;
+namespace {
+
+/// How many values of a field the PodGroup may show without it being someone else's change.
+constexpr size_t kExpectedKept = 8;
+
+void remember(std::vector<std::optional<int64_t>>& expected, const std::optional<int64_t>& v) {
+  for (auto it = expected.begin(); it != expected.end(); ++it) {
+    if (*it == v) {
+      expected.erase(it);
+      break;
+    }
+  }
+  expected.push_back(v);
+  if (expected.size() > kExpectedKept) expected.erase(expected.begin());
+}
+
+}  // namespace
+
+bool apply_record(ScheduleRecords& records, const Event& event) {
   if (const auto* d = std::get_if<DecisionEvent>(&event.payload)) {
-    if (d->decision.kind != DecisionKind::kPipeline) state.open_decisions[event.seq] = d->decision.pod;
-    return Status::ok();
+    if (d->decision.kind != DecisionKind::kPipeline) records.assumed[event.seq] = {d->decision, false};
+    return true;
   }
   if (const auto* o = std::get_if<BinderOutcome>(&event.payload)) {
-    state.open_decisions.erase(o->decision_seq);
-    return Status::ok();
+    auto it = records.assumed.find(o->decision_seq);
+    if (it == records.assumed.end()) return true;
+    if (o->outcome == Outcome::kBound) {
+      it->second.reported = true;  // the watch confirms it (AssumedSettled)
+    } else {
+      records.assumed.erase(it);
+    }
+    return true;
   }
+  if (const auto* s = std::get_if<AssumedSettled>(&event.payload)) {
+    for (uint64_t seq : s->decision_seqs) records.assumed.erase(seq);
+    return true;
+  }
+  if (const auto* c = std::get_if<CycleStart>(&event.payload)) {
+    records.last_now = std::max(records.last_now, c->now);
+    records.scheduler_name = c->scheduler_name;
+    return true;
+  }
+  if (const auto* j = std::get_if<JobStateChange>(&event.payload)) {
+    if (j->source == JobStateSource::kForget) {
+      records.job_states.erase(j->group_uid);
+      return true;
+    }
+    JobState& st = records.job_states[j->group_uid];
+    st.group = j->group;
+    JobValue& f = st.fields[static_cast<int>(j->field)];
+    f.value = j->value;
+    if (j->source == JobStateSource::kWatched) {
+      f.expected = {j->value};
+    } else {
+      remember(f.expected, j->seen);
+      remember(f.expected, j->value);
+    }
+    return true;
+  }
+  return false;
+}
+
+Status apply(ClusterState& state, const Event& event) {
+  state.seq = event.seq;
+  if (apply_record(state.records, event)) return Status::ok();
   const auto* w = std::get_if<WatchEvent>(&event.payload);
   if (w == nullptr) return Status::ok();
   if (!w->resource_version.empty()) state.resource_versions[w->kind] = w->resource_version;

@@ -26,9 +26,10 @@ struct ClusterState {
   std::map<std::string, model::BindRequest> bind_requests;
   /// Last resourceVersion seen per kind (BOOKMARKs included): where a watch resumes.
   std::map<std::string, std::string> resource_versions;
-  /// Binds and evictions decided but without a BinderOutcome yet: decision seq -> pod. After a
-  /// restart these are logged as abandoned, never executed again (contracts.md §5).
-  std::map<uint64_t, std::string> open_decisions;
+  /// The scheduler's own records that feed the next cycle: assumed decisions (those without a binder
+  /// report are logged as abandoned after a restart, never executed again: contracts.md §5), job
+  /// state, the last logged `now`.
+  ScheduleRecords records;
   uint64_t seq = 0;  ///< Sequence of the last event applied.
 
   bool operator==(const ClusterState&) const = default;
@@ -39,10 +40,15 @@ struct ClusterState {
 
 /// Applies one event. Watch events change objects: ADDED / MODIFIED upsert, DELETED removes,
 /// BOOKMARK only records the resourceVersion, RELIST replaces every object of the kind with the JSON
-/// array (or List) in object_json. A bind or evict decision opens an entry of open_decisions (under
-/// the event's seq) and its BinderOutcome closes it; other event kinds leave the state alone. A watch object
-/// that cannot be decoded leaves the state unchanged (apart from seq) and is returned as an error, so a bad
-/// object from the API server never aborts a replay.
+/// array (or List) in object_json. The scheduler's records change `records` (apply_record). A watch
+/// object that cannot be decoded leaves the state unchanged (apart from seq) and is returned as an
+/// error, so a bad object from the API server never aborts a replay.
 Status apply(ClusterState& state, const Event& event);
+
+/// The records' part of apply, shared with the daemon's scheduler actor (which appends them): a bind
+/// or evict decision becomes assumed under the event's seq; a `bound` outcome marks it reported, any
+/// other outcome and AssumedSettled end it; a CycleStart sets last_now; a JobStateChange sets its
+/// field (docs/one-truth.md). Returns whether the event was one of these records.
+bool apply_record(ScheduleRecords& records, const Event& event);
 
 }  // namespace kai::events

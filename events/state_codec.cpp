@@ -89,6 +89,7 @@ template <class S, class F>
 requires Is<S, model::PodCondition>
 void fields(S& x, F& f) {
   f(x.type, x.status, x.reason, x.message);
+  if (f.version >= 2) f(x.last_transition_time);  // v1 upgrade: not recorded
 }
 template <class S, class F>
 requires Is<S, model::Pod>
@@ -136,14 +137,39 @@ void fields(S& x, F& f) {
     x.received_gpu_portion, x.selected_gpu_groups, x.backoff_limit, x.phase, x.reason, x.failed_attempts,
     x.errors);
 }
+template <class S, class F>
+requires Is<S, Decision>
+void fields(S& x, F& f) {
+  f(x.seq, x.action, x.kind, x.pod, x.pod_uid, x.node, x.gpu_groups, x.gpu_fraction, x.reason, x.by, x.queue);
+}
+template <class S, class F>
+requires Is<S, AssumedDecision>
+void fields(S& x, F& f) {
+  f(x.decision, x.reported);
+}
+template <class S, class F>
+requires Is<S, JobValue>
+void fields(S& x, F& f) {
+  f(x.value, x.expected);
+}
+template <class S, class F>
+requires Is<S, JobState>
+void fields(S& x, F& f) {
+  f(x.group, x.fields[0], x.fields[1]);
+}
+template <class S, class F>
+requires Is<S, ScheduleRecords>
+void fields(S& x, F& f) {
+  f(x.assumed, x.job_states, x.last_now, x.scheduler_name);
+}
 /// The sections of a snapshot in order, named so that a decode error says where it is; the one list
-/// both directions follow.
+/// both directions follow. Version 1 held open_decisions (seq -> pod) where `records` is now.
 template <class S, class F>
 requires Is<S, ClusterState>
 void sections(S& x, F&& section) {
   section("seq", x.seq);
   section("resource_versions", x.resource_versions);
-  section("open_decisions", x.open_decisions);
+  section("records", x.records);
   section("nodes", x.nodes);
   section("pods", x.pods);
   section("queues", x.queues);
@@ -154,6 +180,7 @@ void sections(S& x, F&& section) {
 
 struct Writer {
   std::string& out;
+  uint8_t version = kStateSnapshotVersion;
 
   template <class... V>
   void operator()(const V&... v) {
@@ -172,6 +199,8 @@ struct Writer {
       binary::put_varint(out, v);
     } else if constexpr (std::is_same_v<V, double>) {
       binary::put_f64(out, v);
+    } else if constexpr (std::is_enum_v<V>) {
+      binary::put_u8(out, static_cast<uint8_t>(v));
     } else if constexpr (IsShared<V>::value) {
       put(*v);  // written as the object itself: a snapshot does not know who shared it
     } else if constexpr (IsOptional<V>::value) {
@@ -194,6 +223,7 @@ struct Writer {
 
 struct Loader {
   binary::Reader& in;
+  uint8_t version = kStateSnapshotVersion;
 
   template <class... V>
   void operator()(V&... v) {
@@ -218,6 +248,11 @@ struct Loader {
       v = static_cast<V>(x);
     } else if constexpr (std::is_same_v<V, double>) {
       v = in.f64();
+    } else if constexpr (std::is_enum_v<V>) {
+      // Every enum of the state has at most 8 values; a larger byte is damage.
+      const uint8_t b = in.u8();
+      if (b > 7) in.fail();
+      v = static_cast<V>(b);
     } else if constexpr (IsOptional<V>::value) {
       const uint8_t present = in.u8();
       if (present > 1) in.fail();
@@ -289,15 +324,14 @@ std::string encode_section(const SharedObjects<model::BindRequest>& objects) {
 }
 
 void encode_state(uint64_t seq, const std::map<std::string, std::string>& resource_versions,
-                  const std::map<uint64_t, std::string>& open_decisions, const StateSections& sections,
-                  std::string& out) {
+                  const ScheduleRecords& records, const StateSections& sections, std::string& out) {
   out.append(kMagic);
   binary::put_u8(out, kStateSnapshotVersion);
   Writer w{out};
   // The order of sections(ClusterState).
   w.put(seq);
   w.put(resource_versions);
-  w.put(open_decisions);
+  w.put(records);
   for (const std::string* part : {&sections.nodes, &sections.pods, &sections.queues, &sections.pod_groups,
                                   &sections.priority_classes, &sections.bind_requests}) {
     out.append(*part);
@@ -314,9 +348,20 @@ Result<ClusterState> decode_state(std::string_view bytes) {
   }
   binary::Reader r(bytes.substr(kMagic.size() + 1));
   ClusterState state;
-  Loader load{r};
+  Loader load{r, version};
   std::string failed;  // the first section that did not decode, for the message
   auto section = [&](const char* name, auto& member) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(member)>, ScheduleRecords>) {
+      if (version == 1) {
+        // v1 upgrade: only the pods of the decisions without an outcome were kept; they are
+        // abandoned at the next start, which needs nothing more.
+        std::map<uint64_t, std::string> open;
+        load.get(open);
+        for (auto& [seq, pod] : open) member.assumed[seq].decision.pod = std::move(pod);
+        if (!r.ok() && failed.empty()) failed = "open_decisions";
+        return;
+      }
+    }
     load.get(member);
     if (!r.ok() && failed.empty()) failed = name;
   };

@@ -6,7 +6,7 @@
 // Layout (primitives as in event_codec.hpp: varint, zigzag i64, length-prefixed str, f64 LE):
 //
 //   +-------+---------+---------------------------------------------------------------------+
-//   | "KAS" | version | state: seq u64, resource_versions map, open_decisions map,           |
+//   | "KAS" | version | state: seq u64, resource_versions map, records (v1: open_decisions),  |
 //   | 3 B   | u8      | nodes, pods, queues, pod_groups, priority_classes, bind_requests     |
 //   +-------+---------+---------------------------------------------------------------------+
 //
@@ -14,7 +14,13 @@
 //   each object = its fields in declaration order (state_codec.cpp lists them once, for both
 //   directions), every ObjectMeta, FieldError and nested struct included, so restore(encode(s)) == s.
 //
-// Versions: 1 = first. A reader upgrades older versions; a newer version is refused with its number.
+//   records = assumed map<u64, (decision, reported bool)>, job_states map<str, (group str,
+//             (value opt<i64>, expected vec<opt<i64>>) x 2)>, last_now i64, scheduler_name str;
+//             enums are u8
+//
+// Versions: 1 = first (open_decisions map<u64, pod str>; pod conditions without
+// lastTransitionTime); 2 = current (the scheduler's records, docs/one-truth.md). A reader upgrades
+// older versions; a newer version is refused with its number.
 
 #include <cstdint>
 #include <map>
@@ -27,7 +33,7 @@
 namespace kai::events {
 
 /// The snapshot format this build writes.
-inline constexpr uint8_t kStateSnapshotVersion = 1;
+inline constexpr uint8_t kStateSnapshotVersion = 2;
 
 /// Appends the binary snapshot of `state` to `out`.
 void encode_state(const ClusterState& state, std::string& out);
@@ -53,8 +59,7 @@ struct StateSections {
 /// Appends a snapshot assembled from its parts: the same bytes as encode_state of the ClusterState
 /// that holds this content.
 void encode_state(uint64_t seq, const std::map<std::string, std::string>& resource_versions,
-                  const std::map<uint64_t, std::string>& open_decisions, const StateSections& sections,
-                  std::string& out);
+                  const ScheduleRecords& records, const StateSections& sections, std::string& out);
 
 /// Decodes a snapshot. Never throws, never reads out of bounds: damaged input is an error naming
 /// the section that failed.

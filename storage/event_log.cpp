@@ -329,6 +329,8 @@ void EventLog::write_batch(std::vector<std::unique_ptr<Request>>& batch) {
         // Every body by its hash, kept when retention deletes the record: replay needs it for as
         // long as cycles that name it are in the log.
         meta["config/" + std::to_string(c->hash)] = c->text;
+        meta["config_behaviour/" + std::to_string(c->hash)] = std::to_string(c->behaviour_version);
+        meta["config_flags/" + std::to_string(c->hash)] = c->flags;
       } else if (const auto* cs = std::get_if<events::CycleStart>(&e.payload)) {
         // Where cycle ids continue after a restart.
         meta["last_cycle"] = std::to_string(cs->cycle_id);
@@ -343,6 +345,8 @@ void EventLog::write_batch(std::vector<std::unique_ptr<Request>>& batch) {
             wb.Put(audit_cf_, audit_key(AuditKey::kQueue, d->decision.queue, seq), "").PermitUncheckedError();
         } else if (const auto* u = std::get_if<events::UnschedulableEvent>(&e.payload)) {
           wb.Put(audit_cf_, audit_key(AuditKey::kPodGroup, u->pod_group, seq), "").PermitUncheckedError();
+          for (const auto& p : u->pods)
+            wb.Put(audit_cf_, audit_key(AuditKey::kPod, p.pod, seq), "").PermitUncheckedError();
           if (!u->queue.empty())
             wb.Put(audit_cf_, audit_key(AuditKey::kQueue, u->queue, seq), "").PermitUncheckedError();
         } else if (const auto* b = std::get_if<events::BinderOutcome>(&e.payload)) {

@@ -27,6 +27,8 @@
 //                      "retained_from" -> decimal first sequence retention kept (absent: 1).
 //                      "config_hash" -> decimal hash of the last ConfigChange (the configuration in force),
 //                      "config/<hash>" -> the body of every ConfigChange (kept when retention deletes it),
+//                      "config_behaviour/<hash>" -> the behaviour version that logged it (decimal),
+//                      "config_flags/<hash>" -> its session flags (core/session_flags.hpp),
 //                      "last_cycle" -> decimal id of the last CycleStart written.
 //   "default"   unused (RocksDB requires it).
 //

@@ -83,6 +83,11 @@ events::BinderOutcome Binder::execute(const BindJob& job) {
     return out;
   };
   if (!may_act_()) return abandon();
+  if (std::chrono::steady_clock::now() > job.deadline) {
+    out.outcome = events::Outcome::kCancelled;
+    out.reason = "not started before its deadline (the binder was busy or the API server slow); decided again";
+    return out;
+  }
   if (d.kind == events::DecisionKind::kEvict) {
     auto r = client_.delete_pod(ns, name, d.pod_uid);
     // Gone already, or a different pod by that name now: the eviction has nothing left to do.

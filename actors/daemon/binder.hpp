@@ -5,6 +5,7 @@
 // consulted: KAI evicts with a plain DELETE as well (kai-behaviour.md §1), and the scheduler's
 // victim rules (priorities, quotas, min-runtime) decide who may go. Every outcome is reported.
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -26,6 +27,9 @@ struct BindJob {
   events::Decision decision;
   std::string config_map_prefix;        ///< runai/shared-gpu-configmap, "" if not mutated.
   std::string container_suffix = "0";  ///< the GPU container's configmap suffix
+  /// Not started by then: cancelled (logged), so the decision stops being assumed and the pod may be
+  /// decided again. No cycle computes an expiry itself (docs/one-truth.md). Default: never.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
 using OutcomeFn = std::function<void(const BindJob&, events::BinderOutcome)>;

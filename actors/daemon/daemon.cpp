@@ -27,12 +27,15 @@
 #include "actors/daemon/kube_sharing_api.hpp"
 #include "actors/daemon/kube_webhook_cert_api.hpp"
 #include "actors/daemon/leadership.hpp"
-#include "actors/daemon/overlay.hpp"
+#include "actors/daemon/pod_group_writer.hpp"
 #include "actors/daemon/snapshotter.hpp"
 #include "actors/daemon/status_writer.hpp"
 #include "actors/endpoints/endpoints.hpp"
 #include "actors/endpoints/webhook_certs.hpp"
 #include "actors/gpu_sharing/sharing_chain.hpp"
+#include "actors/scheduler/core/behaviour_version.hpp"
+#include "actors/scheduler/core/export_job_state.hpp"
+#include "actors/scheduler/core/session_flags.hpp"
 #include "actors/scheduler/core/scheduler_config.hpp"
 #include "events/projection.hpp"
 #include "events/state_codec.hpp"
@@ -114,22 +117,17 @@ events::WatchType watch_type(k8s::ReflectorEventType t) {
   return events::WatchType::kModified;
 }
 
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-  return h;
-}
-
 /// Logs the configuration body when it is not the one the log holds last (contracts.md §5), so that
 /// replay runs each cycle with the configuration its CycleStart names; a restart with the same text
 /// adds nothing. Appended before the first cycle, whose CycleStart refers to it.
-model::Status record_config(storage::EventLog& log, const std::string& text, uint64_t hash) {
+model::Status record_config(storage::EventLog& log, const std::string& text, const std::string& flags,
+                            uint64_t hash) {
   auto last = log.get_meta("config_hash");
   if (!last.is_ok()) return model::Status::error("event log: " + last.message());
   if (last.value() == std::to_string(hash)) return model::Status::ok();
   events::Event e;
   e.timestamp_us = wall_us();
-  e.payload = events::ConfigChange{hash, text};
+  e.payload = events::ConfigChange{hash, text, core::kBehaviourVersion, flags};
   auto appended = log.append({std::move(e)});
   if (!appended.is_ok()) return model::Status::error("event log: " + appended.message());
   return model::Status::ok();
@@ -216,6 +214,7 @@ struct LastCycle {
   CutMsg cut;
   std::shared_ptr<const std::deque<model::Pod>> patched;
   model::ObjectRefs refs;
+  events::ScheduleRecords records;  ///< At the cut: the job state goes out on PodGroups.
 };
 
 /// Everything the scheduler actor owns (touched only on its thread, except the atomics).
@@ -226,16 +225,15 @@ struct SchedulerCore {
   storage::EventLog* log = nullptr;
   Binder* binder = nullptr;
   StatusWriter* status = nullptr;
+  PodGroupWriter* pod_groups = nullptr;
   endpoints::SchedulerMetrics* metrics = nullptr;
-  /// Binds and evictions logged without an outcome: the projection's open_decisions, kept here
-  /// because this actor appends both the decisions and their outcomes.
-  std::map<uint64_t, std::string> open_decisions;
-  InFlight in_flight;
+  /// The projection's records (events/schedule_records.hpp), kept here because this actor appends
+  /// every record that changes them: the same fold (events::apply_record) over the same records, so
+  /// at a cut they are exactly the log's up to the cut's position.
+  events::ScheduleRecords records;
   std::deque<std::future<storage::Result<storage::AppendResult>>> pending_appends;
   uint64_t cycle_id = 0;
   bool log_failed = false;
-  gpu_sharing::SharingChain* chain = nullptr;
-  std::set<std::string> resyncing;  // nodes with a clean-up queued
   const Leadership* leadership = nullptr;
   std::atomic<uint64_t>* cycles = nullptr;
   std::mutex* last_cycle_mu = nullptr;
@@ -244,6 +242,12 @@ struct SchedulerCore {
   const std::atomic<bool>* stopping = nullptr;
   /// The number of the last cut received: an early-cycle request older than it is already served.
   uint64_t last_cut_number = 0;
+  /// The reasons last logged per pending group: a group's Unschedulable record is appended only when
+  /// they change (an output, not a cycle input).
+  std::map<std::string, std::pair<std::vector<events::UnschedulableReason>, std::vector<events::PendingPodRef>>>
+      logged_reasons;
+  /// The earliest deadline the last cycle reported (Unix seconds), for the next tick.
+  std::optional<int64_t> next_deadline;
 
   /// Waits for the outcomes appended so far; returns false when the log failed.
   bool drain_appends() {
@@ -258,22 +262,26 @@ struct SchedulerCore {
     return !log_failed;
   }
 
+  /// Appends one record of this actor's without waiting, and folds it into `records` at once: its
+  /// sequence number is handed out now, before any later cut's.
+  void append_record(events::Payload payload) {
+    if (log_failed) return;
+    events::Event e;
+    e.timestamp_us = wall_us();
+    e.payload = std::move(payload);
+    (void)events::apply_record(records, e);
+    pending_appends.push_back(log->append_async({std::move(e)}));
+  }
+
   void on_outcome(const OutcomeMsg& m) {
     const auto& o = m.outcome;
     if (o.outcome != events::Outcome::kBound) {
-      in_flight.fail(o.pod);
       spdlog::warn("{} {}: {}", events::to_string(o.outcome), o.pod, o.reason);
     } else {
       spdlog::info("{} {}: {}", m.job.decision.kind == events::DecisionKind::kEvict ? "evicted" : "bound",
                    o.pod, o.reason);
     }
-    if (!log_failed) {
-      events::Event e;
-      e.timestamp_us = wall_us();
-      e.payload = o;
-      open_decisions.erase(o.decision_seq);  // as the projection does
-      pending_appends.push_back(log->append_async({std::move(e)}));
-    }
+    append_record(o);
   }
 
   /// The elector took or lost the lease: logged, so that the audit trail says who decided when.
@@ -282,59 +290,9 @@ struct SchedulerCore {
       spdlog::info("leader election: this replica leads now (epoch {})", change.epoch);
     } else {
       spdlog::warn("leader election: leadership lost (lease held by \"{}\"); standing by", change.holder);
-      resyncing.clear();
     }
     if (metrics) metrics->set_leader(change.acquired);
-    if (log_failed) return;
-    events::Event e;
-    e.timestamp_us = wall_us();
-    e.payload = change;
-    pending_appends.push_back(log->append_async({std::move(e)}));
-  }
-
-  /// Reservation pods whose GPU group no pod uses any more hold a device for nothing (KAI's
-  /// SyncForNode): the binder deletes them. Also covers a restart in the middle of the chain.
-  void clean_up_reservations(const ClusterCut& cut) {
-    std::map<std::string, std::set<std::string>> in_use;  // node -> groups
-    std::set<std::string> nodes_with_reservations;
-    // Each node's reservation pods, whatever their phase, so that a node is checked against its own
-    // only: scanning every pod once per node was quadratic (seconds per cycle at 5,000 nodes).
-    std::map<std::string, std::vector<const model::Pod*>> reservations_by_node;
-    const std::string group_prefix = std::string(gpu_sharing::kGpuGroupLabel) + "/";
-    for (const auto& pod_ptr : cut.pods()) {
-      const model::Pod& pod = *pod_ptr;
-      const bool reservation = pod.meta.namespace_ == gpu_sharing::kReservationNamespace;
-      if (reservation) reservations_by_node[pod.node_name].push_back(&pod);
-      if (pod.node_name.empty() || pod.phase == "Succeeded" || pod.phase == "Failed") continue;
-      for (const auto& [k, v] : pod.meta.labels) {
-        const bool group_label = k == gpu_sharing::kGpuGroupLabel || k.rfind(group_prefix, 0) == 0;
-        if (!group_label) continue;
-        if (reservation) {
-          nodes_with_reservations.insert(pod.node_name);
-        } else {
-          in_use[pod.node_name].insert(v);
-        }
-      }
-    }
-    for (const auto& d : in_flight.groups_by_node()) in_use[d.first].insert(d.second.begin(), d.second.end());
-    for (const auto& node : nodes_with_reservations) {
-      bool orphan = false;
-      for (const model::Pod* pod : reservations_by_node[node]) {
-        auto g = pod->meta.labels.find(gpu_sharing::kGpuGroupLabel);
-        if (g == pod->meta.labels.end() || pod->meta.deletion_timestamp) continue;
-        if (!in_use[node].count(g->second)) orphan = true;
-      }
-      if (!orphan || resyncing.count(node)) continue;
-      resyncing.insert(node);
-      std::vector<std::string> groups(in_use[node].begin(), in_use[node].end());
-      binder->submit_task([chain = chain, node, groups, leadership = leadership] {
-        if (!leadership->may_act()) return;
-        for (const auto& name : chain->resync_node(node, groups)) {
-          spdlog::info("deleted reservation pod {} on {}: its GPU group has no pod left", name, node);
-        }
-      });
-    }
-    if (cycle_id % 5 == 0) resyncing.clear();  // allow another pass once the watch caught up
+    append_record(change);
   }
 
   /// What the next tick needs from the stores: a cut to schedule on, and/or a snapshot.
@@ -345,7 +303,7 @@ struct SchedulerCore {
   Plan plan() {
     Plan p;
     if (stopping->load()) return p;  // the binder is draining: no new decisions
-    if (!drain_appends()) return p;  // no decision without a persisted event (issue 6)
+    if (!drain_appends()) return p;  // no decision without a persisted event (contracts.md §5)
     // A standby only watches and logs; it decides nothing until it holds the lease.
     p.cycle = leadership->may_act();
     p.snapshot =
@@ -354,7 +312,8 @@ struct SchedulerCore {
   }
 
   /// Runs on a consistent cut of the stores at log position cut.seq: nothing this actor appended is
-  /// after it (it waited for the cut), so open_decisions is the projection's at that position too.
+  /// after it (it drained its appends before asking and waited for the cut), so `records` is the
+  /// projection's at that position too.
   void on_cut(const CutMsg& cut, const Plan& plan) {
     last_cut_number = cut->cut_number;
     if (cut->log_failed) {
@@ -363,30 +322,83 @@ struct SchedulerCore {
     }
     if (cut->encoded) {
       std::string bytes;
-      events::encode_state(cut->cut.seq, cut->resource_versions, open_decisions, cut->sections, bytes);
+      events::encode_state(cut->cut.seq, cut->resource_versions, records, cut->sections, bytes);
       snapshotter->offer(cut->cut.seq, std::move(bytes), std::chrono::steady_clock::now());
     }
     if (plan.cycle && cut->listed) schedule(cut);
   }
 
+  /// The Unschedulable records worth logging: a group's, when its reasons or pending pods differ
+  /// from the last logged ones. Groups no longer pending are forgotten, so they are logged again if they return.
+  std::vector<events::UnschedulableEvent> changed_reasons(const std::vector<events::UnschedulableEvent>& all) {
+    std::vector<events::UnschedulableEvent> out;
+    std::set<std::string> pending;
+    for (const auto& u : all) {
+      pending.insert(u.pod_group);
+      auto& last = logged_reasons[u.pod_group];
+      if (last.first == u.reasons && last.second == u.pods) continue;
+      last = {u.reasons, u.pods};
+      out.push_back(u);
+    }
+    std::erase_if(logged_reasons, [&](const auto& kv) { return !pending.count(kv.first); });
+    return out;
+  }
+
+  BindJob bind_job(const ClusterCut& cut, const events::Decision& d, uint64_t seq) const {
+    BindJob job;
+    job.log_seq = seq;
+    job.decision = d;
+    const auto cap = options.bind_cap.count() > 0 ? options.bind_cap : 2 * options.reservation_timeout;
+    job.deadline = std::chrono::steady_clock::now() + cap;
+    const model::Pod* pod = cut.find_pod(d.pod);
+    if (pod == nullptr) return job;
+    const auto& ann = pod->meta.annotations;
+    if (auto it = ann.find("runai/shared-gpu-configmap"); it != ann.end()) job.config_map_prefix = it->second;
+    if (auto it = ann.find("gpu-fraction-container-name"); it != ann.end()) {
+      for (size_t c = 0; c < pod->containers.size(); ++c) {
+        if (pod->containers[c].name == it->second) job.container_suffix = std::to_string(c);
+      }
+      for (size_t c = 0; c < pod->init_containers.size(); ++c) {
+        if (pod->init_containers[c].name == it->second) job.container_suffix = "i" + std::to_string(c);
+      }
+    }
+    return job;
+  }
+
+  /// Lockstep (tests): whether every decision so far is reported and done on the watch.
+  bool previous_cycles_done(const ClusterCut& cut) const {
+    for (const auto& [seq, a] : records.assumed) {
+      if (!a.reported) return false;
+      const events::Decision& d = a.decision;
+      const model::Pod* pod = cut.find_pod(d.pod);
+      const bool same = pod != nullptr && pod->meta.uid == d.pod_uid;
+      if (d.kind == events::DecisionKind::kEvict && same) return false;
+      if (d.kind == events::DecisionKind::kBind && same && pod->phase != "Running") return false;
+    }
+    return true;
+  }
+
   void schedule(const CutMsg& cut_msg) {
     const ClusterCut& cut = cut_msg->cut;
+    if (options.lockstep && !previous_cycles_done(cut)) return;
     const uint64_t epoch = leadership->epoch();
-    const auto now_steady = std::chrono::steady_clock::now();
-    in_flight.settle([&](const std::string& key) { return cut.find_pod(key); }, now_steady,
-                     options.in_flight_timeout);
-    auto last = std::make_shared<LastCycle>();
-    last->cut = cut_msg;
-    auto patched = std::make_shared<std::deque<model::Pod>>();
-    last->refs = cut.refs();
-    const int64_t now = wall_us() / 1000000;
-    in_flight.apply(last->refs, *patched, now);
-    last->patched = patched;
+    // The logged clock never goes back, whatever the wall clock does (docs/one-truth.md).
+    const int64_t wall = options.test_clock ? options.test_clock() : wall_us() / 1000000;
+    const int64_t now = std::max<int64_t>(wall, records.last_now);
     ++cycle_id;
-    core::SessionOptions so = session;
-    so.now = now;
-    so.seed = fnv1a(std::to_string(cycle_id) + "/" + std::to_string(cut.seq)) | 1;
-    CycleOutput out = run_cycle(last->refs, so, cycle_id);
+    core::CycleInput in;
+    in.objects = cut.refs();
+    in.records = &records;
+    in.options = session;
+    in.options.now = now;
+    in.options.seed = options.test_seed.value_or(
+        events::config_hash(std::to_string(cycle_id) + "/" + std::to_string(cut.seq)) | 1);
+    in.cycle_id = cycle_id;
+    core::CycleResult out = core::run_cycle(in);
+    // What /get-snapshot serves is the cut: its job state, not the one this cycle is about to log.
+    events::ScheduleRecords records_at_cut;
+    records_at_cut.job_states = records.job_states;
+    records_at_cut.scheduler_name = session.scheduler_name;
 
     std::vector<events::Event> batch;
     auto add = [&](events::Payload p) {
@@ -395,51 +407,46 @@ struct SchedulerCore {
       e.payload = std::move(p);
       batch.push_back(std::move(e));
     };
-    add(events::CycleStart{cycle_id, config_hash, cut.seq, now, so.seed});
-    for (const auto& d : out.decisions) add(events::DecisionEvent{cycle_id, d, epoch});
-    for (const auto& u : out.unschedulable) add(u);
+    add(events::CycleStart{cycle_id, config_hash, cut.seq, now, in.options.seed, session.scheduler_name, epoch});
+    const std::vector<events::Payload> records_of_cycle = core::cycle_records(out, cycle_id, epoch);
+    for (const auto& p : records_of_cycle) add(p);
+    for (auto& u : changed_reasons(out.unschedulable)) add(std::move(u));
     add(events::CycleEnd{cycle_id, out.total_us, out.action_us});
-    const bool quiet = out.decisions.empty() && out.unschedulable.empty();
+    // Quiet cycles are logged now and then only, so that an idle cluster does not fill the disk; a
+    // quiet cycle changes nothing, so replay loses nothing by its absence.
+    const bool quiet = batch.size() == 2;
     if (!quiet || cycle_id % 60 == 1) {
-      // Quiet cycles are logged now and then only, so that an idle cluster does not fill the disk.
-      auto appended = log->append(std::move(batch));  // fsync before the binder acts (contracts.md §5)
+      auto appended = log->append(batch);  // fsync before the binder acts (contracts.md §5)
       if (!appended.is_ok()) {
         spdlog::critical("event log append failed, no more decisions: {}", appended.message());
         log_failed = true;
         return;
       }
-      const uint64_t first_decision_seq = appended.value().first_seq + 1;
-      for (size_t i = 0; i < out.decisions.size(); ++i) {
-        const events::Decision& d = out.decisions[i];
-        if (d.kind == events::DecisionKind::kPipeline) continue;
-        open_decisions[first_decision_seq + i] = d.pod;  // as the projection does
-        in_flight.add(d, now_steady);
-        BindJob job;
-        job.log_seq = first_decision_seq + i;
-        job.decision = d;
-        if (const model::Pod* pod = cut.find_pod(d.pod)) {
-          const auto& ann = pod->meta.annotations;
-          if (auto it = ann.find("runai/shared-gpu-configmap"); it != ann.end())
-            job.config_map_prefix = it->second;
-          if (auto it = ann.find("gpu-fraction-container-name"); it != ann.end()) {
-            for (size_t c = 0; c < pod->containers.size(); ++c) {
-              if (pod->containers[c].name == it->second) job.container_suffix = std::to_string(c);
-            }
-            for (size_t c = 0; c < pod->init_containers.size(); ++c) {
-              if (pod->init_containers[c].name == it->second) job.container_suffix = "i" + std::to_string(c);
-            }
-          }
+      for (size_t i = 0; i < batch.size(); ++i) {
+        batch[i].seq = appended.value().first_seq + i;
+        (void)events::apply_record(records, batch[i]);  // as the projection does
+      }
+      // Execute what is now durable: binds, evictions and reservation clean-ups, then the
+      // annotation writes of the job state (each derived from its record).
+      std::set<std::string> pod_group_objects;
+      for (const auto* pg : in.objects.pod_groups) pod_group_objects.insert(pg->meta.uid);
+      for (const auto& e : batch) {
+        if (const auto* d = std::get_if<events::DecisionEvent>(&e.payload)) {
+          if (d->decision.kind == events::DecisionKind::kPipeline) continue;
+          binder->submit(bind_job(cut, d->decision, e.seq));
+        } else if (const auto* j = std::get_if<events::JobStateChange>(&e.payload)) {
+          if (j->source == events::JobStateSource::kDecided && pod_group_objects.count(j->group_uid))
+            pod_groups->write(*j);
         }
-        binder->submit(std::move(job));
       }
     }
     for (const auto& w : out.warnings) spdlog::debug("cycle {}: {}", cycle_id, w);
-    if (!out.decisions.empty()) {
-      spdlog::info("cycle {}: {} decisions, {} pending groups, {} us", cycle_id, out.decisions.size(),
-                   out.unschedulable.size(), out.total_us);
+    if (!out.decisions.empty() || !out.cleanups.empty()) {
+      spdlog::info("cycle {}: {} decisions, {} clean-ups, {} pending groups, {} us", cycle_id,
+                   out.decisions.size(), out.cleanups.size(), out.unschedulable.size(), out.total_us);
     }
+    next_deadline = out.next_deadline;
     status->after_cycle(out);
-    clean_up_reservations(cut);
     if (metrics) {
       std::vector<std::pair<std::string, double>> actions;
       for (const auto& [a, us] : out.action_us) actions.emplace_back(a, static_cast<double>(us) / 1000.0);
@@ -450,6 +457,11 @@ struct SchedulerCore {
                            q.used_gpu);
       }
     }
+    auto last = std::make_shared<LastCycle>();
+    last->cut = cut_msg;
+    last->patched = out.patched;
+    last->refs = std::move(out.refs);
+    last->records = std::move(records_at_cut);
     {
       std::lock_guard lock(*last_cycle_mu);
       *last_cycle = std::move(last);
@@ -555,7 +567,14 @@ caf::behavior scheduler_actor(caf::event_based_actor* self, SchedulerCore* core,
       [=](tick_atom, uint64_t gen) {
         if (gen != *generation) return;
         auto next = [=] {
-          self->delayed_send(self, core->options.schedule_period, tick_atom::value, ++*generation);
+          // A deadline before the period's end (a stale gang's grace, a min-runtime) brings the
+          // next cycle forward: it must decide even if nothing else changed.
+          auto delay = std::chrono::duration_cast<std::chrono::milliseconds>(core->options.schedule_period);
+          if (core->next_deadline) {
+            const int64_t ms = *core->next_deadline * 1000 - wall_us() / 1000;
+            delay = std::clamp(std::chrono::milliseconds(ms), std::chrono::milliseconds(10), delay);
+          }
+          self->delayed_send(self, delay, tick_atom::value, ++*generation);
         };
         const SchedulerCore::Plan plan = core->plan();
         if (!plan.cycle && !plan.snapshot) return next();
@@ -588,6 +607,7 @@ struct Daemon::Impl {
   std::unique_ptr<gpu_sharing::SharingChain> chain;
   std::unique_ptr<Binder> binder;
   std::unique_ptr<StatusWriter> status;
+  std::unique_ptr<PodGroupWriter> pod_group_writer;
   std::unique_ptr<endpoints::SchedulerMetrics> metrics;
   std::unique_ptr<endpoints::DaemonEndpoints> endpoints;
   std::unique_ptr<endpoints::DaemonEndpoints> webhooks;
@@ -704,9 +724,10 @@ struct Daemon::Impl {
           state.seq, restored.value().snapshot_seq, restored.value().tail_events, ms, state.nodes.size(),
           state.pods.size());
     }
-    if (state.open_decisions.empty()) return model::Status::ok();
+    const auto open = state.records.open_decisions();
+    if (open.empty()) return model::Status::ok();
     std::vector<events::Event> batch;
-    for (const auto& [seq, pod] : state.open_decisions) {
+    for (const auto& [seq, pod] : open) {
       events::Event e;
       e.timestamp_us = wall_us();
       e.payload = events::BinderOutcome{seq, pod, events::Outcome::kAbandoned,
@@ -740,6 +761,7 @@ model::Status Daemon::start() {
   }
   core::SessionOptions session;
   session.scheduler_name = m.options.scheduler_name;
+  session.stale_grace_period_seconds = m.options.stale_grace_period.count();
   std::string config_text;
   if (!m.options.config_path.empty()) {
     std::ifstream in(m.options.config_path);
@@ -796,6 +818,8 @@ model::Status Daemon::start() {
   m.chain = std::make_unique<gpu_sharing::SharingChain>(*m.sharing_api, chain_options,
                                                         [] { return admission::system_random_suffix()(5); });
   m.status = std::make_unique<StatusWriter>(*m.client);
+  m.pod_group_writer = std::make_unique<PodGroupWriter>(
+      *m.client, [leadership = m.leadership.get()] { return leadership->may_act(); });
   m.metrics = std::make_unique<endpoints::SchedulerMetrics>();
   m.metrics->set_leader(!m.options.leader_elect);
 
@@ -803,20 +827,22 @@ model::Status Daemon::start() {
   SchedulerCore& c = *m.core;
   c.options = m.options;
   c.session = session;
-  c.config_hash = events::config_hash(config_text);
+  const std::string flags = core::encode_session_flags(session);
+  c.config_hash = events::config_hash(config_text, core::kBehaviourVersion, flags);
   // Cycle ids go on from the last one logged, so that an id names one cycle across restarts.
   if (auto last = m.log->get_meta("last_cycle"); last.is_ok() && !last.value().empty()) {
     c.cycle_id = std::strtoull(last.value().c_str(), nullptr, 10);
   }
-  if (auto s = record_config(*m.log, config_text, c.config_hash); !s) return s;
+  if (auto s = record_config(*m.log, config_text, flags, c.config_hash); !s) return s;
   c.log = m.log.get();
   c.status = m.status.get();
+  c.pod_groups = m.pod_group_writer.get();
   c.metrics = m.metrics.get();
   c.cycles = &m.cycles;
   c.leadership = m.leadership.get();
   c.last_cycle_mu = &m.last_cycle_mu;
   c.last_cycle = &m.last_cycle;
-  c.open_decisions = std::move(restored_state.open_decisions);
+  c.records = std::move(restored_state.records);
   for (std::set<std::string> kinds :
        {std::set<std::string>{"Node"}, std::set<std::string>{"Queue", "PriorityClass"},
         std::set<std::string>{"Pod", "PodGroup", "BindRequest"}}) {
@@ -861,6 +887,7 @@ model::Status Daemon::start() {
       copy(last->refs.pod_groups, objects.pod_groups);
       copy(last->refs.priority_classes, objects.priority_classes);
       copy(last->refs.bind_requests, objects.bind_requests);
+      core::export_job_state(objects, last->records, last->records.scheduler_name, "default-queue");
       return model::encode_snapshot_json(objects);
     };
     m.endpoints = std::make_unique<endpoints::DaemonEndpoints>(eo, cb, *m.metrics);
@@ -882,7 +909,6 @@ model::Status Daemon::start() {
       },
       [leadership = m.leadership.get()] { return leadership->may_act(); });
   c.binder = m.binder.get();
-  c.chain = m.chain.get();
   // What each reflector already holds, read before the actors own the stores.
   std::map<std::string, std::map<std::string, std::string>> known;
   std::map<std::string, caf::actor> store_of_kind;
@@ -947,6 +973,7 @@ void Daemon::stop() {
   for (auto& a : m.store_actors) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   m.system.reset();  // waits for the actors to finish their current message
   m.status->stop();
+  m.pod_group_writer->stop();
   m.core->drain_appends();
   m.ingest_core.drain_appends();
   m.log->cancel_manual_compaction();  // retention's space reclaim must not hold up the stop

@@ -4,6 +4,8 @@
 // scheduler actor; this header stays free of CAF so that main.cpp and tests compile fast.
 
 #include <chrono>
+#include <functional>
+#include <optional>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -29,8 +31,23 @@ struct DaemonOptions {
   /// Metrics / health port (KAI's --listen-address :8080); 0 = off.
   uint16_t metrics_port = 8080;
   int binder_workers = 4;
-  /// Decisions the watch has not confirmed after this long are forgotten (the cycle decides again).
-  std::chrono::seconds in_flight_timeout{60};
+  /// A bind or eviction not started this long after its decision is cancelled by the binder, which
+  /// logs the outcome, so that the pod may be decided again. 0 = twice `reservation_timeout`.
+  /// Default: 0.
+  std::chrono::milliseconds bind_cap{0};
+  /// How long a gang may run below minMember before the rest is evicted (KAI's
+  /// --default-staleness-grace-period); negative = never. Default: 60 s.
+  std::chrono::seconds stale_grace_period{60};
+  /// Tests only: each cycle's `now` (Unix seconds) from this clock instead of the wall clock, so a
+  /// test can compare the daemon's cycles with kai-sim --now. Default: unset.
+  std::function<int64_t()> test_clock;
+  /// Tests only: every cycle's seed (kai-sim --seed) instead of one derived from the cycle. Default:
+  /// unset.
+  std::optional<uint64_t> test_seed;
+  /// Tests only: a cycle runs only when every decision of the earlier ones is reported by the binder
+  /// and shows on the watch as done (bound pods running, evicted pods gone), as kai-sim --rounds
+  /// applies a round before the next. Default: false.
+  bool lockstep = false;
   /// Reservation pods' image and runtime class (KAI's resourceReservation settings).
   std::string reservation_image = "ghcr.io/nvidia/kai-scheduler/resource-reservation:latest";
   std::string reservation_runtime_class;

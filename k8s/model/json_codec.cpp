@@ -633,6 +633,8 @@ Result<Pod> decode_pod(const json& j) {
                       d.str(c, "status", join(p, "status"), cond.status);
                       d.str(c, "reason", join(p, "reason"), cond.reason);
                       d.str(c, "message", join(p, "message"), cond.message);
+                      d.timestamp(c, "lastTransitionTime", join(p, "lastTransitionTime"),
+                                  cond.last_transition_time);
                       pod.conditions.push_back(std::move(cond));
                     });
     }
@@ -809,6 +811,7 @@ json encode(const Pod& x) {
       json o = {{"type", c.type}, {"status", c.status}};
       put_if(o, "reason", c.reason);
       put_if(o, "message", c.message);
+      if (c.last_transition_time) o["lastTransitionTime"] = format_rfc3339(*c.last_transition_time);
       conds.push_back(std::move(o));
     }
     status["conditions"] = std::move(conds);

@@ -19,7 +19,9 @@
 
 #include "actors/daemon/daemon.hpp"
 #include "k8s/apiserver/api_server.hpp"
+#include "storage/event_log.hpp"
 #include "tests/daemon/daemon_harness.hpp"
+#include "tools/kai-log/replay.hpp"
 
 extern "C" char** environ;
 
@@ -186,5 +188,21 @@ class Cluster {
   std::unique_ptr<apiserver::ApiServer> server;
   std::string dir;
 };
+
+/// `kai-log replay` of a stopped daemon's log: every recorded cycle recomputed gives its records
+/// exactly (docs/one-truth.md). Returns replay's summary line.
+inline std::string expect_replay_matches(const std::string& log_dir) {
+  storage::EventLogOptions o;
+  o.read_only = true;
+  auto log = storage::EventLog::open(log_dir, o);
+  EXPECT_TRUE(log.is_ok()) << log_dir << ": " << log.message();
+  if (!log.is_ok()) return "";
+  std::ostringstream out, err;
+  const int code = kailog::replay(*log.value(), {}, out, err);
+  EXPECT_EQ(code, 0) << out.str().substr(0, 6000) << err.str();
+  EXPECT_NE(out.str().find(" 0 differences"), std::string::npos) << out.str().substr(0, 6000);
+  EXPECT_EQ(out.str().find("replayed 0 cycles"), std::string::npos) << "nothing was compared: " << out.str();
+  return out.str();
+}
 
 }  // namespace kai::e2e

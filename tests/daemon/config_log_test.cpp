@@ -8,6 +8,8 @@
 #include "actors/daemon/daemon.hpp"
 #include "events/event.hpp"
 #include "storage/event_log.hpp"
+#include "actors/scheduler/core/behaviour_version.hpp"
+#include "actors/scheduler/core/session_flags.hpp"
 #include "tests/daemon/cluster_fixture.hpp"
 
 namespace kai::e2e {
@@ -64,8 +66,10 @@ TEST(DaemonConfigLog, TheBodyIsLoggedBeforeTheCyclesThatUseItAndOnlyWhenItChange
 
   LoggedConfigs got = configs_in(cluster.dir + "/log");
   ASSERT_EQ(got.changes.size(), 2u);
-  EXPECT_EQ(got.changes[0], (events::ConfigChange{events::config_hash(custom), custom}));
-  EXPECT_EQ(got.changes[1], (events::ConfigChange{events::config_hash(""), ""}));
+  const std::string flags = core::encode_session_flags(core::SessionOptions{});
+  const uint32_t v = core::kBehaviourVersion;
+  EXPECT_EQ(got.changes[0], (events::ConfigChange{events::config_hash(custom, v, flags), custom, v, flags}));
+  EXPECT_EQ(got.changes[1], (events::ConfigChange{events::config_hash("", v, flags), "", v, flags}));
   ASSERT_FALSE(got.cycles.empty());
   bool custom_cycles = false, default_cycles = false;
   for (const auto& [changes_before, hash] : got.cycles) {

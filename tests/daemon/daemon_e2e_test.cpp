@@ -19,8 +19,11 @@ class DaemonE2E : public ::testing::Test {
     cluster_.priority_class("train", 50);
     cluster_.priority_class("inference", 125);
   }
+  // Every end-to-end run ends with replay of its log: what the daemon decided, recomputed.
   void TearDown() override {
-    if (daemon_) daemon_->stop();
+    if (!daemon_) return;
+    daemon_->stop();
+    expect_replay_matches(cluster_.dir + "/log");
   }
   void start_daemon() {
     daemon::DaemonOptions o = cluster_.daemon_options();

@@ -50,6 +50,37 @@ ClusterState project(const model::ClusterObjects& objects) {
   return s;
 }
 
+/// Records with every field set: assumed decisions (one reported), job state with expectations.
+ScheduleRecords sample_records() {
+  ScheduleRecords r;
+  Decision bind;
+  bind.seq = 3;
+  bind.action = "allocate";
+  bind.kind = DecisionKind::kBind;
+  bind.pod = "team-a/p-1";
+  bind.pod_uid = "u-1";
+  bind.node = "node-1";
+  bind.gpu_groups = {"g-1"};
+  bind.gpu_fraction = 0.5;
+  bind.by = "team-a/pg-1";
+  bind.queue = "team-a";
+  r.assumed[17] = {bind, false};
+  Decision evict = bind;
+  evict.kind = DecisionKind::kEvict;
+  evict.reason = "reclaimed";
+  r.assumed[uint64_t{1} << 40] = {evict, true};
+  JobState st;
+  st.group = "team-a/pg-1";
+  st.fields[0].value = 1700000000;
+  st.fields[0].expected = {std::nullopt, 1700000000};
+  st.fields[1].value = std::nullopt;
+  st.fields[1].expected = {-5};
+  r.job_states["uid-pg-1"] = st;
+  r.last_now = 1700000123;
+  r.scheduler_name = "other-scheduler";
+  return r;
+}
+
 std::string encoded(const ClusterState& s) {
   std::string out;
   encode_state(s, out);
@@ -68,7 +99,7 @@ void expect_round_trip(const ClusterState& s) {
   EXPECT_TRUE(back->priority_classes == s.priority_classes);
   EXPECT_TRUE(back->bind_requests == s.bind_requests);
   EXPECT_EQ(back->resource_versions, s.resource_versions);
-  EXPECT_EQ(back->open_decisions, s.open_decisions);
+  EXPECT_TRUE(back->records == s.records);
   EXPECT_EQ(back->seq, s.seq);
 }
 
@@ -80,7 +111,7 @@ TEST(StateCodec, GeneratedClusterRoundTrips) {
   ClusterState s = project(gen::generate(gen::ClusterSpec::scaled(0.01)));
   ASSERT_GT(s.pods.size(), 1000u);
   ASSERT_GT(s.nodes.size(), 10u);
-  s.open_decisions = {{17, "team-a/p-1"}, {uint64_t{1} << 40, "team-b/p-2"}};
+  s.records = sample_records();
   s.seq = 123456789;
   expect_round_trip(s);
 }
@@ -183,7 +214,7 @@ SharedObjects<T> shared(const std::map<std::string, T>& from) {
 TEST(StateCodec, SectionsAssembleIntoTheSameSnapshot) {
   ClusterState s = project(gen::generate(gen::ClusterSpec::scaled(0.002)));
   s.seq = 99;
-  s.open_decisions = {{5, "a/b"}};
+  s.records = sample_records();
   s.resource_versions["Pod"] = "17";
   StateSections parts;
   parts.nodes = encode_section(shared(s.nodes));
@@ -193,7 +224,7 @@ TEST(StateCodec, SectionsAssembleIntoTheSameSnapshot) {
   parts.priority_classes = encode_section(shared(s.priority_classes));
   parts.bind_requests = encode_section(shared(s.bind_requests));
   std::string assembled;
-  encode_state(s.seq, s.resource_versions, s.open_decisions, parts, assembled);
+  encode_state(s.seq, s.resource_versions, s.records, parts, assembled);
   EXPECT_EQ(assembled, encoded(s));
 }
 

@@ -35,10 +35,11 @@ inline std::vector<Event> one_of_each() {
   v.push_back(w);
   v.push_back(decision_event(3, 9));
   Event u;
-  u.payload = UnschedulableEvent{4, "ns/pg", "q1", {{"OverLimit", "queue q1 is over its limit"}, {"X", ""}}};
+  u.payload = UnschedulableEvent{4, "ns/pg", "q1", {{"OverLimit", "queue q1 is over its limit"}, {"X", ""}},
+                                 {{"ns/p-0", "uid-0"}, {"ns/p-1", "uid-1"}}};
   v.push_back(u);
   Event cs;
-  cs.payload = CycleStart{5, 0xdeadbeefcafeULL, 77, 1'700'000'000, 42};
+  cs.payload = CycleStart{5, 0xdeadbeefcafeULL, 77, 1'700'000'000, 42, "other-scheduler", 3};
   v.push_back(cs);
   Event ce;
   ce.payload = CycleEnd{5, 1234, {{"allocate", 1000}, {"reclaim", 234}}};
@@ -50,8 +51,22 @@ inline std::vector<Event> one_of_each() {
   l.payload = LeadershipChange{3, "replica-0", true};
   v.push_back(l);
   Event c;
-  c.payload = ConfigChange{config_hash("actions: allocate\n"), "actions: allocate\n"};
+  c.payload = ConfigChange{config_hash("actions: allocate\n", 1, "stale-grace-seconds=60"), "actions: allocate\n", 1,
+                           "stale-grace-seconds=60"};
   v.push_back(c);
+  Event j;
+  j.payload = JobStateChange{6, "uid-pg", "ns/pg", JobField::kStaleSince, -7, 1'700'000'000, JobStateSource::kDecided};
+  v.push_back(j);
+  Event forget;
+  forget.payload = JobStateChange{6, "uid-gone", "ns/gone", JobField::kLastStart, std::nullopt, std::nullopt,
+                                  JobStateSource::kForget};
+  v.push_back(forget);
+  Event settled;
+  settled.payload = AssumedSettled{6, {17, uint64_t{1} << 40}};
+  v.push_back(settled);
+  Event cancelled;
+  cancelled.payload = BinderOutcome{3, "ns/q", Outcome::kCancelled, "not started before its deadline"};
+  v.push_back(cancelled);
   return v;
 }
 

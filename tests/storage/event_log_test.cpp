@@ -63,7 +63,8 @@ TEST(EventLog, AppendReadRecover) {
   EXPECT_EQ(*rv, "12345");
   EXPECT_EQ(*log->get_meta("leader_epoch"), "3");
   // The configuration in force, for the daemon to log a new body only when it changes.
-  EXPECT_EQ(*log->get_meta("config_hash"), std::to_string(events::config_hash("actions: allocate\n")));
+  EXPECT_EQ(*log->get_meta("config_hash"),
+            std::to_string(events::config_hash("actions: allocate\n", 1, "stale-grace-seconds=60")));
 }
 
 TEST(EventLog, ReadRangeAndAuditIndex) {

@@ -12,8 +12,10 @@
 #include <sstream>
 #include <tuple>
 
+#include "actors/scheduler/core/behaviour_version.hpp"
+#include "actors/scheduler/core/cycle.hpp"
 #include "actors/scheduler/core/scheduler_config.hpp"
-#include "actors/scheduler/core/simulation.hpp"
+#include "actors/scheduler/core/session_flags.hpp"
 #include "events/event_codec.hpp"
 #include "events/projection.hpp"
 #include "events/state_codec.hpp"
@@ -54,10 +56,40 @@ events::ClusterState project(const std::vector<Event>& log, uint64_t upto) {
   return s;
 }
 
-std::string bytes(uint64_t cycle, const events::Decision& d) {
+std::string bytes(const events::Payload& p) {
   std::string b;
-  events::encode_event(Event{0, 0, events::kSchemaVersion, events::DecisionEvent{cycle, d}}, b);
+  events::encode_event(Event{0, 0, events::kSchemaVersion, p}, b);
   return b;
+}
+
+/// The session flags of a daemon started without any (core/session_flags.hpp).
+std::string default_flags() {
+  return core::encode_session_flags(core::SessionOptions{});
+}
+
+/// The hash a build of this behaviour version names `config` by (CycleStart, ConfigChange).
+uint64_t hash_of(const std::string& config) {
+  return events::config_hash(config, core::kBehaviourVersion, default_flags());
+}
+
+/// What the one cycle function records for cycle `c` on `state` with `options` (the daemon's path).
+std::vector<events::Payload> run_recorded_cycle(const events::ClusterState& state, uint64_t cycle,
+                                                const core::SessionOptions& options) {
+  const model::ClusterObjects objects = state.to_objects();
+  core::CycleInput in;
+  in.objects = model::ObjectRefs::of(objects);
+  in.records = &state.records;
+  in.options = options;
+  in.cycle_id = cycle;
+  return core::cycle_records(core::run_cycle(in), cycle, 0);
+}
+
+/// The same, encoded record by record.
+std::vector<std::string> replayed_bytes(const events::ClusterState& state, uint64_t cycle,
+                                        const core::SessionOptions& options) {
+  std::vector<std::string> out;
+  for (const auto& p : run_recorded_cycle(state, cycle, options)) out.push_back(bytes(p));
+  return out;
 }
 
 model::ClusterObjects generated_cluster() {
@@ -73,7 +105,7 @@ model::ClusterObjects generated_cluster() {
 }
 
 struct Recording {
-  std::map<uint64_t, std::vector<std::string>> live;  // cycle -> encoded decisions
+  std::map<uint64_t, std::vector<std::string>> live;  // cycle -> encoded records of the cycle
   size_t total = 0;
 };
 
@@ -88,8 +120,8 @@ struct RecordOptions {
 };
 
 /// Runs the cycles over `cluster` as the daemon does and logs them in `dir`: the configuration body
-/// first (unless it is empty: logs from before schema 4 have none), then per cycle its start naming
-/// the configuration, its decisions and its end, with churn in between.
+/// first (unless it is empty: the defaults need no record), then per cycle its start naming the
+/// configuration, its records (core::cycle_records) and its end, with churn in between.
 Recording record(const std::string& dir, const model::ClusterObjects& cluster, const std::string& config,
                  const RecordOptions& ro = {}) {
   Recording rec;
@@ -101,7 +133,7 @@ Recording record(const std::string& dir, const model::ClusterObjects& cluster, c
     auto log = std::move(EventLog::open(dir)).value();
     if (!config.empty()) {
       Event c;
-      c.payload = events::ConfigChange{events::config_hash(config), config};
+      c.payload = events::ConfigChange{hash_of(config), config, core::kBehaviourVersion, default_flags()};
       EXPECT_TRUE(log->append({c}));
     }
     std::vector<Event> seed_events;
@@ -148,15 +180,14 @@ Recording record(const std::string& dir, const model::ClusterObjects& cluster, c
       opts.now = 1'700'000'000 + static_cast<int64_t>(cycle) * 60;
       opts.seed = cycle * 7;
       Event start;
-      start.payload = events::CycleStart{cycle, events::config_hash(config), position, opts.now, opts.seed};
+      start.payload = events::CycleStart{cycle, hash_of(config), position, opts.now, opts.seed};
       EXPECT_TRUE(log->append({start}));
-      auto result = core::simulate(state.to_objects(), opts, 1);
       std::vector<Event> decided;
-      for (const auto& d : result.decisions) {
+      for (const auto& p : run_recorded_cycle(state, cycle, opts)) {
         Event e;
-        e.payload = events::DecisionEvent{cycle, d};
+        e.payload = p;
         decided.push_back(e);
-        live[cycle].push_back(bytes(cycle, d));
+        live[cycle].push_back(bytes(p));
       }
       rec.total += decided.size();
       Event end;
@@ -193,9 +224,9 @@ TEST(Replay, EqualsLive) {
   std::vector<Event> all = read_all(*log);
   std::map<uint64_t, std::vector<std::string>> recorded;
   for (const Event& e : all) {
-    if (const auto* d = std::get_if<events::DecisionEvent>(&e.payload)) {
-      recorded[d->cycle_id].push_back(bytes(d->cycle_id, d->decision));
-    }
+    if (const auto* d = std::get_if<events::DecisionEvent>(&e.payload)) recorded[d->cycle_id].push_back(bytes(*d));
+    if (const auto* j = std::get_if<events::JobStateChange>(&e.payload)) recorded[j->cycle_id].push_back(bytes(*j));
+    if (const auto* a = std::get_if<events::AssumedSettled>(&e.payload)) recorded[a->cycle_id].push_back(bytes(*a));
   }
   int cycles = 0;
   for (const Event& e : all) {
@@ -205,9 +236,7 @@ TEST(Replay, EqualsLive) {
     core::SessionOptions opts;
     opts.now = c->now;
     opts.seed = c->seed;
-    auto result = core::simulate(project(all, c->log_position).to_objects(), opts, 1);
-    std::vector<std::string> replayed;
-    for (const auto& d : result.decisions) replayed.push_back(bytes(c->cycle_id, d));
+    std::vector<std::string> replayed = replayed_bytes(project(all, c->log_position), c->cycle_id, opts);
     EXPECT_EQ(replayed, recorded[c->cycle_id]) << "cycle " << c->cycle_id;
     EXPECT_EQ(replayed, live[c->cycle_id]) << "cycle " << c->cycle_id;
   }
@@ -218,7 +247,7 @@ TEST(Replay, EqualsLive) {
   auto run = [&] { return run_replay(dir.str()); };
   auto [code, out] = run();
   EXPECT_EQ(code, 0) << out;
-  EXPECT_NE(out.find("replayed 3 cycles, " + std::to_string(total) + " decisions, 0 differences"),
+  EXPECT_NE(out.find("replayed 3 cycles, " + std::to_string(total) + " records, 0 differences"),
             std::string::npos)
       << out;
   {
@@ -268,7 +297,7 @@ TEST(Replay, RunsEachCycleWithItsLoggedConfiguration) {
 
   auto [code, out] = run_replay(dir.str());
   EXPECT_EQ(code, 0) << out;
-  EXPECT_NE(out.find("replayed 3 cycles, " + std::to_string(total) + " decisions, 0 differences\n"),
+  EXPECT_NE(out.find("replayed 3 cycles, " + std::to_string(total) + " records, 0 differences\n"),
             std::string::npos)
       << out;
 
@@ -279,14 +308,11 @@ TEST(Replay, RunsEachCycleWithItsLoggedConfiguration) {
   for (const Event& e : all) {
     const auto* c = std::get_if<events::CycleStart>(&e.payload);
     if (c == nullptr) continue;
-    EXPECT_EQ(c->config_hash, events::config_hash(kSpreadConfig));
+    EXPECT_EQ(c->config_hash, hash_of(kSpreadConfig));
     core::SessionOptions defaults;
     defaults.now = c->now;
     defaults.seed = c->seed;
-    auto result = core::simulate(project(all, c->log_position).to_objects(), defaults, 1);
-    std::vector<std::string> replayed;
-    for (const auto& d : result.decisions) replayed.push_back(bytes(c->cycle_id, d));
-    differing += replayed != live[c->cycle_id];
+    differing += replayed_bytes(project(all, c->log_position), c->cycle_id, defaults) != live[c->cycle_id];
   }
   EXPECT_GT(differing, 0) << "the configuration changes nothing here: the test would prove nothing";
 }
@@ -297,10 +323,10 @@ TEST(Replay, AMissingOrBrokenConfigurationIsReportedPerCycle) {
     auto log = std::move(EventLog::open(dir.str())).value();
     const std::string broken = "{not json";
     std::vector<Event> evs(5);
-    evs[0].payload = events::ConfigChange{events::config_hash(broken), broken};
+    evs[0].payload = events::ConfigChange{hash_of(broken), broken, core::kBehaviourVersion, default_flags()};
     evs[1].payload = events::CycleStart{1, 0x5eed, 0, 1'700'000'000, 1};
-    evs[2].payload = events::CycleStart{2, events::config_hash(broken), 1, 1'700'000'060, 2};
-    evs[3].payload = events::CycleStart{3, events::config_hash(""), 2, 1'700'000'120, 3};  // the defaults
+    evs[2].payload = events::CycleStart{2, hash_of(broken), 1, 1'700'000'060, 2};
+    evs[3].payload = events::CycleStart{3, hash_of(""), 2, 1'700'000'120, 3};  // the defaults
     evs[4].payload = events::CycleEnd{3, 10, {}};
     ASSERT_TRUE(log->append(std::move(evs)));
   }
@@ -309,10 +335,10 @@ TEST(Replay, AMissingOrBrokenConfigurationIsReportedPerCycle) {
   EXPECT_NE(out.find("cycle 1: not replayed: configuration 24301 is not in the log\n"), std::string::npos)
       << out;
   EXPECT_NE(out.find("cycle 2: not replayed: configuration " +
-                     std::to_string(events::config_hash("{not json")) + " does not parse: "),
+                     std::to_string(hash_of("{not json")) + " does not parse: "),
             std::string::npos)
       << out;
-  EXPECT_NE(out.find("replayed 1 cycles, 0 decisions, 0 differences, 2 cycles not replayed\n"),
+  EXPECT_NE(out.find("replayed 1 cycles, 0 records, 0 differences, 2 cycles not replayed\n"),
             std::string::npos)
       << out;
 }
@@ -383,7 +409,7 @@ TEST(Replay, StartsFromTheNewestSnapshotOfATrimmedLog) {
   // The whole log: cycle 3 cannot be replayed, cycles 4 and 5 are, from the older snapshot.
   auto [code, out] = run_replay(dir.str(), "", "2>&1");
   EXPECT_EQ(code, 0) << out;
-  EXPECT_NE(out.find("replayed 2 cycles, " + std::to_string(from4) + " decisions, 0 differences\n"),
+  EXPECT_NE(out.find("replayed 2 cycles, " + std::to_string(from4) + " records, 0 differences\n"),
             std::string::npos)
       << out;
   EXPECT_NE(out.find("1 earlier cycles skipped"), std::string::npos) << out;
@@ -396,7 +422,7 @@ TEST(Replay, StartsFromTheNewestSnapshotOfATrimmedLog) {
   std::tie(code, out) = run_replay(dir.str(), "--from-cycle 5", "2>&1");
   EXPECT_EQ(code, 0) << out;
   EXPECT_NE(
-      out.find("replayed 1 cycles, " + std::to_string(live.at(5).size()) + " decisions, 0 differences\n"),
+      out.find("replayed 1 cycles, " + std::to_string(live.at(5).size()) + " records, 0 differences\n"),
       std::string::npos)
       << out;
   EXPECT_NE(out.find("snapshot " + std::to_string(t.snapshots.back().seq)), std::string::npos) << out;
@@ -408,7 +434,7 @@ TEST(Replay, StartsFromTheNewestSnapshotOfATrimmedLog) {
     kailog::ReplayOptions options;
     options.window_bytes = window;
     EXPECT_EQ(kailog::replay(*log, options, o, e), 0) << o.str() << e.str();
-    EXPECT_NE(o.str().find(std::to_string(from4) + " decisions, 0 differences\n"), std::string::npos)
+    EXPECT_NE(o.str().find(std::to_string(from4) + " records, 0 differences\n"), std::string::npos)
         << o.str() << e.str();
     EXPECT_EQ(e.str().find("read again") != std::string::npos, window == 0) << e.str();
   }
@@ -427,10 +453,7 @@ TEST(Replay, TheRetainedEventsAloneDoNotReproduceTheCycles) {
     core::SessionOptions opts;
     opts.now = c.now;
     opts.seed = c.seed;
-    auto result = core::simulate(project(retained, c.log_position).to_objects(), opts, 1);
-    std::vector<std::string> replayed;
-    for (const auto& d : result.decisions) replayed.push_back(bytes(id, d));
-    differing += replayed != t.rec.live.at(id);
+    differing += replayed_bytes(project(retained, c.log_position), id, opts) != t.rec.live.at(id);
   }
   EXPECT_EQ(differing, 2);
 }

@@ -170,7 +170,7 @@ TEST(Snapshots, RestoreFromAnySnapshotEqualsTheProjectionOfTheWholeLog) {
   ASSERT_TRUE(end);
   EXPECT_EQ(end->snapshot_seq, n - 40);
   EXPECT_EQ(end->tail_events, 40u);
-  EXPECT_FALSE(end->state.open_decisions.empty()) << "the stream should leave some decisions open";
+  EXPECT_FALSE(end->state.records.open_decisions().empty()) << "the stream should leave some decisions open";
 }
 
 TEST(Snapshots, ADamagedSnapshotIsReportedAndRestoreFallsBackToAnOlderOne) {

@@ -104,8 +104,11 @@ std::vector<std::string> object_keys(const events::Event& e) {
   } else if (const auto* u = std::get_if<events::UnschedulableEvent>(&e.payload)) {
     add(u->pod_group);
     add(u->queue);
+    for (const auto& p : u->pods) add(p.pod);
   } else if (const auto* b = std::get_if<events::BinderOutcome>(&e.payload)) {
     add(b->pod);
+  } else if (const auto* j = std::get_if<events::JobStateChange>(&e.payload)) {
+    add(j->group);
   }
   return keys;
 }
@@ -120,6 +123,8 @@ std::optional<uint64_t> cycle_of(const events::Event& e) {
   if (const auto* u = std::get_if<events::UnschedulableEvent>(&e.payload)) return u->cycle_id;
   if (const auto* s = std::get_if<events::CycleStart>(&e.payload)) return s->cycle_id;
   if (const auto* c = std::get_if<events::CycleEnd>(&e.payload)) return c->cycle_id;
+  if (const auto* j = std::get_if<events::JobStateChange>(&e.payload)) return j->cycle_id;
+  if (const auto* a = std::get_if<events::AssumedSettled>(&e.payload)) return a->cycle_id;
   return std::nullopt;
 }
 

@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <fstream>
 #include <functional>
+#include <optional>
+#include <set>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "actors/scheduler/core/export_job_state.hpp"
 #include "events/event_json.hpp"
 #include "events/projection.hpp"
 #include "k8s/model/codec.hpp"
@@ -118,7 +121,10 @@ int cmd_snapshot_export(const std::string& dir, uint64_t at) {
   for (const auto& w : r->warnings) std::cerr << "kai-log: " << w << "\n";
   std::cerr << "kai-log: state at " << r->state.seq << " from snapshot " << r->snapshot_seq << " + "
             << r->tail_events << " events\n";
-  std::cout << kai::model::encode_snapshot_json(r->state.to_objects()) << "\n";
+  // Job state the log holds goes out as KAI keeps it, on PodGroups (synthesised ones included).
+  kai::model::ClusterObjects objects = r->state.to_objects();
+  kai::core::export_job_state(objects, r->state.records, r->state.records.scheduler_name, "default-queue");
+  std::cout << kai::model::encode_snapshot_json(objects) << "\n";
   return r->skipped_records > 0 ? 1 : 0;
 }
 
@@ -132,42 +138,90 @@ int cmd_snapshot_list(const std::string& dir) {
   return 0;
 }
 
-int cmd_why(const std::string& dir, const std::string& pod, size_t limit) {
-  auto log = open_log(dir, true);
-  if (!log) return 2;
-  // A pod's own records and, when the name is a pod group's, the group's (unschedulable reasons).
-  auto pod_seqs = log->audit(kai::storage::AuditKey::kPod, pod, limit);
-  if (!pod_seqs) return std::cerr << "kai-log: " << pod_seqs.message() << "\n", 2;
-  std::vector<uint64_t> seqs = pod_seqs.value();
-  auto group_seqs = log->audit(kai::storage::AuditKey::kPodGroup, pod, limit);
-  if (group_seqs) seqs.insert(seqs.end(), group_seqs.value().begin(), group_seqs.value().end());
-  std::sort(seqs.begin(), seqs.end(), std::greater<>());
-  seqs.erase(std::unique(seqs.begin(), seqs.end()), seqs.end());
-  if (seqs.size() > limit) seqs.resize(limit);
-  if (seqs.empty()) std::cout << "no decision recorded for " << pod << "\n";
-  for (uint64_t s : seqs) {
-    auto st = log->read(s, s, [&](uint64_t seq, const kai::model::Result<Event>& e) {
-      if (!e) {
-        std::cout << "#" << seq << " unreadable: " << e.message() << "\n";
-      } else if (const auto* d = std::get_if<kai::events::DecisionEvent>(&e->payload)) {
-        std::cout << "#" << seq << " cycle " << d->cycle_id << ": " << d->decision.action << " "
-                  << kai::events::to_string(d->decision.kind) << " on " << d->decision.node;
-        if (!d->decision.by.empty()) std::cout << " by " << d->decision.by;
-        if (!d->decision.reason.empty()) std::cout << " (" << d->decision.reason << ")";
-        std::cout << "\n";
-      } else if (const auto* u = std::get_if<kai::events::UnschedulableEvent>(&e->payload)) {
-        std::cout << "#" << seq << " cycle " << u->cycle_id << ": pod group " << u->pod_group << " in queue "
-                  << u->queue << " is unschedulable";
-        for (const auto& r : u->reasons) std::cout << "\n    " << r.reason << ": " << r.message;
-        std::cout << "\n";
-      } else if (const auto* b = std::get_if<kai::events::BinderOutcome>(&e->payload)) {
-        std::cout << "#" << seq << " binder: " << kai::events::to_string(b->outcome)
-                  << (b->reason.empty() ? "" : " (" + b->reason + ")") << " for decision #" << b->decision_seq
-                  << "\n";
+/// One record `why` prints, with the UID of the pod it is about ("" when it names no pod).
+struct WhyLine {
+  uint64_t seq = 0;
+  std::string uid;
+  std::string text;
+};
+
+/// The UID a record gives `pod`, and its line.
+std::optional<WhyLine> why_line(const kai::storage::EventLog& log, const std::string& pod, uint64_t seq,
+                                const kai::model::Result<Event>& e) {
+  std::ostringstream o;
+  WhyLine line{seq, "", ""};
+  if (!e) {
+    o << "#" << seq << " unreadable: " << e.message();
+  } else if (const auto* d = std::get_if<kai::events::DecisionEvent>(&e->payload)) {
+    if (d->decision.pod == pod) line.uid = d->decision.pod_uid;
+    o << "#" << seq << " cycle " << d->cycle_id << ": " << d->decision.action << " "
+      << kai::events::to_string(d->decision.kind) << " on " << d->decision.node;
+    if (!d->decision.by.empty()) o << " by " << d->decision.by;
+    if (!d->decision.reason.empty()) o << " (" << d->decision.reason << ")";
+  } else if (const auto* u = std::get_if<kai::events::UnschedulableEvent>(&e->payload)) {
+    for (const auto& p : u->pods) {
+      if (p.pod == pod) line.uid = p.uid;
+    }
+    o << "#" << seq << " cycle " << u->cycle_id << ": pod group " << u->pod_group << " in queue " << u->queue
+      << " is unschedulable";
+    for (const auto& r : u->reasons) o << "\n    " << r.reason << ": " << r.message;
+  } else if (const auto* b = std::get_if<kai::events::BinderOutcome>(&e->payload)) {
+    // The outcome names the pod; its decision names the UID.
+    (void)log.read(b->decision_seq, b->decision_seq, [&](uint64_t, const kai::model::Result<Event>& de) {
+      if (de) {
+        if (const auto* d = std::get_if<kai::events::DecisionEvent>(&de->payload)) line.uid = d->decision.pod_uid;
       }
       return true;
     });
+    o << "#" << seq << " binder: " << kai::events::to_string(b->outcome)
+      << (b->reason.empty() ? "" : " (" + b->reason + ")") << " for decision #" << b->decision_seq;
+  } else {
+    return std::nullopt;
+  }
+  line.text = o.str();
+  return line;
+}
+
+/// A pod's records (its decisions, the binder's outcomes, the unschedulable reasons of its group,
+/// whatever the group's name) or a pod group's, newest first. A pod recreated under the same name
+/// is another pod: only the newest UID's records are shown unless `uid` names another.
+int cmd_why(const std::string& dir, const std::string& pod, const std::string& uid, size_t limit) {
+  auto log = open_log(dir, true);
+  if (!log) return 2;
+  auto pod_seqs = log->audit(kai::storage::AuditKey::kPod, pod);
+  if (!pod_seqs) return std::cerr << "kai-log: " << pod_seqs.message() << "\n", 2;
+  std::vector<uint64_t> seqs = pod_seqs.value();
+  auto group_seqs = log->audit(kai::storage::AuditKey::kPodGroup, pod);
+  if (group_seqs) seqs.insert(seqs.end(), group_seqs.value().begin(), group_seqs.value().end());
+  std::sort(seqs.begin(), seqs.end(), std::greater<>());
+  seqs.erase(std::unique(seqs.begin(), seqs.end()), seqs.end());
+  std::vector<WhyLine> lines;
+  for (uint64_t s : seqs) {
+    auto st = log->read(s, s, [&](uint64_t seq, const kai::model::Result<Event>& e) {
+      if (auto line = why_line(*log, pod, seq, e)) lines.push_back(std::move(*line));
+      return true;
+    });
     if (!st) return std::cerr << "kai-log: " << st.message() << "\n", 2;
+  }
+  std::string shown = uid;
+  for (const auto& l : lines) {
+    if (shown.empty() && !l.uid.empty()) shown = l.uid;  // the newest pod of that name
+  }
+  std::set<std::string> others;
+  size_t printed = 0, hidden = 0;
+  for (const auto& l : lines) {
+    if (!l.uid.empty() && l.uid != shown) {
+      others.insert(l.uid);
+      ++hidden;
+      continue;
+    }
+    if (printed++ < limit) std::cout << l.text << "\n";
+  }
+  if (printed == 0) std::cout << "no decision recorded for " << pod << (uid.empty() ? "" : " uid " + uid) << "\n";
+  if (hidden != 0) {
+    std::cout << hidden << " records of other pods named " << pod << " not shown (uid";
+    for (const auto& o : others) std::cout << " " << o;
+    std::cout << "; --uid UID shows them)\n";
   }
   return 0;
 }
@@ -303,6 +357,8 @@ int main(int argc, char** argv) {
       "why", "The decisions, binder outcomes and unschedulable reasons of a pod or pod group, newest first");
   why->add_option("pod", pod, "namespace/name of a pod or a pod group")->required();
   why->add_option("--limit", limit, "At most this many records")->capture_default_str();
+  std::string why_uid;
+  why->add_option("--uid", why_uid, "The pod's UID (default: the newest pod of that name)");
   std::string queue, since;
   auto* audit = app.add_subcommand(
       "audit",
@@ -334,7 +390,7 @@ int main(int argc, char** argv) {
   if (*verify) return cmd_verify(dir);
   if (*exp) return cmd_snapshot_export(dir, at);
   if (*list) return cmd_snapshot_list(dir);
-  if (*why) return cmd_why(dir, pod, limit);
+  if (*why) return cmd_why(dir, pod, why_uid, limit);
   if (*replay) return cmd_replay(dir, from_cycle);
   if (*audit) return cmd_audit(dir, queue, since, limit);
   if (*import) return cmd_import(dir, file);

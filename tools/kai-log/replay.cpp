@@ -4,13 +4,16 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <variant>
 #include <vector>
 
+#include "actors/scheduler/core/behaviour_version.hpp"
+#include "actors/scheduler/core/cycle.hpp"
 #include "actors/scheduler/core/scheduler_config.hpp"
-#include "actors/scheduler/core/simulation.hpp"
+#include "actors/scheduler/core/session_flags.hpp"
 #include "events/event_json.hpp"
 #include "events/projection.hpp"
 #include "storage/restore.hpp"
@@ -27,15 +30,42 @@ size_t approx_bytes(const Event& e) {
   return n;
 }
 
-std::string json_line(uint64_t cycle, const events::Decision& d, uint64_t epoch) {
-  return events::to_json_line(Event{0, 0, events::kSchemaVersion, events::DecisionEvent{cycle, d, epoch}});
+std::string json_line(const events::Payload& p) {
+  return events::to_json_line(Event{0, 0, events::kSchemaVersion, p});
+}
+
+/// The cycle a record of a cycle's output belongs to, or nullopt for other records.
+std::optional<uint64_t> output_cycle(const events::Payload& p) {
+  if (const auto* d = std::get_if<events::DecisionEvent>(&p)) return d->cycle_id;
+  if (const auto* j = std::get_if<events::JobStateChange>(&p)) return j->cycle_id;
+  if (const auto* s = std::get_if<events::AssumedSettled>(&p)) return s->cycle_id;
+  return std::nullopt;
+}
+
+/// A configuration as replay needs it: the parsed body and flags, and the behaviour version that
+/// logged it.
+struct LoggedConfig {
+  model::Result<core::SessionOptions> options;
+  uint32_t behaviour_version = 0;
+};
+
+model::Result<core::SessionOptions> session_options(const std::string& text, const std::string& flags) {
+  auto config = core::parse_scheduler_config(text);
+  if (!config) return config.status();
+  core::SessionOptions o;
+  o.config = std::move(config).value();
+  if (auto s = core::apply_session_flags(flags, o); !s) return s;
+  return o;
 }
 
 class Replayer {
  public:
   Replayer(const storage::EventLog& log, const ReplayOptions& options, std::ostream& out, std::ostream& err)
       : log_(log), options_(options), out_(out), err_(err) {
-    configs_.emplace(events::config_hash(""), core::SchedulerConfig::defaults());
+    // The defaults as a daemon without --config or flags logs them (its ConfigChange may be gone).
+    const std::string flags = core::encode_session_flags(core::SessionOptions{});
+    configs_.emplace(events::config_hash("", core::kBehaviourVersion, flags),
+                     LoggedConfig{session_options("", flags), core::kBehaviourVersion});
   }
 
   int run() {
@@ -64,9 +94,11 @@ class Replayer {
            << " cycles in the log precede " << covered_from() << "\n";
       return 2;
     }
-    out_ << "replayed " << cycles_ << " cycles, " << compared_ << " decisions, " << differences_
+    out_ << "replayed " << cycles_ << " cycles, " << compared_ << " records, " << differences_
          << " differences";
     if (not_replayed_ != 0) out_ << ", " << not_replayed_ << " cycles not replayed";
+    if (older_behaviour_ != 0)
+      out_ << ", " << older_behaviour_ << " cycles skipped (recorded by an older scheduling behaviour)";
     out_ << "\n";
     return differences_ == 0 && bad_ == 0 && not_replayed_ == 0 ? 0 : 1;
   }
@@ -75,8 +107,8 @@ class Replayer {
   /// A cycle that ran, waiting for the rest of its recorded decisions.
   struct OpenCycle {
     events::CycleStart start;
-    std::vector<events::Decision> replayed;
-    std::vector<std::pair<uint64_t, events::DecisionEvent>> recorded;  // (seq, record)
+    std::vector<events::Payload> replayed;
+    std::vector<std::pair<uint64_t, events::Payload>> recorded;  // (seq, record)
   };
 
   /// Whether the state after event `position` can be rebuilt: the log is whole, or a snapshot that
@@ -100,11 +132,11 @@ class Replayer {
   /// Handles one event of the stream; false stops the stream.
   bool on_event(const Event& e) {
     if (const auto* c = std::get_if<events::ConfigChange>(&e.payload)) {
-      configs_.insert_or_assign(c->hash, core::parse_scheduler_config(c->text));
+      configs_.insert_or_assign(c->hash, LoggedConfig{session_options(c->text, c->flags), c->behaviour_version});
     } else if (const auto* s = std::get_if<events::CycleStart>(&e.payload)) {
       if (!on_cycle_start(*s)) return false;
-    } else if (const auto* d = std::get_if<events::DecisionEvent>(&e.payload)) {
-      on_decision(e.seq, *d);
+    } else if (auto cycle = output_cycle(e.payload)) {
+      on_output(e.seq, *cycle, e.payload);
     } else if (const auto* end = std::get_if<events::CycleEnd>(&e.payload)) {
       if (open_ && open_->start.cycle_id == end->cycle_id) finish_cycle();
     }
@@ -212,14 +244,26 @@ class Replayer {
       // Its ConfigChange record may be gone (retention); the log keeps every body by hash in meta.
       auto body = log_.get_meta("config/" + std::to_string(c.config_hash));
       if (body && !body->empty()) {
-        config = configs_.insert_or_assign(c.config_hash, core::parse_scheduler_config(*body)).first;
+        auto version = log_.get_meta("config_behaviour/" + std::to_string(c.config_hash));
+        auto flags = log_.get_meta("config_flags/" + std::to_string(c.config_hash));
+        const uint32_t v = version && !version->empty() ? static_cast<uint32_t>(std::stoul(*version)) : 0;
+        config = configs_
+                     .insert_or_assign(c.config_hash,
+                                       LoggedConfig{session_options(*body, flags ? *flags : ""), v})
+                     .first;
       }
     }
-    if (config == configs_.end() || !config->second) {
+    if (config != configs_.end() && config->second.behaviour_version != core::kBehaviourVersion) {
+      // Decided by another build's rules: a difference would say nothing about this log.
+      ++older_behaviour_;
+      skipped_.insert(c.cycle_id);
+      return;
+    }
+    if (config == configs_.end() || !config->second.options) {
       ++not_replayed_;
       out_ << "cycle " << c.cycle_id << ": not replayed: configuration " << c.config_hash;
       if (config != configs_.end()) {
-        out_ << " does not parse: " << config->second.message() << "\n";
+        out_ << " does not parse: " << config->second.options.message() << "\n";
       } else if (retained_from_ > 1) {
         out_ << " is not in the log (retention may have deleted it)\n";
       } else {
@@ -228,28 +272,33 @@ class Replayer {
       return;
     }
     catch_up(c.log_position);
-    core::SessionOptions opts;
-    opts.config = config->second.value();
-    opts.now = c.now;
-    opts.seed = c.seed;
-    auto result = core::simulate(state_.to_objects(), opts, 1);
+    const model::ClusterObjects objects = state_.to_objects();
+    core::CycleInput in;
+    in.objects = model::ObjectRefs::of(objects);
+    in.records = &state_.records;
+    in.options = config->second.options.value();
+    in.options.now = c.now;
+    in.options.seed = c.seed;
+    in.options.scheduler_name = c.scheduler_name;
+    in.cycle_id = c.cycle_id;
+    const core::CycleResult result = core::run_cycle(in);
     ++cycles_;
-    open_ = OpenCycle{c, std::move(result.decisions), {}};
+    open_ = OpenCycle{c, core::cycle_records(result, c.cycle_id, c.leader_epoch), {}};
   }
 
-  void on_decision(uint64_t seq, const events::DecisionEvent& d) {
-    if (open_ && open_->start.cycle_id == d.cycle_id) {
-      open_->recorded.emplace_back(seq, d);
+  void on_output(uint64_t seq, uint64_t cycle, const events::Payload& p) {
+    if (skipped_.count(cycle)) return;
+    if (open_ && open_->start.cycle_id == cycle) {
+      open_->recorded.emplace_back(seq, p);
       return;
     }
-    // A decision of a cycle already compared: nothing replayed stands for it.
-    auto done = finished_.find(d.cycle_id);
+    // A record of a cycle already compared: nothing replayed stands for it.
+    auto done = finished_.find(cycle);
     if (done == finished_.end()) return;
     ++compared_;
     ++differences_;
-    out_ << "cycle " << d.cycle_id << " decision " << ++done->second << " (record " << seq
-         << "):\n  recorded: " << events::to_json_line(Event{0, 0, events::kSchemaVersion, d})
-         << "\n  replayed: (none)\n";
+    out_ << "cycle " << cycle << " record " << ++done->second << " (record " << seq
+         << "):\n  recorded: " << json_line(p) << "\n  replayed: (none)\n";
   }
 
   /// Compares the open cycle's replayed decisions with the recorded ones.
@@ -259,23 +308,15 @@ class Replayer {
     const uint64_t id = c.start.cycle_id;
     const auto& want = c.recorded;
     const auto& got = c.replayed;
-    // The epoch belongs to the replica that decided, not to the decision: replay takes it as recorded.
-    const uint64_t epoch = want.empty() ? 0 : want.front().second.leader_epoch;
     const size_t n = std::max(want.size(), got.size());
     for (size_t i = 0; i < n; ++i) {
       ++compared_;
       std::string got_line, want_line;
-      if (i < got.size()) {
-        events::Decision g = got[i];
-        // Records before schema 4 carry no queue: compare them on what they hold.
-        if (i < want.size() && want[i].second.decision.queue.empty()) g.queue.clear();
-        got_line = json_line(id, g, epoch);
-      }
-      if (i < want.size())
-        want_line = events::to_json_line(Event{0, 0, events::kSchemaVersion, want[i].second});
+      if (i < got.size()) got_line = json_line(got[i]);
+      if (i < want.size()) want_line = json_line(want[i].second);
       if (got_line != want_line) {
         ++differences_;
-        out_ << "cycle " << id << " decision " << i + 1
+        out_ << "cycle " << id << " record " << i + 1
              << (i < want.size() ? " (record " + std::to_string(want[i].first) + ")" : "")
              << ":\n  recorded: " << (want_line.empty() ? "(none)" : want_line)
              << "\n  replayed: " << (got_line.empty() ? "(none)" : got_line) << "\n";
@@ -305,7 +346,9 @@ class Replayer {
 
   uint64_t retained_from_ = 1;
   std::vector<storage::SnapshotInfo> snapshots_;
-  std::map<uint64_t, model::Result<core::SchedulerConfig>> configs_;  // by hash
+  std::map<uint64_t, LoggedConfig> configs_;  // by hash
+  std::set<uint64_t> skipped_;                 // cycles of an older behaviour version
+  uint64_t older_behaviour_ = 0;
 
   bool seen_cycle_ = false;  // a CycleStart was read
   bool started_ = false;     // the first cycle to replay was found and its state restored

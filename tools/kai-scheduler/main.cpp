@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   std::string lease_duration = "15s", renew_deadline = "10s", retry_period = "2s";
   bool gpu_sharing = true;
   std::string snapshot_period = "10m", retention_age = "168h", retention_size = "20Gi";
+  std::string staleness_grace = "60s";
   CLI::App app{"kai-scheduler: a KAI-compatible GPU scheduler with an event log"};
   app.add_option("--kubeconfig", o.kubeconfig,
                  "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)");
@@ -44,6 +45,9 @@ int main(int argc, char** argv) {
                  "runtimeClassName of reservation pods");
   app.add_option("--resource-reservation-allocation-timeout", reservation_timeout,
                  "how long a reservation pod may take to report its GPU")
+      ->capture_default_str();
+  app.add_option("--default-staleness-grace-period", staleness_grace,
+                 "how long a gang may run below minMember before the rest is evicted (negative: never)")
       ->capture_default_str();
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
   app.add_flag("--leader-elect", o.leader_elect,
@@ -113,6 +117,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   o.reservation_timeout = std::chrono::milliseconds(rt.value() / 1000000);
+  auto grace = kai::model::parse_go_duration_ns(staleness_grace);
+  if (!grace.is_ok()) {
+    spdlog::critical("--default-staleness-grace-period {}: {}", staleness_grace, grace.message());
+    return 2;
+  }
+  o.stale_grace_period = std::chrono::seconds(grace.value() / 1000000000);
   const size_t colon = listen.rfind(':');
   const std::string port = colon == std::string::npos ? listen : listen.substr(colon + 1);
   o.metrics_port = static_cast<uint16_t>(std::atoi(port.c_str()));

@@ -28,6 +28,8 @@ inline constexpr const char* kGpuMemoryAnnotation = "gpu-memory";
 inline constexpr const char* kGpuFractionNumDevicesAnnotation = "gpu-fraction-num-devices";
 inline constexpr const char* kGpuFractionContainerAnnotation = "gpu-fraction-container-name";
 inline constexpr const char* kGpuGroupLabel = "runai-gpu-group";
+/// Where the binder creates reservation pods (contracts.md §6).
+inline constexpr const char* kReservationNamespace = "kai-resource-reservation";
 
 /// Parses the pod's GPU request. `whole_gpu_milli` is the pod's summed `nvidia.com/gpu` request.
 /// Errors name the annotation and the value, e.g. `annotation gpu-fraction="1.5": must be in (0, 1]`.

@@ -13,7 +13,6 @@
 namespace kai::core {
 namespace {
 
-constexpr const char* kReservationNamespace = "kai-resource-reservation";
 
 int64_t bytes_from_milli(int64_t milli) {
   return milli <= 0 ? 0 : (milli + 999) / 1000;
@@ -395,6 +394,28 @@ class SessionBuilder {
     return std::nullopt;
   }
 
+  /// The cycle's job state wins over the annotations read above (cycle.hpp). A group with neither
+  /// takes its last start from when its running pods were scheduled, as a replica that did not run
+  /// them (a standby that took over) can only know it from the pods.
+  void resolve_job_times(JobInfo& job, const PodGroupAssignment& g) {
+    if (const auto* times = ssn_.options().job_times) {
+      if (auto it = times->find(job.uid); it != times->end() && !job.uid.empty()) {
+        job.last_start = it->second.last_start;
+        job.stale_since = it->second.stale_since;
+        return;
+      }
+    }
+    if (job.last_start) return;
+    for (uint32_t pod_index : g.pods) {
+      const model::Pod& pod = *objects_.pods[pod_index];
+      if (pod.node_name.empty() || pod.phase == "Succeeded" || pod.phase == "Failed") continue;
+      for (const auto& c : pod.conditions) {
+        if (c.type != "PodScheduled" || c.status != "True" || !c.last_transition_time) continue;
+        job.last_start = std::max(job.last_start.value_or(*c.last_transition_time), *c.last_transition_time);
+      }
+    }
+  }
+
   void build_jobs() {
     auto groups = group_pods(objects_, ssn_.options().scheduler_name, ssn_.options().default_queue);
     for (auto& g : groups) {
@@ -449,6 +470,7 @@ class SessionBuilder {
                "PodGroup " + job.key + " does not exist; its pods wait until it is created"});
         }
       }
+      resolve_job_times(job, g);
       if (leaf_sets.empty()) leaf_sets.emplace_back("default", job.min_member);
       for (const auto& [name, min] : leaf_sets) job.pod_sets.push_back(PodSetInfo{name, min, {}});
 
@@ -787,7 +809,7 @@ const Session::StaticFit& Session::static_fit(const TaskInfo& task) {
   if (static_fit_cache_.size() <= sig) static_fit_cache_.resize(sig + 1);
   auto& slot = static_fit_cache_[sig];
   if (!slot) {
-    slot.emplace();
+    slot = std::make_unique<StaticFit>();
     slot->mask.assign(nodes.size(), 0);
     for (uint32_t i = 0; i < nodes.size(); ++i) {
       if (static_rejection(task, nodes[i])) continue;

@@ -21,6 +21,13 @@
 
 namespace kai::core {
 
+/// A group's job state as a cycle resolved it (cycle.hpp): what KAI reads from the PodGroup's
+/// annotations.
+struct JobTimes {
+  std::optional<int64_t> last_start;
+  std::optional<int64_t> stale_since;
+};
+
 struct SessionOptions {
   SchedulerConfig config = SchedulerConfig::defaults();
   /// Unix seconds used as "now". Default: 0 (callers pass the wall clock or --now).
@@ -36,6 +43,10 @@ struct SessionOptions {
   /// How long a gang may stay below minMember before its pods are evicted
   /// (--default-staleness-grace-period); negative = never. Default: 60 s.
   int64_t stale_grace_period_seconds = 60;
+  /// Job state by group UID, resolved by the cycle from the log (cycle.hpp). A group it holds
+  /// takes these values; others read the PodGroup annotations, then their pods' PodScheduled time.
+  /// Not owned. Default: null (annotations only, as kai-sim's first round).
+  const std::unordered_map<std::string, JobTimes>* job_times = nullptr;
 };
 
 /// A candidate device for a shared-GPU task: an existing group, or a whole device (new group).
@@ -207,7 +218,9 @@ class Session {
     std::vector<char> mask;
   };
   const StaticFit& static_fit(const TaskInfo& task);
-  std::vector<std::optional<StaticFit>> static_fit_cache_;  ///< By constraint signature.
+  /// By constraint signature; held by pointer so that a fit handed out stays valid while later
+  /// signatures grow the cache (the victim solver keeps one across placements).
+  std::vector<std::unique_ptr<StaticFit>> static_fit_cache_;
   std::mt19937_64 rng_;
   std::vector<std::unique_ptr<Plugin>> plugins_;
 };

@@ -1,7 +1,7 @@
 #include "actors/scheduler/core/simulation.hpp"
 
-#include "actors/scheduler/core/action.hpp"
 #include "actors/scheduler/core/apply_session.hpp"
+#include "events/projection.hpp"
 
 namespace kai::core {
 
@@ -9,18 +9,29 @@ SimulationResult simulate(model::ClusterObjects objects, const SessionOptions& o
   SimulationResult r;
   r.objects = std::make_unique<model::ClusterObjects>(std::move(objects));
   for (int round = 0; round < std::max(1, rounds); ++round) {
-    if (r.session) {
-      apply_session(*r.objects, *r.session);
-      r.session.reset();
+    if (r.cycle) {
+      apply_session(*r.objects, *r.cycle->session);
+      for (const auto& change : r.cycle->job_state_changes) {
+        (void)events::apply_record(r.records, events::Event{0, 0, events::kSchemaVersion, change});
+      }
+      r.cycle.reset();
+      r.session = nullptr;
     }
-    r.session = std::make_unique<Session>(*r.objects, options);
-    r.skipped_actions = run_actions(*r.session, options.config.actions);
+    CycleInput in;
+    in.objects = model::ObjectRefs::of(*r.objects);
+    in.records = &r.records;
+    in.options = options;
+    in.cycle_id = static_cast<uint64_t>(round) + 1;
+    in.reservation_cleanup = false;  // nothing binds in a simulation: no reservation pods appear
+    r.cycle = std::make_unique<CycleResult>(run_cycle(in));
+    r.session = r.cycle->session.get();
+    r.skipped_actions = r.cycle->skipped_actions;
     ++r.rounds;
-    for (auto d : r.session->decisions) {
+    for (auto d : r.cycle->decisions) {
       d.seq = r.decisions.size() + 1;
       r.decisions.push_back(std::move(d));
     }
-    if (r.session->decisions.empty()) break;
+    if (r.cycle->decisions.empty()) break;
   }
   return r;
 }

@@ -1,27 +1,32 @@
 #pragma once
-// One or more sessions on a snapshot, as kai-sim and the scenario tests run them: each round builds a
-// session, runs the configured actions, and (if another round follows and something was decided)
-// applies the result to the snapshot (apply_session.hpp).
+// One or more cycles on a snapshot, as kai-sim and the scenario tests run them: each round runs the
+// one cycle function (cycle.hpp) on the objects and the records so far, then (if another round
+// follows and something was decided) applies the result as the cluster would (apply_session.hpp)
+// and folds the round's job state records into the records of the next.
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "actors/scheduler/core/cycle.hpp"
 #include "actors/scheduler/core/session.hpp"
 #include "events/decision.hpp"
+#include "events/schedule_records.hpp"
 #include "k8s/model/objects.hpp"
 
 namespace kai::core {
 
 struct SimulationResult {
-  std::unique_ptr<model::ClusterObjects> objects;  ///< The snapshot the last session ran on.
-  std::unique_ptr<Session> session;                ///< The last session (points into `objects`).
+  std::unique_ptr<model::ClusterObjects> objects;  ///< The snapshot the last cycle ran on.
+  std::unique_ptr<CycleResult> cycle;              ///< The last cycle (its session points into `objects`).
+  Session* session = nullptr;                      ///< The last cycle's session.
+  events::ScheduleRecords records;                 ///< The records the last cycle started from.
   std::vector<events::Decision> decisions;         ///< All rounds, renumbered in order.
   std::vector<std::string> skipped_actions;        ///< Configured actions this build does not have.
   int rounds = 0;                                  ///< Rounds run (stops early when nothing is decided).
 };
 
-/// Runs up to `rounds` sessions (at least one) on `objects`.
+/// Runs up to `rounds` cycles (at least one) on `objects`, cycle ids 1, 2, ...
 SimulationResult simulate(model::ClusterObjects objects, const SessionOptions& options, int rounds);
 
 }  // namespace kai::core

@@ -1,0 +1,15 @@
+#pragma once
+// The version of the scheduling behaviour: raise it with any change that makes the same log decide
+// differently (an action, a plugin, an order, a message). The daemon logs it with its configuration;
+// kai-log replay compares only the cycles recorded by this version and reports older ones as skipped
+// (docs/one-truth.md).
+
+#include <cstdint>
+
+namespace kai::core {
+
+/// 1: the first versioned behaviour (assumed decisions, job state and reservation clean-up in the
+/// cycle).
+inline constexpr uint32_t kBehaviourVersion = 1;
+
+}  // namespace kai::core

@@ -1,0 +1,349 @@
+#include "actors/scheduler/core/cycle.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "actors/scheduler/core/action.hpp"
+#include "actors/scheduler/core/grouping.hpp"
+#include "actors/scheduler/core/gpu_request.hpp"
+#include "actors/scheduler/core/pod_status.hpp"
+#include "k8s/model/time.hpp"
+
+namespace kai::core {
+namespace {
+
+using events::JobField;
+using events::JobStateChange;
+using events::JobStateSource;
+
+/// The annotation a reservation pod carries once it knows its device (docs/gpu-sharing.md).
+constexpr const char* kReservedGpuAnnotation = "run.ai/reserve_for_gpu_index";
+
+uint64_t micros_since(std::chrono::steady_clock::time_point t) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t).count());
+}
+
+std::string key_of(const model::ObjectMeta& m) {
+  return m.namespace_.empty() ? m.name : m.namespace_ + "/" + m.name;
+}
+
+const char* annotation_of(JobField f) {
+  return f == JobField::kLastStart ? kLastStartAnnotation : kStaleSinceAnnotation;
+}
+
+/// The annotation's time; an absent or unreadable one is no time (the session warns about the latter).
+std::optional<int64_t> annotation_time(const model::PodGroup& pg, JobField f) {
+  auto it = pg.meta.annotations.find(annotation_of(f));
+  if (it == pg.meta.annotations.end()) return std::nullopt;
+  auto t = model::parse_rfc3339(it->second);
+  if (!t) return std::nullopt;
+  return *t;
+}
+
+/// Pods by "namespace/name": a binary search when the refs are in key order (the daemon's cut and
+/// the projection's are), else an index built once.
+class PodFinder {
+ public:
+  explicit PodFinder(const std::vector<const model::Pod*>& pods) : pods_(pods) {
+    sorted_ = std::is_sorted(pods.begin(), pods.end(), [](const model::Pod* a, const model::Pod* b) {
+      return key_of(a->meta) < key_of(b->meta);
+    });
+    if (!sorted_) {
+      for (size_t i = 0; i < pods.size(); ++i) index_.emplace(key_of(pods[i]->meta), i);
+    }
+  }
+  /// The position of pod `key` in the refs, or npos.
+  size_t find(const std::string& key) const {
+    if (!sorted_) {
+      auto it = index_.find(key);
+      return it == index_.end() ? npos : it->second;
+    }
+    auto at = std::lower_bound(pods_.begin(), pods_.end(), key,
+                               [](const model::Pod* p, const std::string& k) { return key_of(p->meta) < k; });
+    if (at == pods_.end() || key_of((*at)->meta) != key) return npos;
+    return static_cast<size_t>(at - pods_.begin());
+  }
+  static constexpr size_t npos = static_cast<size_t>(-1);
+
+ private:
+  const std::vector<const model::Pod*>& pods_;
+  bool sorted_ = true;
+  std::unordered_map<std::string, size_t> index_;
+};
+
+/// Whether the watched pod shows the assumed decision done: bound (bind), deleting (evict), or the
+/// pod it was about is gone or replaced. Once true it stays true, so settling at any later cut
+/// gives the same input.
+bool confirmed(const events::Decision& d, const model::Pod* pod) {
+  if (pod == nullptr || pod->meta.uid != d.pod_uid) return true;
+  if (d.kind == events::DecisionKind::kBind) return !pod->node_name.empty();
+  return pod->meta.deletion_timestamp.has_value();
+}
+
+/// Step 1: settles what the objects confirm and lays the other assumed decisions over the pods.
+void settle_and_assume(const events::ScheduleRecords& records, int64_t now, CycleResult& out) {
+  if (records.assumed.empty()) return;
+  PodFinder finder(out.refs.pods);
+  std::map<size_t, model::Pod*> copies;  // position in refs -> its patched copy
+  for (const auto& [seq, assumed] : records.assumed) {
+    const events::Decision& d = assumed.decision;
+    const size_t at = finder.find(d.pod);
+    const model::Pod* pod = at == PodFinder::npos ? nullptr : out.refs.pods[at];
+    if (confirmed(d, pod)) {
+      out.settled.push_back(seq);
+      continue;
+    }
+    model::Pod*& copy = copies[at];
+    if (copy == nullptr) copy = &out.patched->emplace_back(*pod);
+    if (d.kind == events::DecisionKind::kBind) {
+      copy->node_name = d.node;
+      if (d.gpu_groups.size() == 1) {
+        copy->meta.labels[kGpuGroupLabel] = d.gpu_groups[0];
+      } else {
+        for (const auto& g : d.gpu_groups) copy->meta.labels[std::string(kGpuGroupLabel) + "/" + g] = g;
+      }
+    } else if (!copy->meta.deletion_timestamp) {
+      copy->meta.deletion_timestamp = now;
+    }
+    out.refs.pods[at] = copy;
+  }
+}
+
+/// Step 2: the job state each group starts the cycle with. A PodGroup showing a value that is
+/// neither the records' nor one the records expect (an earlier write of ours, or what was there
+/// before it) was changed by someone else: that value is adopted, and logged. Once the PodGroup
+/// shows the records' value, the older expectations are dropped (logged the same way).
+std::unordered_map<std::string, JobTimes> resolve_job_state(const CycleInput& in, CycleResult& out) {
+  std::unordered_map<std::string, JobTimes> times;
+  if (in.records == nullptr || in.records->job_states.empty()) return times;
+  std::unordered_map<std::string, const model::PodGroup*> by_uid;
+  for (const auto* pg : out.refs.pod_groups) by_uid.emplace(pg->meta.uid, pg);
+  for (const auto& [uid, st] : in.records->job_states) {
+    JobTimes& t = times[uid];
+    std::optional<int64_t>* slots[events::kJobFields] = {&t.last_start, &t.stale_since};
+    auto pg = by_uid.find(uid);
+    for (int f = 0; f < events::kJobFields; ++f) {
+      const events::JobValue& v = st.fields[f];
+      *slots[f] = v.value;
+      if (pg == by_uid.end()) continue;
+      const auto field = static_cast<JobField>(f);
+      const std::optional<int64_t> shown = annotation_time(*pg->second, field);
+      const bool expected = std::find(v.expected.begin(), v.expected.end(), shown) != v.expected.end();
+      const bool foreign = shown != v.value && !expected;
+      const bool caught_up = shown == v.value && v.expected.size() > 1;
+      if (!foreign && !caught_up) continue;
+      *slots[f] = shown;
+      out.job_state_changes.push_back(
+          JobStateChange{in.cycle_id, uid, st.group, field, shown, std::nullopt, JobStateSource::kWatched});
+    }
+  }
+  return times;
+}
+
+/// Step 4: the session's annotation updates as records, and the job state of groups gone.
+void record_job_state(const CycleInput& in, const Session& ssn, CycleResult& out) {
+  std::unordered_map<std::string, const model::PodGroup*> by_uid;
+  for (const auto* pg : out.refs.pod_groups) by_uid.emplace(pg->meta.uid, pg);
+  for (const auto& [job_id, updates] : ssn.annotation_updates) {
+    const JobInfo& job = ssn.jobs[job_id];
+    if (job.uid.empty()) continue;
+    for (const auto& [name, value] : updates) {
+      JobField field;
+      if (name == kLastStartAnnotation) {
+        field = JobField::kLastStart;
+      } else if (name == kStaleSinceAnnotation) {
+        field = JobField::kStaleSince;
+      } else {
+        continue;
+      }
+      std::optional<int64_t> time;
+      if (value) {
+        auto t = model::parse_rfc3339(*value);
+        if (!t) continue;  // the session formats what it writes; an unreadable one is a bug upstream
+        time = *t;
+      }
+      std::optional<int64_t> seen;
+      if (auto pg = by_uid.find(job.uid); pg != by_uid.end()) seen = annotation_time(*pg->second, field);
+      out.job_state_changes.push_back(
+          JobStateChange{in.cycle_id, job.uid, job.key, field, time, seen, JobStateSource::kDecided});
+    }
+  }
+  if (in.records == nullptr) return;
+  std::set<std::string> live;
+  for (const auto& job : ssn.jobs) live.insert(job.uid);
+  for (const auto& [uid, st] : in.records->job_states) {
+    if (live.count(uid) || by_uid.count(uid)) continue;
+    out.job_state_changes.push_back(
+        JobStateChange{in.cycle_id, uid, st.group, JobField::kLastStart, std::nullopt, std::nullopt,
+                       JobStateSource::kForget});
+  }
+}
+
+bool finished(const model::Pod& pod) {
+  return pod.phase == "Succeeded" || pod.phase == "Failed";
+}
+
+/// The GPU groups a pod's labels name.
+std::vector<std::string> gpu_groups_of(const model::Pod& pod) {
+  std::vector<std::string> groups;
+  const std::string prefix = std::string(kGpuGroupLabel) + "/";
+  for (const auto& [k, v] : pod.meta.labels) {
+    if (k == kGpuGroupLabel) groups.push_back(v);
+    if (k.rfind(prefix, 0) == 0) groups.push_back(v.empty() ? k.substr(prefix.size()) : v);
+  }
+  return groups;
+}
+
+/// Step 5: a reservation pod holds a device for its GPU group (KAI's SyncForNode). One whose group
+/// no pod on its node uses, bound or assumed, holds it for nothing; of two for one group, the one
+/// that did not report its device (or the later one) is a double reservation. Both are deleted.
+void find_orphaned_reservations(const CycleInput& in, CycleResult& out) {
+  std::map<std::string, std::set<std::string>> in_use;  // node -> groups
+  std::vector<const model::Pod*> reservations;
+  for (const model::Pod* pod : out.refs.pods) {
+    if (pod->node_name.empty() || finished(*pod)) continue;
+    if (pod->meta.namespace_ == kReservationNamespace) {
+      if (!pod->meta.deletion_timestamp) reservations.push_back(pod);
+      continue;
+    }
+    for (auto& g : gpu_groups_of(*pod)) in_use[pod->node_name].insert(std::move(g));
+  }
+  std::map<std::pair<std::string, std::string>, const model::Pod*> keep;  // (node, group) -> kept
+  auto reported = [](const model::Pod* p) {
+    auto it = p->meta.annotations.find(kReservedGpuAnnotation);
+    return it != p->meta.annotations.end() && !it->second.empty();
+  };
+  for (const model::Pod* pod : reservations) {
+    auto groups = gpu_groups_of(*pod);
+    if (groups.empty()) continue;
+    const model::Pod*& k = keep[{pod->node_name, groups.front()}];
+    if (k == nullptr || (!reported(k) && reported(pod))) k = pod;
+  }
+  uint64_t seq = out.decisions.size();
+  for (const model::Pod* pod : reservations) {
+    auto groups = gpu_groups_of(*pod);
+    if (groups.empty()) continue;
+    const std::string& group = groups.front();
+    std::string reason;
+    if (!in_use[pod->node_name].count(group)) {
+      reason = "reservation pod of GPU group " + group + " on " + pod->node_name + ": no pod uses the group";
+    } else if (keep[{pod->node_name, group}] != pod) {
+      reason = "second reservation pod of GPU group " + group + " on " + pod->node_name;
+    } else {
+      continue;
+    }
+    events::Decision d;
+    d.seq = ++seq;
+    d.action = kCleanupAction;
+    d.kind = events::DecisionKind::kEvict;
+    d.pod = key_of(pod->meta);
+    d.pod_uid = pod->meta.uid;
+    d.node = pod->node_name;
+    d.gpu_groups = {group};
+    d.reason = std::move(reason);
+    out.cleanups.push_back(std::move(d));
+  }
+  (void)in;
+}
+
+/// Step 6: the earliest deadline after now: a stale gang's grace end, a running job's min-runtime end.
+std::optional<int64_t> next_deadline(const Session& ssn) {
+  const int64_t now = ssn.now();
+  std::optional<int64_t> best;
+  auto offer = [&](int64_t t) {
+    if (t > now && (!best || t < *best)) best = t;
+  };
+  const int64_t grace = ssn.options().stale_grace_period_seconds;
+  std::set<int64_t> runtimes;
+  for (const auto& q : ssn.queues) {
+    for (const auto& r : {q.preempt_min_runtime, q.reclaim_min_runtime}) {
+      if (r && *r > 0) runtimes.insert(static_cast<int64_t>(std::ceil(*r)));
+    }
+  }
+  for (const auto& job : ssn.jobs) {
+    if (job.stale_since && grace >= 0) offer(*job.stale_since + grace);
+    if (job.last_start && ssn.active_allocated_count(job) > 0) {
+      for (int64_t r : runtimes) offer(*job.last_start + r);
+    }
+  }
+  return best;
+}
+
+void report(const CycleInput& in, const Session& ssn, CycleResult& out) {
+  for (const auto& job : ssn.jobs) {
+    if (job.fit_errors.empty() || ssn.active_allocated_count(job) >= job.min_member) continue;
+    events::UnschedulableEvent u;
+    u.cycle_id = in.cycle_id;
+    u.pod_group = job.key;
+    u.queue = job.queue_name;
+    for (const auto& r : job.fit_errors) u.reasons.push_back({r.reason, r.message});
+    for (uint32_t t : job.tasks) {
+      const TaskInfo& task = ssn.tasks[t];
+      if (task.status != PodStatus::kPending) continue;
+      out.pending.push_back({task.key, task.uid, job.key, job.fit_errors.front().message});
+      u.pods.push_back({task.key, task.uid});
+    }
+    out.unschedulable.push_back(std::move(u));
+  }
+  for (const auto& q : ssn.queues) {
+    QueueFigures f;
+    f.name = q.name;
+    f.fair_gpu = q.fair_share.gpu;
+    f.fair_cpu = q.fair_share.cpu / 1000.0;
+    f.fair_memory = q.fair_share.memory / 1e9;
+    f.used_gpu = q.allocated.gpu;
+    f.used_cpu = q.allocated.cpu / 1000.0;
+    f.used_memory = q.allocated.memory / 1e9;
+    out.queues.push_back(f);
+  }
+}
+
+}  // namespace
+
+CycleResult run_cycle(const CycleInput& in) {
+  const auto start = std::chrono::steady_clock::now();
+  CycleResult out;
+  out.refs = in.objects;
+  out.patched = std::make_shared<std::deque<model::Pod>>();
+  if (in.records != nullptr) settle_and_assume(*in.records, in.options.now, out);
+  out.job_times = std::make_unique<std::unordered_map<std::string, JobTimes>>(resolve_job_state(in, out));
+
+  SessionOptions options = in.options;
+  options.job_times = out.job_times.get();
+  out.session = std::make_unique<Session>(out.refs, options);
+  Session& ssn = *out.session;
+  out.build_us = micros_since(start);
+  for (const auto& action : options.config.actions) {
+    const auto t = std::chrono::steady_clock::now();
+    for (auto& skipped : run_actions(ssn, {action})) out.skipped_actions.push_back(std::move(skipped));
+    out.action_us.emplace_back(action, micros_since(t));
+  }
+  out.decisions = ssn.decisions;
+  out.warnings = ssn.warnings;
+
+  record_job_state(in, ssn, out);
+  if (in.reservation_cleanup) find_orphaned_reservations(in, out);
+  out.next_deadline = next_deadline(ssn);
+  report(in, ssn, out);
+  out.total_us = micros_since(start);
+  return out;
+}
+
+}  // namespace kai::core
+
+namespace kai::core {
+
+std::vector<events::Payload> cycle_records(const CycleResult& result, uint64_t cycle_id, uint64_t leader_epoch) {
+  std::vector<events::Payload> out;
+  if (!result.settled.empty()) out.emplace_back(events::AssumedSettled{cycle_id, result.settled});
+  for (const auto& d : result.decisions) out.emplace_back(events::DecisionEvent{cycle_id, d, leader_epoch});
+  for (const auto& d : result.cleanups) out.emplace_back(events::DecisionEvent{cycle_id, d, leader_epoch});
+  for (const auto& j : result.job_state_changes) out.emplace_back(j);
+  return out;
+}
+
+}  // namespace kai::core

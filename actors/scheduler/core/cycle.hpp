@@ -1,0 +1,106 @@
+#pragma once
+// One scheduling cycle as a pure function of what the log holds at the cycle's cut: the watched
+// objects, the scheduler's records (assumed decisions, job state), the configuration, the scheduler
+// name, `now` and the seed. The daemon, kai-sim (each round) and kai-log replay all call run_cycle,
+// so the same log gives the same decisions everywhere (docs/one-truth.md).
+//
+// Read top-down, a cycle:
+//   1. settles the assumed decisions the objects confirm (pod bound, deleting or gone) and lays the
+//      rest over the objects (a bind puts the pod on its node with its GPU groups, an evict marks it
+//      deleting), copying only the pods it changes;
+//   2. resolves each group's job state: the records', unless the PodGroup shows a value someone else
+//      wrote; without either, the annotations and then the pods' PodScheduled transition time;
+//   3. builds the session and runs the configured actions;
+//   4. turns the session's job state changes into records and forgets the job state of groups gone;
+//   5. finds reservation pods whose GPU group nothing uses any more (their deletion is a decision);
+//   6. reports what waits and why, the queues' figures, and the earliest deadline at which a cycle
+//      would decide something new with nothing else changed.
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "actors/scheduler/core/session.hpp"
+#include "events/event.hpp"
+#include "events/schedule_records.hpp"
+#include "k8s/model/objects.hpp"
+
+namespace kai::core {
+
+/// The action name of reservation clean-up decisions (evictions of reservation pods).
+inline constexpr const char* kCleanupAction = "reservationcleanup";
+
+/// Everything a cycle reads.
+struct CycleInput {
+  /// The cut's objects (not copied; they must outlive the result).
+  model::ObjectRefs objects;
+  /// The scheduler's records at the cut; null = none (kai-sim's first round).
+  const events::ScheduleRecords* records = nullptr;
+  /// Configuration, scheduler name, now and seed.
+  SessionOptions options;
+  uint64_t cycle_id = 0;
+  /// Whether to look for reservation pods to delete (the daemon and replay; kai-sim does not bind).
+  bool reservation_cleanup = true;
+};
+
+/// A pending pod and why it waits (KAI's message), for its PodScheduled condition.
+struct PendingPod {
+  std::string pod;  ///< "namespace/name"
+  std::string uid;
+  std::string group;  ///< "namespace/name" of its pod group
+  std::string message;
+};
+
+struct QueueFigures {
+  std::string name;
+  double fair_gpu = 0, fair_cpu = 0, fair_memory = 0;
+  double used_gpu = 0, used_cpu = 0, used_memory = 0;
+};
+
+/// Everything a cycle produces. The records (decisions, cleanups, settled, job state) are logged
+/// by the daemon and compared by replay; the rest feeds statuses and metrics.
+struct CycleResult {
+  std::vector<events::Decision> decisions;  ///< The session's, in commit order.
+  /// Reservation pods to delete (evictions, action kCleanupAction), numbered after `decisions`.
+  std::vector<events::Decision> cleanups;
+  std::vector<uint64_t> settled;  ///< Assumed decisions (log seqs) the objects confirm.
+  std::vector<events::JobStateChange> job_state_changes;
+  std::vector<events::UnschedulableEvent> unschedulable;
+  std::vector<PendingPod> pending;
+  std::vector<QueueFigures> queues;
+  /// The earliest time (Unix seconds, after `now`) at which a deadline passes: a stale gang's grace
+  /// or a job's min-runtime ends. A cycle must run then even if nothing else changed.
+  std::optional<int64_t> next_deadline;
+  std::vector<std::pair<std::string, uint64_t>> action_us;
+  std::vector<std::string> skipped_actions;  ///< Configured actions this build does not have.
+  uint64_t build_us = 0;
+  uint64_t total_us = 0;
+  std::vector<std::string> warnings;  ///< Bad input found while building the session.
+
+  /// What the session ran on: the input's addresses with the assumed decisions laid over (the
+  /// pods they change are copies held in `patched`).
+  model::ObjectRefs refs;
+  std::shared_ptr<std::deque<model::Pod>> patched;
+  /// The job state the session started from (its options point here).
+  std::unique_ptr<std::unordered_map<std::string, JobTimes>> job_times;
+  std::unique_ptr<Session> session;
+};
+
+/// Runs one cycle. Deterministic: the same input gives the same result, byte for byte.
+CycleResult run_cycle(const CycleInput& input);
+
+}  // namespace kai::core
+
+namespace kai::core {
+
+/// The records a cycle appends after its CycleStart, in log order: what it settled, its decisions,
+/// its reservation clean-ups (numbered on from the decisions), its job state changes. The daemon
+/// logs exactly these (plus unschedulable reasons when they change, and the CycleEnd); replay
+/// compares them with what it recomputes.
+std::vector<events::Payload> cycle_records(const CycleResult& result, uint64_t cycle_id, uint64_t leader_epoch);
+
+}  // namespace kai::core

@@ -1,0 +1,75 @@
+#pragma once
+// What the scheduler's own records add to a cycle's input (docs/one-truth.md): the decisions it
+// assumes done (sent to the binder, not yet seen on the watch, as kube-scheduler's cache "assumes"
+// pods) and the job state KAI keeps on PodGroups (last start, stale since). Both are folded from
+// logged records only, so the daemon, kai-sim and replay give a cycle the same input.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "events/decision.hpp"
+
+namespace kai::events {
+
+/// A bind or evict decision that cycles treat as done until a logged record ends it: a failed,
+/// timed-out, cancelled or abandoned outcome, or the cycle's AssumedSettled (the watch shows the pod
+/// bound, deleting or gone). A `bound` outcome only marks it reported: the watch has the last word.
+struct AssumedDecision {
+  Decision decision;
+  bool reported = false;  ///< The binder logged `bound`; a restart does not abandon it.
+  bool operator==(const AssumedDecision& o) const;
+};
+
+/// The job state fields KAI keeps as PodGroup annotations.
+enum class JobField : uint8_t { kLastStart = 0, kStaleSince = 1 };
+inline constexpr int kJobFields = 2;
+
+/// One job state field of one group: its value and the values its PodGroup's annotation may show
+/// without that being someone else's change (our earlier writes and what was there before them).
+struct JobValue {
+  std::optional<int64_t> value;  ///< Unix seconds.
+  std::vector<std::optional<int64_t>> expected;
+  bool operator==(const JobValue&) const = default;
+};
+
+/// The job state of one pod group (by UID: a PodGroup's, or the synthesised group's).
+struct JobState {
+  std::string group;  ///< "namespace/name", for messages.
+  JobValue fields[kJobFields];
+  bool operator==(const JobState& o) const {
+    return group == o.group && fields[0] == o.fields[0] && fields[1] == o.fields[1];
+  }
+};
+
+/// Everything the scheduler's records contribute to the next cycle's input.
+struct ScheduleRecords {
+  std::map<uint64_t, AssumedDecision> assumed;  ///< By the decision's log sequence.
+  std::map<std::string, JobState> job_states;   ///< By group UID.
+  int64_t last_now = 0;                         ///< The `now` of the last logged cycle.
+  std::string scheduler_name = "kai-scheduler";  ///< The last logged cycle's.
+  bool operator==(const ScheduleRecords&) const = default;
+
+  /// Decisions without a binder report (seq -> pod): logged as abandoned after a restart.
+  std::map<uint64_t, std::string> open_decisions() const;
+};
+
+inline bool AssumedDecision::operator==(const AssumedDecision& o) const {
+  const Decision& a = decision;
+  const Decision& b = o.decision;
+  return reported == o.reported && a.seq == b.seq && a.action == b.action && a.kind == b.kind &&
+         a.pod == b.pod && a.pod_uid == b.pod_uid && a.node == b.node && a.gpu_groups == b.gpu_groups &&
+         a.gpu_fraction == b.gpu_fraction && a.reason == b.reason && a.by == b.by && a.queue == b.queue;
+}
+
+inline std::map<uint64_t, std::string> ScheduleRecords::open_decisions() const {
+  std::map<uint64_t, std::string> out;
+  for (const auto& [seq, a] : assumed) {
+    if (!a.reported) out.emplace(seq, a.decision.pod);
+  }
+  return out;
+}
+
+}  // namespace kai::events

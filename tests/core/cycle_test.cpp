@@ -1,0 +1,289 @@
+// The one cycle function (actors/scheduler/core/cycle.hpp): assumed decisions settled by the watched
+// state or laid over it, job state from the records against what the PodGroup shows, reservation
+// clean-up, deadlines, and the same input giving the same records.
+#include "actors/scheduler/core/cycle.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "actors/scheduler/core/grouping.hpp"
+#include "events/event_codec.hpp"
+#include "events/projection.hpp"
+#include "k8s/model/codec.hpp"
+#include "k8s/model/time.hpp"
+
+namespace kai::core {
+namespace {
+
+using Json = nlohmann::json;
+constexpr int64_t kNow = 1'800'000'000;
+
+Json node(const std::string& name, int gpus) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata", {{"name", name}}},
+          {"status",
+           {{"allocatable", {{"cpu", "32"}, {"memory", "256Gi"}, {"pods", "110"}, {"nvidia.com/gpu", std::to_string(gpus)}}},
+            {"conditions", Json::array({{{"type", "Ready"}, {"status", "True"}}})}}}};
+}
+
+Json queue(const std::string& name, const std::string& parent, double quota, Json extra = Json::object()) {
+  Json spec = {{"resources",
+                {{"gpu", {{"quota", quota}, {"limit", -1}, {"overQuotaWeight", 1}}},
+                 {"cpu", {{"quota", -1}, {"limit", -1}, {"overQuotaWeight", 1}}},
+                 {"memory", {{"quota", -1}, {"limit", -1}, {"overQuotaWeight", 1}}}}}};
+  if (!parent.empty()) spec["parentQueue"] = parent;
+  spec.update(extra);
+  return {{"apiVersion", "scheduling.run.ai/v2"}, {"kind", "Queue"}, {"metadata", {{"name", name}}}, {"spec", spec}};
+}
+
+Json pod(const std::string& name, const std::string& uid, int gpus, const std::string& node_name = "",
+         Json annotations = Json::object(), Json labels = Json::object()) {
+  labels["kai.scheduler/queue"] = "q";
+  Json p = {{"apiVersion", "v1"},
+            {"kind", "Pod"},
+            {"metadata",
+             {{"name", name}, {"namespace", "ns"}, {"uid", uid}, {"labels", labels}, {"annotations", annotations},
+              {"creationTimestamp", "2027-01-15T08:00:00Z"}}},
+            {"spec",
+             {{"schedulerName", "kai-scheduler"},
+              {"containers",
+               Json::array({{{"name", "main"},
+                             {"resources", {{"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}})}}},
+            {"status", {{"phase", node_name.empty() ? "Pending" : "Running"}}}};
+  if (!node_name.empty()) p["spec"]["nodeName"] = node_name;
+  return p;
+}
+
+Json pod_group(const std::string& name, const std::string& uid, int min_member, Json annotations = Json::object()) {
+  return {{"apiVersion", "scheduling.run.ai/v2alpha2"},
+          {"kind", "PodGroup"},
+          {"metadata", {{"name", name}, {"namespace", "ns"}, {"uid", uid}, {"annotations", annotations}}},
+          {"spec", {{"minMember", min_member}, {"queue", "q"}}}};
+}
+
+model::ClusterObjects objects_of(const Json& items) {
+  auto o = model::decode_snapshot(Json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}}.dump());
+  EXPECT_TRUE(o) << o.message();
+  return o ? std::move(o).value() : model::ClusterObjects{};
+}
+
+CycleResult cycle(const model::ClusterObjects& objects, const events::ScheduleRecords* records,
+                  int64_t now = kNow, uint64_t cycle_id = 7) {
+  CycleInput in;
+  in.objects = model::ObjectRefs::of(objects);
+  in.records = records;
+  in.options.now = now;
+  in.options.seed = 3;
+  in.cycle_id = cycle_id;
+  return run_cycle(in);
+}
+
+events::Decision bind(const std::string& pod, const std::string& uid, const std::string& node) {
+  events::Decision d;
+  d.action = "allocate";
+  d.kind = events::DecisionKind::kBind;
+  d.pod = "ns/" + pod;
+  d.pod_uid = uid;
+  d.node = node;
+  return d;
+}
+
+bool decided_for(const CycleResult& r, const std::string& pod) {
+  for (const auto& d : r.decisions) {
+    if (d.pod == "ns/" + pod) return true;
+  }
+  return false;
+}
+
+TEST(Cycle, AnAssumedBindHoldsItsPlaceUntilTheWatchShowsItAndIsThenSettled) {
+  // One 1-GPU node; p1 was decided onto it in an earlier cycle, the watch does not show it yet.
+  const auto objects = objects_of(Json::array({node("n1", 1), queue("q", "", -1), pod("p1", "u1", 1),
+                                               pod("p2", "u2", 1), pod("gone", "u3", 1)}));
+  // Without the records the cycle would bind p1 (or p2) again: the test is not empty.
+  const CycleResult blind = cycle(objects, nullptr);
+  ASSERT_EQ(blind.decisions.size(), 1u);
+
+  events::ScheduleRecords records;
+  records.assumed[10] = {bind("p1", "u1", "n1"), false};
+  records.assumed[11] = {bind("gone", "old-uid", "n1"), true};  // that pod was replaced: settled
+  const CycleResult r = cycle(objects, &records);
+  EXPECT_EQ(r.settled, std::vector<uint64_t>{11});
+  EXPECT_TRUE(r.decisions.empty()) << "the node is full with the assumed p1; nothing else fits";
+  EXPECT_FALSE(decided_for(r, "p1"));
+
+  // The watch now shows p1 bound: the assumption is settled and p1 is simply running.
+  const auto confirmed = objects_of(Json::array({node("n1", 1), queue("q", "", -1), pod("p1", "u1", 1, "n1"),
+                                                 pod("p2", "u2", 1)}));
+  const CycleResult after = cycle(confirmed, &records);
+  EXPECT_EQ(after.settled, (std::vector<uint64_t>{10, 11}));
+  EXPECT_TRUE(after.decisions.empty());
+}
+
+TEST(Cycle, AFailedBindIsNoLongerAssumedAndThePodIsDecidedAgain) {
+  const auto objects = objects_of(Json::array({node("n1", 1), queue("q", "", -1), pod("p1", "u1", 1)}));
+  events::ScheduleRecords records;
+  events::Event d{20, 0, events::kSchemaVersion, events::DecisionEvent{1, bind("p1", "u1", "n1"), 0}};
+  ASSERT_TRUE(events::apply_record(records, d));
+  EXPECT_TRUE(cycle(objects, &records).decisions.empty());
+  events::Event failed{21, 0, events::kSchemaVersion,
+                       events::BinderOutcome{20, "ns/p1", events::Outcome::kBindFailed, "409"}};
+  ASSERT_TRUE(events::apply_record(records, failed));
+  const CycleResult r = cycle(objects, &records);
+  ASSERT_EQ(r.decisions.size(), 1u);
+  EXPECT_EQ(r.decisions[0].pod, "ns/p1");
+}
+
+TEST(Cycle, ABoundOutcomeKeepsTheAssumptionUntilTheWatchConfirmsIt) {
+  // The binder reported `bound` but the watch has not shown it: the pod must not look pending, or
+  // another pod could be given its GPU.
+  const auto objects = objects_of(Json::array({node("n1", 1), queue("q", "", -1), pod("p1", "u1", 1),
+                                               pod("p2", "u2", 1)}));
+  events::ScheduleRecords records;
+  ASSERT_TRUE(events::apply_record(
+      records, events::Event{20, 0, events::kSchemaVersion, events::DecisionEvent{1, bind("p1", "u1", "n1"), 0}}));
+  ASSERT_TRUE(events::apply_record(
+      records, events::Event{21, 0, events::kSchemaVersion,
+                             events::BinderOutcome{20, "ns/p1", events::Outcome::kBound, "bound"}}));
+  EXPECT_TRUE(records.open_decisions().empty()) << "reported: a restart does not abandon it";
+  EXPECT_TRUE(cycle(objects, &records).decisions.empty());
+}
+
+TEST(Cycle, AllocationRecordsTheLastStartAndTheRecordsNotTheAnnotationAreRead) {
+  const auto objects = objects_of(Json::array({node("n1", 2), queue("q", "", -1), pod_group("pg", "pg-uid", 1),
+                                               pod("p1", "u1", 1, "", {{"pod-group-name", "pg"}})}));
+  const CycleResult r = cycle(objects, nullptr);
+  ASSERT_EQ(r.decisions.size(), 1u);
+  ASSERT_EQ(r.job_state_changes.size(), 1u);
+  const auto& c = r.job_state_changes[0];
+  EXPECT_EQ(c.group_uid, "pg-uid");
+  EXPECT_EQ(c.group, "ns/pg");
+  EXPECT_EQ(c.field, events::JobField::kLastStart);
+  EXPECT_EQ(c.value, kNow);
+  EXPECT_EQ(c.seen, std::nullopt);
+  EXPECT_EQ(c.source, events::JobStateSource::kDecided);
+
+  // Folded into the records; the PodGroup still shows nothing (the patch is not back yet): that is
+  // expected, not someone else's change.
+  events::ScheduleRecords records;
+  ASSERT_TRUE(events::apply_record(records, events::Event{5, 0, events::kSchemaVersion, c}));
+  const CycleResult again = cycle(objects, &records, kNow + 1);
+  for (const auto& j : again.job_state_changes) EXPECT_NE(j.source, events::JobStateSource::kWatched);
+}
+
+TEST(Cycle, AValueSomeoneElseWroteOnThePodGroupIsAdoptedAndLogged) {
+  events::ScheduleRecords records;
+  events::JobStateChange mine{1, "pg-uid", "ns/pg", events::JobField::kLastStart, kNow - 100, std::nullopt,
+                              events::JobStateSource::kDecided};
+  ASSERT_TRUE(events::apply_record(records, events::Event{5, 0, events::kSchemaVersion, mine}));
+  const std::string other = model::format_rfc3339(kNow - 5);
+  const auto objects =
+      objects_of(Json::array({node("n1", 2), queue("q", "", -1),
+                              pod_group("pg", "pg-uid", 1, {{"kai.scheduler/last-start-timestamp", other}}),
+                              pod("p1", "u1", 1, "n1", {{"pod-group-name", "pg"}})}));
+  const CycleResult r = cycle(objects, &records);
+  ASSERT_EQ(r.job_state_changes.size(), 1u);
+  EXPECT_EQ(r.job_state_changes[0].source, events::JobStateSource::kWatched);
+  EXPECT_EQ(r.job_state_changes[0].value, kNow - 5);
+  EXPECT_EQ(r.job_times->at("pg-uid").last_start, kNow - 5) << "the session reads the adopted value";
+
+  // Our own earlier value coming back on the watch (a late echo) is not someone else's.
+  ASSERT_TRUE(events::apply_record(records, events::Event{6, 0, events::kSchemaVersion,
+                                                          events::JobStateChange{2, "pg-uid", "ns/pg",
+                                                                                 events::JobField::kLastStart,
+                                                                                 kNow - 50, kNow - 100,
+                                                                                 events::JobStateSource::kDecided}}));
+  const auto echo = objects_of(Json::array(
+      {node("n1", 2), queue("q", "", -1),
+       pod_group("pg", "pg-uid", 1, {{"kai.scheduler/last-start-timestamp", model::format_rfc3339(kNow - 100)}}),
+       pod("p1", "u1", 1, "n1", {{"pod-group-name", "pg"}})}));
+  const CycleResult e = cycle(echo, &records);
+  EXPECT_TRUE(e.job_state_changes.empty());
+  EXPECT_EQ(e.job_times->at("pg-uid").last_start, kNow - 50);
+}
+
+TEST(Cycle, TheJobStateOfAGroupThatIsGoneIsForgotten) {
+  events::ScheduleRecords records;
+  records.job_states["old-uid"].group = "ns/old";
+  records.job_states["old-uid"].fields[0].value = kNow - 10;
+  const auto objects = objects_of(Json::array({node("n1", 1), queue("q", "", -1)}));
+  const CycleResult r = cycle(objects, &records);
+  ASSERT_EQ(r.job_state_changes.size(), 1u);
+  EXPECT_EQ(r.job_state_changes[0].source, events::JobStateSource::kForget);
+  events::ScheduleRecords after = records;
+  ASSERT_TRUE(events::apply_record(after, events::Event{9, 0, events::kSchemaVersion, r.job_state_changes[0]}));
+  EXPECT_TRUE(after.job_states.empty());
+}
+
+TEST(Cycle, AStandbyWithoutRecordsTakesTheLastStartFromWhenThePodsWereScheduled) {
+  Json running = pod("p1", "u1", 1, "n1", {{"pod-group-name", "pg"}});
+  running["status"]["conditions"] = Json::array(
+      {{{"type", "PodScheduled"}, {"status", "True"}, {"lastTransitionTime", model::format_rfc3339(kNow - 20)}}});
+  const auto objects =
+      objects_of(Json::array({node("n1", 2), queue("q", "", -1), pod_group("pg", "pg-uid", 1), running}));
+  const CycleResult r = cycle(objects, nullptr);
+  const JobInfo* job = nullptr;
+  for (const auto& j : r.session->jobs) {
+    if (j.uid == "pg-uid") job = &j;
+  }
+  ASSERT_NE(job, nullptr);
+  EXPECT_EQ(job->last_start, kNow - 20);
+}
+
+TEST(Cycle, AReservationPodWhoseGroupNoPodUsesIsDeletedAndOneInUseIsKept) {
+  auto reservation = [](const std::string& name, const std::string& group) {
+    Json p = pod(name, "uid-" + name, 1, "n1", Json::object(), {{"runai-gpu-group", group}});
+    p["metadata"]["namespace"] = "kai-resource-reservation";
+    p["spec"]["schedulerName"] = "default-scheduler";
+    return p;
+  };
+  const auto objects = objects_of(Json::array(
+      {node("n1", 4), queue("q", "", -1), reservation("r-used", "g-used"), reservation("r-orphan", "g-orphan"),
+       reservation("r-assumed", "g-assumed"),
+       pod("frac", "u-frac", 0, "n1", {{"gpu-fraction", "0.5"}}, {{"runai-gpu-group", "g-used"}}),
+       pod("new-frac", "u-new", 0, "", {{"gpu-fraction", "0.5"}})}));
+  events::ScheduleRecords records;
+  events::Decision assumed = bind("new-frac", "u-new", "n1");
+  assumed.gpu_groups = {"g-assumed"};
+  assumed.gpu_fraction = 0.5;
+  records.assumed[4] = {assumed, false};
+  const CycleResult r = cycle(objects, &records);
+  ASSERT_EQ(r.cleanups.size(), 1u);
+  EXPECT_EQ(r.cleanups[0].pod, "kai-resource-reservation/r-orphan");
+  EXPECT_EQ(r.cleanups[0].kind, events::DecisionKind::kEvict);
+  EXPECT_EQ(r.cleanups[0].action, kCleanupAction);
+  EXPECT_NE(r.cleanups[0].reason.find("no pod uses the group"), std::string::npos) << r.cleanups[0].reason;
+  EXPECT_EQ(r.cleanups[0].seq, r.decisions.size() + 1);
+}
+
+TEST(Cycle, TheNextDeadlineIsWhenAStaleGangsGraceEnds) {
+  // minMember 2 with one pod left running: stale since now, evicted after the 60 s grace.
+  const auto objects = objects_of(Json::array({node("n1", 2), queue("q", "", -1), pod_group("pg", "pg-uid", 2),
+                                               pod("p1", "u1", 1, "n1", {{"pod-group-name", "pg"}})}));
+  const CycleResult r = cycle(objects, nullptr);
+  ASSERT_TRUE(r.next_deadline.has_value());
+  EXPECT_EQ(*r.next_deadline, kNow + 60);
+  bool stale_recorded = false;
+  for (const auto& j : r.job_state_changes)
+    stale_recorded |= j.field == events::JobField::kStaleSince && j.value == kNow;
+  EXPECT_TRUE(stale_recorded);
+}
+
+TEST(Cycle, TheSameInputGivesTheSameRecords) {
+  const auto objects = objects_of(Json::array({node("n1", 4), node("n2", 4), queue("q", "", -1),
+                                               pod("a", "ua", 1), pod("b", "ub", 0, "", {{"gpu-fraction", "0.5"}}),
+                                               pod("c", "uc", 0, "", {{"gpu-fraction", "0.3"}})}));
+  auto encoded = [&] {
+    std::string all;
+    for (const auto& p : cycle_records(cycle(objects, nullptr), 7, 2))
+      events::encode_event(events::Event{0, 0, events::kSchemaVersion, p}, all);
+    return all;
+  };
+  const std::string first = encoded();
+  EXPECT_FALSE(first.empty());
+  EXPECT_EQ(first, encoded());
+}
+
+}  // namespace
+}  // namespace kai::core
