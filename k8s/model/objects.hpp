@@ -112,7 +112,7 @@ struct PodCondition {
   std::string message;
   /// lastTransitionTime, Unix seconds: when PodScheduled turned True is a job's last start for a
   /// replica that has no record of it (docs/one-truth.md).
-  std::optional<int64_t> last_transition_time;
+  std::optional<int64_t> last_transition_time = {};
   bool operator==(const PodCondition&) const = default;
 };
 

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "actors/scheduler/core/export_job_state.hpp"
 #include "actors/scheduler/core/grouping.hpp"
 #include "events/event_codec.hpp"
 #include "events/projection.hpp"
@@ -283,6 +284,46 @@ TEST(Cycle, TheSameInputGivesTheSameRecords) {
   const std::string first = encoded();
   EXPECT_FALSE(first.empty());
   EXPECT_EQ(first, encoded());
+}
+
+}  // namespace
+}  // namespace kai::core
+
+namespace kai::core {
+namespace {
+
+// The job state a log holds goes out on PodGroups: a group the scheduler synthesised becomes the
+// PodGroup the pod grouper would create, and kai-sim reading that snapshot starts from the same
+// job state the daemon's cycle read from its records.
+TEST(ExportJobState, ASynthesisedGroupComesOutAsAPodGroupWithItsJobState) {
+  model::ClusterObjects objects =
+      objects_of(Json::array({node("n1", 2), queue("q", "", -1), pod("bare", "u-bare", 1, "n1")}));
+  events::ScheduleRecords records;
+  records.job_states["u-bare"].group = "ns/pg-bare-u-bare";
+  records.job_states["u-bare"].fields[0].value = kNow - 30;
+  const CycleResult from_records = cycle(objects, &records);
+
+  export_job_state(objects, records, "kai-scheduler", "default-queue");
+  ASSERT_EQ(objects.pod_groups.size(), 1u);
+  const model::PodGroup& pg = objects.pod_groups[0];
+  EXPECT_EQ(pg.meta.name, "pg-bare-u-bare");
+  EXPECT_EQ(pg.meta.uid, "u-bare");
+  EXPECT_EQ(pg.queue, "q");
+  EXPECT_EQ(pg.meta.annotations.at(kLastStartAnnotation), model::format_rfc3339(kNow - 30));
+
+  // Through the snapshot's JSON, as kai-sim reads it.
+  auto reread = model::decode_snapshot(model::encode_snapshot_json(objects));
+  ASSERT_TRUE(reread) << reread.message();
+  const CycleResult from_snapshot = cycle(reread.value(), nullptr);
+  auto last_start = [](const CycleResult& r) {
+    for (const auto& j : r.session->jobs) {
+      if (j.uid == "u-bare") return j.last_start;
+    }
+    return std::optional<int64_t>{};
+  };
+  EXPECT_EQ(last_start(from_snapshot), kNow - 30);
+  EXPECT_EQ(last_start(from_snapshot), last_start(from_records));
+  EXPECT_EQ(from_snapshot.decisions.size(), from_records.decisions.size());
 }
 
 }  // namespace

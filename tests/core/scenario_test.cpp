@@ -98,7 +98,13 @@ TEST_P(ScenarioTest, MatchesExpectation) {
     ASSERT_TRUE(now) << now.message();
     options.now = *now;
   }
-  const auto sim = kai::core::simulate(std::move(objects).value(), options, scenario.value("rounds", 1));
+  int64_t now_step = 0;
+  if (scenario.contains("nowStep")) {
+    auto step = kai::model::parse_go_duration_ns(scenario["nowStep"].get<std::string>());
+    ASSERT_TRUE(step) << step.message();
+    now_step = *step / 1'000'000'000;
+  }
+  const auto sim = kai::core::simulate(std::move(objects).value(), options, scenario.value("rounds", 1), now_step);
   ASSERT_TRUE(sim.skipped_actions.empty()) << "action not available: " << sim.skipped_actions.front();
   const json result = json::parse(kai::sim::render_json(*sim.session, &sim.decisions));
   std::map<std::string, json> pods, groups;

@@ -79,6 +79,7 @@ TEST(DaemonConfigLog, TheBodyIsLoggedBeforeTheCyclesThatUseItAndOnlyWhenItChange
   }
   EXPECT_TRUE(custom_cycles);
   EXPECT_TRUE(default_cycles);
+  expect_replay_matches(cluster.dir + "/log");  // each cycle with its own configuration
 }
 
 }  // namespace

@@ -196,8 +196,10 @@ TEST_P(Differential, TheDaemonDecidesWhatKaiSimDecides) {
   options.now = 1767225600;
   if (s.spec.contains("now")) options.now = *model::parse_rfc3339(s.spec["now"].get<std::string>());
 
+  int64_t now_step = 0;
+  if (s.spec.contains("nowStep")) now_step = *model::parse_go_duration_ns(s.spec["nowStep"].get<std::string>()) / 1'000'000'000;
   const model::ClusterObjects objects = server_objects(c);
-  const auto sim = core::simulate(objects, options, rounds);
+  const auto sim = core::simulate(objects, options, rounds, now_step);
   std::vector<std::string> want;
   for (const auto& d : sim.decisions) want.push_back(line(d));
 
@@ -205,7 +207,10 @@ TEST_P(Differential, TheDaemonDecidesWhatKaiSimDecides) {
   std::ofstream(config_path) << config.dump();
   daemon::DaemonOptions o = c.daemon_options();
   o.config_path = config_path;
-  o.test_clock = [now = options.now] { return now; };
+  // Each cycle reads the clock once: cycle k (from 0) runs at now + k * nowStep, as round k of kai-sim.
+  o.test_clock = [now = options.now, now_step, calls = std::make_shared<int64_t>(0)] {
+    return now + now_step * (*calls)++;
+  };
   o.test_seed = options.seed;
   o.early_cycle_changes = 0;
   o.lockstep = rounds > 1;

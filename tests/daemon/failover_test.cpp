@@ -120,6 +120,8 @@ TEST(Failover, StandbyTakesOverAfterTheLeaderIsKilledWithoutDoubleBinds) {
   EXPECT_EQ(by_pod["team-a/before"][0].first, "replica-a");
   EXPECT_EQ(by_pod["team-a/after"][0].first, "replica-b");
   EXPECT_GT(by_pod["team-a/after"][0].second, by_pod["team-a/before"][0].second);
+  // Each replica's log replays exactly: the killed leader's and the one that took over.
+  for (const std::string replica : {"replica-a", "replica-b"}) expect_replay_matches(c.dir + "/log-" + replica);
 }
 
 TEST(Failover, GracefulStopHandsTheLeaseOverAtOnce) {

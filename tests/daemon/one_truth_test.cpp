@@ -4,6 +4,7 @@
 // min-runtime protects a victim until it ends, also after a failover.
 
 #include <signal.h>
+#include <stdio.h>
 #include <sys/wait.h>
 
 #include "actors/daemon/daemon.hpp"
@@ -250,6 +251,80 @@ TEST(OneTruthFailover, TheNewLeaderProtectsTheVictimUntilItsMinRuntimeEnds) {
       << "the new leader never reclaimed";
   Cluster::stop_scheduler(second, c.dir + "/second.log");
   expect_replay_matches(c.dir + "/log-second");
+}
+
+}  // namespace
+}  // namespace kai::e2e
+
+namespace kai::e2e {
+namespace {
+
+std::string run_kai_log(const std::string& args) {
+  const std::string cmd = std::string(KAI_LOG_BIN) + " " + args + " 2>&1";
+  std::string out;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  ::pclose(p);
+  return out;
+}
+
+// A pending pod of a group the scheduler named itself: its reasons are logged when they change (not
+// every cycle), `kai-log why ns/pod` finds them through the pod, and a pod recreated under the same
+// name is told apart from the old one by its UID.
+TEST(OneTruthAudit, WhyFindsAPendingPodsReasonsAndTellsPodsOfOneNameApart) {
+  Cluster c;
+  c.namespace_("team-a");
+  c.node("n1", 1);
+  c.queue("default", "", -1);
+  c.queue("test", "default", -1);
+  daemon::DaemonOptions o = c.daemon_options();
+  auto d = std::make_unique<daemon::Daemon>(o);
+  ASSERT_TRUE(d->start().is_ok());
+  c.create(c.pod("team-a", "big", "test", 2));
+  ASSERT_TRUE(Cluster::eventually([&] { return !Cluster::condition_message(c.get_pod("team-a", "big")).empty(); }));
+  const std::string first_uid = c.get_pod("team-a", "big")["metadata"]["uid"];
+  const uint64_t cycles_before = d->cycles();
+  ASSERT_TRUE(Cluster::eventually([&] { return d->cycles() >= cycles_before + 20; }));  // 20 cycles pending
+  ASSERT_TRUE(c.server->delete_object("v1", "Pod", "team-a", "big").is_ok());
+  c.create(c.pod("team-a", "big", "test", 3));
+  const std::string second_uid = c.get_pod("team-a", "big")["metadata"]["uid"];
+  ASSERT_NE(first_uid, second_uid);
+  const uint64_t cycles_mid = d->cycles();
+  ASSERT_TRUE(Cluster::eventually([&] { return d->cycles() >= cycles_mid + 10; }));
+  d->stop();
+  const std::string log_dir = c.dir + "/log";
+
+  // One record per pod while its reasons stay the same, whatever the number of cycles.
+  int first_records = 0, second_records = 0;
+  {
+    storage::EventLogOptions ro;
+    ro.read_only = true;
+    auto log = storage::EventLog::open(log_dir, ro);
+    ASSERT_TRUE(log.is_ok());
+    (void)log.value()->read(1, UINT64_MAX, [&](uint64_t, const storage::Result<events::Event>& e) {
+      if (const auto* u = std::get_if<events::UnschedulableEvent>(&e.value().payload)) {
+        for (const auto& p : u->pods) {
+          first_records += p.uid == first_uid;
+          second_records += p.uid == second_uid;
+        }
+      }
+      return true;
+    });
+  }
+  EXPECT_EQ(first_records, 1);
+  EXPECT_EQ(second_records, 1);
+
+  const std::string why = run_kai_log("-d " + log_dir + " why team-a/big");
+  EXPECT_NE(why.find("is unschedulable"), std::string::npos) << why;
+  EXPECT_NE(why.find("pg-big-" + second_uid), std::string::npos) << "not the newest pod's group: " << why;
+  EXPECT_EQ(why.find("pg-big-" + first_uid), std::string::npos) << "the old pod's records mixed in: " << why;
+  EXPECT_NE(why.find("1 records of other pods named team-a/big not shown (uid " + first_uid), std::string::npos)
+      << why;
+  const std::string old = run_kai_log("-d " + log_dir + " why team-a/big --uid " + first_uid);
+  EXPECT_NE(old.find("pg-big-" + first_uid), std::string::npos) << old;
+  expect_replay_matches(log_dir);
 }
 
 }  // namespace

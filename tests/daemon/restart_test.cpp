@@ -73,6 +73,7 @@ TEST(Restart, SigkillMidLoadResumesWithoutDoubleBinds) {
   });
   EXPECT_GE(decisions, kPods);
   EXPECT_GE(outcomes, kPods);
+  expect_replay_matches(log_dir);
 }
 
 }  // namespace
@@ -180,6 +181,7 @@ TEST(Restart, RestoresFromASnapshotAndListsOnlyWhatChangedMeanwhile) {
   folded.seq = log->last_seq();
   EXPECT_TRUE(restored.value().state == folded);
   EXPECT_EQ(folded.pods.size(), static_cast<size_t>(kPods + 1));
+  expect_replay_matches(log_dir);  // across the restart, from a snapshot
 }
 
 }  // namespace

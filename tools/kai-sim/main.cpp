@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   std::string snapshot_path, config_path, actions, now_text, format = "json";
   uint64_t seed = 1;
   int rounds = 1;
+  std::string now_step_text = "0s";
   app.add_option("--snapshot", snapshot_path, "Kubernetes List (JSON or YAML) of nodes, pods, queues, ...")
       ->required();
   app.add_option("--config", config_path, "KAI scheduler configuration (JSON or YAML)");
@@ -44,6 +45,9 @@ int main(int argc, char** argv) {
   app.add_option("--rounds", rounds,
                  "Run up to N sessions, applying each one's decisions before the next (stops when stable)")
       ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  app.add_option("--now-step", now_step_text,
+                 "Advance the clock by this much each round (Go duration; with it every round runs)")
       ->capture_default_str();
   app.add_option("--format", format, "json or table")
       ->check(CLI::IsMember({"json", "table"}))
@@ -79,8 +83,12 @@ int main(int argc, char** argv) {
             .count();
   }
 
+  auto now_step = kai::model::parse_go_duration_ns(now_step_text);
+  if (!now_step) return fail("--now-step", now_step.message());
+
   for (const auto& skipped : objects->skipped) std::cerr << "note: skipped " << skipped << "\n";
-  const auto result = kai::core::simulate(std::move(objects).value(), options, rounds);
+  const auto result =
+      kai::core::simulate(std::move(objects).value(), options, rounds, *now_step / 1'000'000'000);
   const kai::core::Session& ssn = *result.session;
   for (const auto& w : ssn.warnings) std::cerr << "warning: " << w << "\n";
   for (const auto& a : result.skipped_actions) {

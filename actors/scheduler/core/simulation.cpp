@@ -5,7 +5,8 @@
 
 namespace kai::core {
 
-SimulationResult simulate(model::ClusterObjects objects, const SessionOptions& options, int rounds) {
+SimulationResult simulate(model::ClusterObjects objects, const SessionOptions& options, int rounds,
+                          int64_t now_step) {
   SimulationResult r;
   r.objects = std::make_unique<model::ClusterObjects>(std::move(objects));
   for (int round = 0; round < std::max(1, rounds); ++round) {
@@ -21,6 +22,7 @@ SimulationResult simulate(model::ClusterObjects objects, const SessionOptions& o
     in.objects = model::ObjectRefs::of(*r.objects);
     in.records = &r.records;
     in.options = options;
+    in.options.now = options.now + round * now_step;
     in.cycle_id = static_cast<uint64_t>(round) + 1;
     in.reservation_cleanup = false;  // nothing binds in a simulation: no reservation pods appear
     r.cycle = std::make_unique<CycleResult>(run_cycle(in));
@@ -31,7 +33,7 @@ SimulationResult simulate(model::ClusterObjects objects, const SessionOptions& o
       d.seq = r.decisions.size() + 1;
       r.decisions.push_back(std::move(d));
     }
-    if (r.cycle->decisions.empty()) break;
+    if (r.cycle->decisions.empty() && now_step == 0) break;
   }
   return r;
 }

@@ -26,7 +26,10 @@ struct SimulationResult {
   int rounds = 0;                                  ///< Rounds run (stops early when nothing is decided).
 };
 
-/// Runs up to `rounds` cycles (at least one) on `objects`, cycle ids 1, 2, ...
-SimulationResult simulate(model::ClusterObjects objects, const SessionOptions& options, int rounds);
+/// Runs up to `rounds` cycles (at least one) on `objects`, cycle ids 1, 2, ... Round r (from 0) runs
+/// at options.now + r * now_step. With a fixed clock it stops after a round that decides nothing (the
+/// next would decide nothing either); with a moving clock every round runs, as deadlines may pass.
+SimulationResult simulate(model::ClusterObjects objects, const SessionOptions& options, int rounds,
+                          int64_t now_step = 0);
 
 }  // namespace kai::core
