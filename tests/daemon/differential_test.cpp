@@ -26,7 +26,12 @@ namespace fs = std::filesystem;
 
 /// Scenarios the harness cannot load into an API server as they are, and why.
 const std::map<std::string, std::string>& excluded() {
-  static const std::map<std::string, std::string> kExcluded = {};
+  static const std::map<std::string, std::string> kExcluded = {
+      {"full-session/consolidation-then-running.yaml",
+       "a pod consolidation moves is recreated by its workload's controller, which kai-sim --rounds "
+       "does in place; kai-apiserver runs no controllers, so the evicted bare pod stays gone and the "
+       "second round cannot bind it"},
+  };
   return kExcluded;
 }
 
@@ -135,7 +140,8 @@ model::ClusterObjects server_objects(const Cluster& c) {
     auto list = c.server->list_objects(version, kind);
     EXPECT_TRUE(list.is_ok()) << kind << ": " << list.message();
     if (!list.is_ok()) continue;
-    for (auto& item : Json::parse(list.value())["items"]) {
+    Json parsed = Json::parse(list.value());  // owned: a range-for over a temporary's member dangles
+    for (auto& item : parsed["items"]) {
       item["kind"] = kind;
       item["apiVersion"] = version;
       items.push_back(std::move(item));

@@ -189,9 +189,11 @@ TEST_F(JobState, MinRuntimeProtectsTheVictimUntilItEnds) {
   queue_with_min_runtime(cluster_, "qa", 0, "6s");
   cluster_.queue("qb", "default", 4);
   start_daemon();
+  // Three bare pods (groups the scheduler names itself: their job state lives in the log only) and
+  // one PodGroup of one pod (its job state is also written on the PodGroup).
+  for (int i = 0; i < 3; ++i) cluster_.create(cluster_.pod("team-a", "a-" + std::to_string(i), "qa", 1));
   pod_group(cluster_, "team-a", "qa-job", "qa", 1);
-  for (int i = 0; i < 4; ++i)
-    cluster_.create(cluster_.pod("team-a", "a-" + std::to_string(i), "qa", 1, "", {{"pod-group-name", "qa-job"}}));
+  cluster_.create(cluster_.pod("team-a", "a-3", "qa", 1, "", {{"pod-group-name", "qa-job"}}));
   ASSERT_TRUE(Cluster::eventually([&] { return count_bound(cluster_, "team-a") == 4; }));
   const int64_t started = unix_now();
   cluster_.create(cluster_.pod("team-b", "b-0", "qb", 2));
@@ -231,9 +233,9 @@ TEST(OneTruthFailover, TheNewLeaderProtectsTheVictimUntilItsMinRuntimeEnds) {
     return list.is_ok() && list.value().find("\"holderIdentity\":\"first\"") != std::string::npos;
   }));
   pid_t second = spawn("second");
+  for (int i = 0; i < 3; ++i) c.create(c.pod("team-a", "a-" + std::to_string(i), "qa", 1));
   pod_group(c, "team-a", "qa-job", "qa", 1);
-  for (int i = 0; i < 4; ++i)
-    c.create(c.pod("team-a", "a-" + std::to_string(i), "qa", 1, "", {{"pod-group-name", "qa-job"}}));
+  c.create(c.pod("team-a", "a-3", "qa", 1, "", {{"pod-group-name", "qa-job"}}));
   ASSERT_TRUE(Cluster::eventually([&] { return count_bound(c, "team-a") == 4; }));
   const int64_t started = unix_now();
   ASSERT_TRUE(Cluster::eventually([&] {
