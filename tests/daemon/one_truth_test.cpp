@@ -331,3 +331,57 @@ TEST(OneTruthAudit, WhyFindsAPendingPodsReasonsAndTellsPodsOfOneNameApart) {
 
 }  // namespace
 }  // namespace kai::e2e
+
+namespace kai::e2e {
+namespace {
+
+// A cycle runs at the earliest deadline even when nothing else changes: with a 30 s period and no
+// watch change after the gang went stale, the eviction comes at the end of the grace, not the period.
+TEST(OneTruthDeadlines, AStaleGangsGraceEndRunsACycleBeforeThePeriodIsUp) {
+  Cluster c;
+  c.namespace_("team-a");
+  c.node("n1", 4);
+  c.queue("default", "", -1);
+  c.queue("test", "default", -1);
+  daemon::DaemonOptions o = c.daemon_options();
+  o.schedule_period = std::chrono::milliseconds(30000);
+  o.early_cycle_changes = 1;  // watch changes start cycles; nothing changes during the grace
+  o.stale_grace_period = 2s;
+  daemon::Daemon d(o);
+  ASSERT_TRUE(d.start().is_ok());
+  pod_group(c, "team-a", "g", "test", 2);
+  for (int i = 0; i < 2; ++i)
+    c.create(c.pod("team-a", "g-" + std::to_string(i), "test", 1, "", {{"pod-group-name", "g"}}));
+  ASSERT_TRUE(Cluster::eventually([&] { return count_bound(c, "team-a") == 2; }));
+  ASSERT_TRUE(c.server->delete_object("v1", "Pod", "team-a", "g-0").is_ok());
+  const auto deleted_at = std::chrono::steady_clock::now();
+  ASSERT_TRUE(Cluster::eventually([&] { return c.get_pod("team-a", "g-1").is_null(); }, 20s))
+      << "not evicted before the period";
+  EXPECT_LT(std::chrono::steady_clock::now() - deleted_at, 15s);
+  d.stop();
+  expect_replay_matches(c.dir + "/log");
+}
+
+// The scheduler name is a cycle input: a log written under two names replays under each.
+TEST(OneTruth, ARestartUnderAnotherSchedulerNameReplaysWithoutADifference) {
+  Cluster c;
+  c.namespace_("team-a");
+  c.node("n1", 4);
+  c.queue("default", "", -1);
+  c.queue("test", "default", -1);
+  for (const std::string name : {"kai-scheduler", "other-scheduler"}) {
+    daemon::DaemonOptions o = c.daemon_options();
+    o.scheduler_name = name;
+    daemon::Daemon d(o);
+    ASSERT_TRUE(d.start().is_ok());
+    Json p = c.pod("team-a", "for-" + name, "test", 1);
+    p["spec"]["schedulerName"] = name;
+    c.create(p);
+    ASSERT_TRUE(Cluster::eventually([&] { return !Cluster::node_of(c.get_pod("team-a", "for-" + name)).empty(); }));
+    d.stop();
+  }
+  expect_replay_matches(c.dir + "/log");
+}
+
+}  // namespace
+}  // namespace kai::e2e

@@ -59,12 +59,23 @@ TEST(DeployedRbac, CoversEveryCallTheDaemonMakes) {
     c.create(
         c.pod("team-a", "gang-" + std::to_string(i), "team-a", 1, "train", {{"pod-group-name", "gang"}}));
   }
+  // A PodGroup that starts: its last start is written onto it (the PodGroup writer's patch).
+  c.create({{"apiVersion", "scheduling.run.ai/v2alpha2"},
+            {"kind", "PodGroup"},
+            {"metadata", {{"name", "one"}, {"namespace", "team-b"}}},
+            {"spec", {{"minMember", 1}, {"queue", "team-b"}}}});
+  c.create(c.pod("team-b", "one-0", "team-b", 0, "train", {{"pod-group-name", "one"}}));
+  ASSERT_TRUE(Cluster::eventually([&] {
+    auto list = c.server->list_objects("scheduling.run.ai/v2alpha2", "PodGroup", "team-b");
+    return list.is_ok() && list.value().find("kai.scheduler/last-start-timestamp") != std::string::npos;
+  }));
   // team-b reclaims its quota of 2 GPUs from team-a.
   c.create(c.pod("team-b", "reclaimer", "team-b", 2, "train"));
   ASSERT_TRUE(Cluster::eventually([&] { return bound("team-b", "reclaimer"); }, 60s));
   ASSERT_TRUE(Cluster::eventually(
       [&] { return !Cluster::condition_message(c.get_pod("team-a", "gang-0")).empty(); }));
   d.stop();
+  expect_replay_matches(c.dir + "/log");
 
   const auto seen = c.server->requests_seen();
   std::set<std::string> verbs;

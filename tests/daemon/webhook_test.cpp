@@ -103,6 +103,7 @@ TEST(Webhooks, ServedOverHttpsWithTheSecretsCertificateAndItsCaBundle) {
             cert);
   EXPECT_EQ(c.server->request_counts()["create secrets"], 1u);
   d->stop();
+  expect_replay_matches(c.dir + "/log", /*require_cycles=*/false);
 }
 
 TEST(Webhooks, WithoutTheirConfigurationsTheStartFailsWithAClearError) {
