@@ -88,6 +88,8 @@ struct CycleStart {
   std::string scheduler_name = "kai-scheduler";
   /// The leader epoch of the replica that ran the cycle (0 without leader election). Schema v5.
   uint64_t leader_epoch = 0;
+  /// The same clock in milliseconds (core::SessionOptions::now_ms). Schema v5 (older: 0).
+  int64_t now_ms = 0;
   bool operator==(const CycleStart&) const = default;
 };
 

@@ -64,6 +64,7 @@ struct Encoder {
     if (version >= 5) {
       put_str(out, c.scheduler_name);
       put_varint(out, c.leader_epoch);
+      put_i64(out, c.now_ms);
     }
   }
   void operator()(const CycleEnd& c) {
@@ -188,6 +189,7 @@ Result<Payload> decode_payload(Reader& r, uint8_t type, uint8_t version) {
       if (version >= 5) {  // v1-v4 upgrade: the default scheduler name, no epoch recorded.
         c.scheduler_name = r.str();
         c.leader_epoch = r.varint();
+        c.now_ms = r.i64();
       }
       return Payload{std::move(c)};
     }

@@ -19,7 +19,7 @@
 //   type 3 Unschedulable    : cycle u64, pod_group str, queue str, reasons vec<(reason str, message str)>,
 //                             [v5+: pods vec<(pod str, uid str)>]
 //   type 4 CycleStart       : cycle u64, config_hash u64, log_position u64, now i64, [v2+: seed u64],
-//                             [v5+: scheduler_name str, leader_epoch u64]
+//                             [v5+: scheduler_name str, leader_epoch u64, now_ms i64]
 //   type 5 CycleEnd         : cycle u64, total_us u64, action_us vec<(name str, us u64)>
 //   type 6 BinderOutcome    : decision_seq u64, pod str, outcome u8 (v5+: 4 = cancelled), reason str
 //   type 7 LeadershipChange : epoch u64, holder str, acquired bool

@@ -57,6 +57,7 @@ struct Render {
     j["seed"] = c.seed;
     j["schedulerName"] = c.scheduler_name;
     if (c.leader_epoch != 0) j["leaderEpoch"] = c.leader_epoch;
+    if (c.now_ms != 0) j["nowMs"] = c.now_ms;
   }
   void operator()(const CycleEnd& c) {
     j["cycle"] = c.cycle_id;

@@ -93,7 +93,7 @@ bool apply_record(ScheduleRecords& records, const Event& event) {
     return true;
   }
   if (const auto* c = std::get_if<CycleStart>(&event.payload)) {
-    records.last_now = std::max(records.last_now, c->now);
+    records.last_now_ms = std::max(records.last_now_ms, c->now_ms != 0 ? c->now_ms : c->now * 1000);
     records.scheduler_name = c->scheduler_name;
     return true;
   }

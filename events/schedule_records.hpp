@@ -48,7 +48,7 @@ struct JobState {
 struct ScheduleRecords {
   std::map<uint64_t, AssumedDecision> assumed;  ///< By the decision's log sequence.
   std::map<std::string, JobState> job_states;   ///< By group UID.
-  int64_t last_now = 0;                         ///< The `now` of the last logged cycle.
+  int64_t last_now_ms = 0;                      ///< The `now` of the last logged cycle, milliseconds.
   std::string scheduler_name = "kai-scheduler";  ///< The last logged cycle's.
   bool operator==(const ScheduleRecords&) const = default;
 

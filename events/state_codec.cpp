@@ -160,7 +160,7 @@ void fields(S& x, F& f) {
 template <class S, class F>
 requires Is<S, ScheduleRecords>
 void fields(S& x, F& f) {
-  f(x.assumed, x.job_states, x.last_now, x.scheduler_name);
+  f(x.assumed, x.job_states, x.last_now_ms, x.scheduler_name);
 }
 /// The sections of a snapshot in order, named so that a decode error says where it is; the one list
 /// both directions follow. Version 1 held open_decisions (seq -> pod) where `records` is now.

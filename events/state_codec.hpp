@@ -15,7 +15,7 @@
 //   directions), every ObjectMeta, FieldError and nested struct included, so restore(encode(s)) == s.
 //
 //   records = assumed map<u64, (decision, reported bool)>, job_states map<str, (group str,
-//             (value opt<i64>, expected vec<opt<i64>>) x 2)>, last_now i64, scheduler_name str;
+//             (value opt<i64>, expected vec<opt<i64>>) x 2)>, last_now_ms i64, scheduler_name str;
 //             enums are u8
 //
 // Versions: 1 = first (open_decisions map<u64, pod str>; pod conditions without

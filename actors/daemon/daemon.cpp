@@ -383,14 +383,16 @@ struct SchedulerCore {
     if (options.lockstep && !previous_cycles_done(cut)) return;
     const uint64_t epoch = leadership->epoch();
     // The logged clock never goes back, whatever the wall clock does (docs/one-truth.md).
-    const int64_t wall = options.test_clock ? options.test_clock() : wall_us() / 1000000;
-    const int64_t now = std::max<int64_t>(wall, records.last_now);
+    const int64_t wall_ms = options.test_clock ? options.test_clock() * 1000 : wall_us() / 1000;
+    const int64_t now_ms = std::max<int64_t>(wall_ms, records.last_now_ms);
+    const int64_t now = now_ms / 1000;
     ++cycle_id;
     core::CycleInput in;
     in.objects = cut.refs();
     in.records = &records;
     in.options = session;
     in.options.now = now;
+    in.options.now_ms = now_ms;
     in.options.seed = options.test_seed.value_or(
         events::config_hash(std::to_string(cycle_id) + "/" + std::to_string(cut.seq)) | 1);
     in.cycle_id = cycle_id;
@@ -407,7 +409,8 @@ struct SchedulerCore {
       e.payload = std::move(p);
       batch.push_back(std::move(e));
     };
-    add(events::CycleStart{cycle_id, config_hash, cut.seq, now, in.options.seed, session.scheduler_name, epoch});
+    add(events::CycleStart{cycle_id, config_hash, cut.seq, now, in.options.seed, session.scheduler_name, epoch,
+                           now_ms});
     const std::vector<events::Payload> records_of_cycle = core::cycle_records(out, cycle_id, epoch);
     for (const auto& p : records_of_cycle) add(p);
     for (auto& u : changed_reasons(out.unschedulable)) add(std::move(u));

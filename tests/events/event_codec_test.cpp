@@ -74,6 +74,7 @@ Event without_v5_fields(Event e) {
   if (auto* c = std::get_if<CycleStart>(&e.payload)) {
     c->scheduler_name = "kai-scheduler";
     c->leader_epoch = 0;
+    c->now_ms = 0;
   }
   if (auto* u = std::get_if<UnschedulableEvent>(&e.payload)) u->pods.clear();
   if (auto* c = std::get_if<ConfigChange>(&e.payload)) {

@@ -76,7 +76,7 @@ ScheduleRecords sample_records() {
   st.fields[1].value = std::nullopt;
   st.fields[1].expected = {-5};
   r.job_states["uid-pg-1"] = st;
-  r.last_now = 1700000123;
+  r.last_now_ms = 1700000123456;
   r.scheduler_name = "other-scheduler";
   return r;
 }

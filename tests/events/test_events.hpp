@@ -39,7 +39,7 @@ inline std::vector<Event> one_of_each() {
                                  {{"ns/p-0", "uid-0"}, {"ns/p-1", "uid-1"}}};
   v.push_back(u);
   Event cs;
-  cs.payload = CycleStart{5, 0xdeadbeefcafeULL, 77, 1'700'000'000, 42, "other-scheduler", 3};
+  cs.payload = CycleStart{5, 0xdeadbeefcafeULL, 77, 1'700'000'000, 42, "other-scheduler", 3, 1'700'000'000'250};
   v.push_back(cs);
   Event ce;
   ce.payload = CycleEnd{5, 1234, {{"allocate", 1000}, {"reclaim", 234}}};

@@ -278,6 +278,7 @@ class Replayer {
     in.records = &state_.records;
     in.options = config->second.options.value();
     in.options.now = c.now;
+    in.options.now_ms = c.now_ms;
     in.options.seed = c.seed;
     in.options.scheduler_name = c.scheduler_name;
     in.cycle_id = c.cycle_id;

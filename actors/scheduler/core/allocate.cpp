@@ -296,8 +296,8 @@ void AllocateAction::execute(Session& ssn) {
     }
     stmt.commit(std::string(name()), job.key);
     if (!pipelined && !already_allocated) {
-      job.last_start = ssn.now();
-      ssn.annotation_updates[j][kLastStartAnnotation] = model::format_rfc3339(ssn.now());
+      job.last_start = ssn.record_time();
+      ssn.annotation_updates[j][kLastStartAnnotation] = model::format_rfc3339(*job.last_start);
     }
     if (ssn.has_pending_tasks(job)) tree.push(j);
   }

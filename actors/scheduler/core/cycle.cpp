@@ -252,10 +252,10 @@ void find_orphaned_reservations(const CycleInput& in, CycleResult& out) {
 
 /// Step 6: the earliest deadline after now: a stale gang's grace end, a running job's min-runtime end.
 std::optional<int64_t> next_deadline(const Session& ssn) {
-  const int64_t now = ssn.now();
+  const int64_t now_ms = ssn.now_ms();
   std::optional<int64_t> best;
   auto offer = [&](int64_t t) {
-    if (t > now && (!best || t < *best)) best = t;
+    if (t * 1000 > now_ms && (!best || t < *best)) best = t;
   };
   const int64_t grace = ssn.options().stale_grace_period_seconds;
   std::set<int64_t> runtimes;

@@ -568,10 +568,10 @@ void StaleGangEvictionAction::execute(Session& ssn) {
       continue;
     }
     if (!job.stale_since) {
-      job.stale_since = ssn.now();
-      ssn.annotation_updates[j][kStaleSinceAnnotation] = model::format_rfc3339(ssn.now());
+      job.stale_since = ssn.record_time();
+      ssn.annotation_updates[j][kStaleSinceAnnotation] = model::format_rfc3339(*job.stale_since);
     }
-    if (grace < 0 || ssn.now() < *job.stale_since + grace) continue;
+    if (grace < 0 || ssn.now_ms() < (*job.stale_since + grace) * 1000) continue;
     Statement stmt(ssn);
     int32_t min_available = 0;
     for (const auto& ps : job.pod_sets) min_available += ps.min_available;

@@ -32,6 +32,10 @@ struct SessionOptions {
   SchedulerConfig config = SchedulerConfig::defaults();
   /// Unix seconds used as "now". Default: 0 (callers pass the wall clock or --now).
   int64_t now = 0;
+  /// The same clock in milliseconds when the caller knows it finer (the daemon); 0 = now * 1000.
+  /// Periods are checked against it, so a grace or a min-runtime is never cut short by rounding.
+  /// Default: 0.
+  int64_t now_ms = 0;
   /// Seeds new GPU-group IDs. Default: 1.
   uint64_t seed = 1;
   /// Scheduler name whose pods are scheduled. Default: kai-scheduler.
@@ -110,6 +114,11 @@ class Session {
 
   const SessionOptions& options() const { return options_; }
   int64_t now() const { return options_.now; }
+  /// "now" in milliseconds (SessionOptions::now_ms).
+  int64_t now_ms() const { return options_.now_ms != 0 ? options_.now_ms : options_.now * 1000; }
+  /// The Unix second to record as the start of a period (last start, stale since): now rounded up,
+  /// so that a period counted from it is never shorter than its length.
+  int64_t record_time() const { return (now_ms() + 999) / 1000; }
 
   // --- state (read freely; change only through Statement) ---
   std::vector<NodeInfo> nodes;

@@ -46,7 +46,7 @@ class MinRuntimePlugin final : public Plugin {
       } else {
         return true;  // consolidation moves pods; KAI applies no minimum runtime there
       }
-      return static_cast<double>(ssn.now()) >= static_cast<double>(*victim.last_start) + runtime;
+      return static_cast<double>(ssn.now_ms()) / 1000.0 >= static_cast<double>(*victim.last_start) + runtime;
     });
   }
 
