@@ -208,4 +208,29 @@ inline std::string expect_replay_matches(const std::string& log_dir, bool requir
   return out.str();
 }
 
+/// A test with one in-process daemon against a fresh cluster; like every daemon end-to-end test, it
+/// ends with replay of the daemon's log.
+class DaemonTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    if (!daemon_) return;
+    daemon_->stop();
+    expect_replay_matches(cluster_.dir + "/log");
+  }
+  /// Starts the daemon with the cluster's options, changed by `adjust`.
+  void start_daemon(const std::function<void(daemon::DaemonOptions&)>& adjust) {
+    daemon::DaemonOptions o = cluster_.daemon_options();
+    if (adjust) adjust(o);
+    daemon_ = std::make_unique<daemon::Daemon>(o);
+    auto s = daemon_->start();
+    ASSERT_TRUE(s.is_ok()) << s.message();
+  }
+  bool bound(const std::string& ns, const std::string& name) {
+    return !Cluster::node_of(cluster_.get_pod(ns, name)).empty();
+  }
+
+  Cluster cluster_;
+  std::unique_ptr<daemon::Daemon> daemon_;
+};
+
 }  // namespace kai::e2e

@@ -10,7 +10,7 @@
 namespace kai::e2e {
 namespace {
 
-class DaemonE2E : public ::testing::Test {
+class DaemonE2E : public DaemonTest {
  protected:
   void SetUp() override {
     cluster_.namespace_("team-a");
@@ -19,25 +19,9 @@ class DaemonE2E : public ::testing::Test {
     cluster_.priority_class("train", 50);
     cluster_.priority_class("inference", 125);
   }
-  // Every end-to-end run ends with replay of its log: what the daemon decided, recomputed.
-  void TearDown() override {
-    if (!daemon_) return;
-    daemon_->stop();
-    expect_replay_matches(cluster_.dir + "/log");
-  }
   void start_daemon() {
-    daemon::DaemonOptions o = cluster_.daemon_options();
-    o.metrics_port = 1;  // ephemeral
-    daemon_ = std::make_unique<daemon::Daemon>(o);
-    auto s = daemon_->start();
-    ASSERT_TRUE(s.is_ok()) << s.message();
+    DaemonTest::start_daemon([](daemon::DaemonOptions& o) { o.metrics_port = 1; });  // ephemeral
   }
-  bool bound(const std::string& ns, const std::string& name) {
-    return !Cluster::node_of(cluster_.get_pod(ns, name)).empty();
-  }
-
-  Cluster cluster_;
-  std::unique_ptr<daemon::Daemon> daemon_;
 };
 
 TEST_F(DaemonE2E, WholeGpuPodsAndAGangThatWaitsUntilItFits) {

@@ -119,31 +119,16 @@ TEST(OneTruth, ABurstWithBindsInFlightAndASigkillReplaysWithoutADifference) {
   EXPECT_NE(summary.find("replayed "), std::string::npos);
 }
 
-class JobState : public ::testing::Test {
+class JobState : public DaemonTest {
  protected:
   void SetUp() override {
     cluster_.namespace_("team-a");
     cluster_.namespace_("team-b");
     cluster_.queue("default", "", -1);
   }
-  void TearDown() override {
-    if (!daemon_) return;
-    daemon_->stop();
-    expect_replay_matches(cluster_.dir + "/log");
-  }
   void start_daemon(std::chrono::seconds grace = 60s) {
-    daemon::DaemonOptions o = cluster_.daemon_options();
-    o.stale_grace_period = grace;
-    daemon_ = std::make_unique<daemon::Daemon>(o);
-    auto s = daemon_->start();
-    ASSERT_TRUE(s.is_ok()) << s.message();
+    DaemonTest::start_daemon([grace](daemon::DaemonOptions& o) { o.stale_grace_period = grace; });
   }
-  bool bound(const std::string& ns, const std::string& name) {
-    return !Cluster::node_of(cluster_.get_pod(ns, name)).empty();
-  }
-
-  Cluster cluster_;
-  std::unique_ptr<daemon::Daemon> daemon_;
 };
 
 // KAI evicts the rest of a gang that fell below minMember once its grace has passed; the gang beside
