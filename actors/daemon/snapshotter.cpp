@@ -5,8 +5,10 @@
 namespace kai::daemon {
 
 Snapshotter::Snapshotter(storage::EventLog& log, SnapshotOptions options)
-    : log_(log), options_(options), last_seq_(log.last_seq()), last_time_(std::chrono::steady_clock::now()) {
-  // A log restored from a snapshot counts from it, not from the start of the log.
+    : log_(log), options_(options), last_time_(std::chrono::steady_clock::now()) {
+  // Events count from the last snapshot, or from the first retained event when there is none, across
+  // restarts: counting from the log's end at each start, a daemon that restarts often never took one.
+  last_seq_ = log.retained_from() - 1;
   if (auto snaps = log.snapshots(); snaps && !snaps->empty()) last_seq_ = snaps->back().seq;
   thread_ = std::thread([this] { work(); });
 }
