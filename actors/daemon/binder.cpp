@@ -111,6 +111,7 @@ events::BinderOutcome Binder::execute(const BindJob& job) {
     shared.portion = d.gpu_fraction;
     shared.config_map_prefix = job.config_map_prefix;
     shared.container_suffix = job.container_suffix;
+    shared.tolerations = job.tolerations;
     auto chain = chain_.prepare(shared);
     if (!chain.status.is_ok()) {
       const bool timeout = chain.status.message().find("did not report its GPU") != std::string::npos;

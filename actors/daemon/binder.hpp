@@ -27,6 +27,7 @@ struct BindJob {
   events::Decision decision;
   std::string config_map_prefix;        ///< runai/shared-gpu-configmap, "" if not mutated.
   std::string container_suffix = "0";  ///< the GPU container's configmap suffix
+  std::vector<model::Toleration> tolerations;  ///< the pod's, for its reservation pods
   /// Not started by then: cancelled (logged), so the decision stops being assumed and the pod may be
   /// decided again. No cycle computes an expiry itself (docs/one-truth.md). Default: never.
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();

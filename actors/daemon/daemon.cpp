@@ -352,6 +352,7 @@ struct SchedulerCore {
     job.deadline = std::chrono::steady_clock::now() + cap;
     const model::Pod* pod = cut.find_pod(d.pod);
     if (pod == nullptr) return job;
+    job.tolerations = pod->tolerations;
     const auto& ann = pod->meta.annotations;
     if (auto it = ann.find("runai/shared-gpu-configmap"); it != ann.end()) job.config_map_prefix = it->second;
     if (auto it = ann.find("gpu-fraction-container-name"); it != ann.end()) {

@@ -66,6 +66,14 @@ model::Result<std::string> KubeSharingApi::create_reservation_pod(const gpu_shar
                                                      {"valueFrom",
                                                       {{"fieldRef", {{"fieldPath", "metadata.namespace"}}}}}}})}}})}}}};
   if (!spec.runtime_class.empty()) pod["spec"]["runtimeClassName"] = spec.runtime_class;
+  for (const auto& t : spec.tolerations) {
+    if (t.key == "nvidia.com/gpu" && t.op == "Exists" && t.effect.empty()) continue;  // already there
+    Json tol = {{"operator", t.op}};
+    if (!t.key.empty()) tol["key"] = t.key;
+    if (!t.value.empty()) tol["value"] = t.value;
+    if (!t.effect.empty()) tol["effect"] = t.effect;
+    pod["spec"]["tolerations"].push_back(std::move(tol));
+  }
   auto r = client_.create_pod(kReservationNamespace, pod.dump());
   if (!r.ok()) return model::Status::error(r.describe());
   Json created = Json::parse(r.body, nullptr, false);

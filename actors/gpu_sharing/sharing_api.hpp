@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "k8s/model/objects.hpp"
 #include "k8s/model/status.hpp"
 
 namespace kai::gpu_sharing {
@@ -31,6 +32,9 @@ struct ReservationPodSpec {
   std::string group;
   std::string image;
   std::string runtime_class;  ///< "" = none.
+  /// The fraction pod's tolerations (KAI v0.17 copies them), so that a taint that the pod tolerates
+  /// does not evict, and orphan, its reservation. Added to the nvidia.com/gpu toleration.
+  std::vector<model::Toleration> tolerations;
 };
 
 class SharingApi {

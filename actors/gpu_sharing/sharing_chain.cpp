@@ -54,8 +54,9 @@ std::string SharingChain::reservation_name(const std::string& node) {
   return base + "-" + random5_();
 }
 
-model::Result<std::string> SharingChain::reserve(const std::string& group, const std::string& node, bool* created,
+model::Result<std::string> SharingChain::reserve(const std::string& group, const SharedBind& bind, bool* created,
                                                  std::string* created_name) {
+  const std::string& node = bind.node;
   *created = false;
   auto existing = api_.list_reservation_pods(group, "");
   if (!existing.is_ok()) return model::Status::error("listing reservation pods of group " + group + ": " + existing.message());
@@ -81,6 +82,7 @@ model::Result<std::string> SharingChain::reserve(const std::string& group, const
   spec.group = group;
   spec.image = options_.image;
   spec.runtime_class = options_.runtime_class;
+  spec.tolerations = bind.tolerations;
   auto uid = api_.create_reservation_pod(spec);
   if (!uid.is_ok()) {
     return model::Status::error("creating reservation pod " + spec.name + " for GPU group " + group + " on node " +
@@ -109,7 +111,7 @@ ChainResult SharingChain::prepare(const SharedBind& bind) {
     std::lock_guard lock(group_mutex(group));
     bool created = false;
     std::string created_name;
-    auto uuid = reserve(group, bind.node, &created, &created_name);
+    auto uuid = reserve(group, bind, &created, &created_name);
     if (created) result.created_reservations.push_back(created_name);
     if (!uuid.is_ok()) {
       result.status = model::Status::error("pod " + pod + ": " + uuid.message());

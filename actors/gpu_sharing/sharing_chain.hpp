@@ -44,6 +44,8 @@ struct SharedBind {
   std::string config_map_prefix;
   /// The configmap suffix of the GPU container: "0", "1", ... or "i0", ... for init containers.
   std::string container_suffix = "0";
+  /// The pod's tolerations, for its reservation pods.
+  std::vector<model::Toleration> tolerations;
 };
 
 /// The outcome the binder logs.
@@ -79,7 +81,7 @@ class SharingChain {
 
  private:
   /// Finds or creates the reservation pod of `group` on `node` and returns its GPU UUID.
-  model::Result<std::string> reserve(const std::string& group, const std::string& node, bool* created,
+  model::Result<std::string> reserve(const std::string& group, const SharedBind& bind, bool* created,
                                      std::string* created_name);
   /// Serialises work on one group (two pods placed on the same new group must share one reservation
   /// pod). Striped: a bounded set of mutexes, a group always maps to the same one.

@@ -65,8 +65,14 @@ TEST_F(DaemonE2E, FractionAndGpuMemoryPodsShareDevicesThroughReservationPods) {
   cluster_.queue("default", "", -1);
   cluster_.queue("test", "default", -1);
   start_daemon();
-  cluster_.create(cluster_.pod("team-a", "a", "test", 0, "", {{"gpu-fraction", "0.5"}}));
-  cluster_.create(cluster_.pod("team-a", "b", "test", 0, "", {{"gpu-fraction", "0.5"}}));
+  // a and b tolerate a taint (as the pods of one workload do): whichever's bind makes the reservation
+  // pod of their group gives it that toleration.
+  for (const std::string name : {"a", "b"}) {
+    Json p = cluster_.pod("team-a", name, "test", 0, "", {{"gpu-fraction", "0.5"}});
+    p["spec"]["tolerations"] = Json::array({{{"key", "dedicated"}, {"operator", "Equal"}, {"value", "gpu"},
+                                             {"effect", "NoSchedule"}}});
+    cluster_.create(p);
+  }
   cluster_.create(cluster_.pod("team-a", "m", "test", 0, "", {{"gpu-memory", "20480"}}));
   ASSERT_TRUE(Cluster::eventually(
       [&] { return bound("team-a", "a") && bound("team-a", "b") && bound("team-a", "m"); }));
@@ -79,6 +85,13 @@ TEST_F(DaemonE2E, FractionAndGpuMemoryPodsShareDevicesThroughReservationPods) {
   EXPECT_EQ(group("a"), group("b"));  // 0.5 + 0.5 fill one device
   EXPECT_NE(group("m"), group("a"));  // 20 GiB of 40 is half of the second device
   EXPECT_EQ(cluster_.pods("kai-resource-reservation").size(), 2u);
+  // The reservation of a's group tolerates what a tolerates (KAI v0.17), besides nvidia.com/gpu.
+  bool tolerates = false;
+  for (const auto& r : cluster_.pods("kai-resource-reservation")) {
+    if (r["metadata"]["labels"].value("runai-gpu-group", "") != group("a")) continue;
+    for (const auto& t : r["spec"].value("tolerations", Json::array())) tolerates |= t.value("key", "") == "dedicated";
+  }
+  EXPECT_TRUE(tolerates) << "the reservation pod does not carry the fraction pod's toleration";
   // Deleting both pods of a group deletes its reservation pod.
   ASSERT_TRUE(cluster_.server->delete_object("v1", "Pod", "team-a", "a").is_ok());
   ASSERT_TRUE(cluster_.server->delete_object("v1", "Pod", "team-a", "b").is_ok());

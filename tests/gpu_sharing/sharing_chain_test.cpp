@@ -157,6 +157,7 @@ SharedBind fraction_pod(const std::string& name, const std::string& group, doubl
   b.groups = {group};
   b.portion = portion;
   b.config_map_prefix = name + "-abcdefg-shared-gpu";
+  b.tolerations = {model::Toleration{"dedicated", "Equal", "gpu", "NoSchedule"}};
   return b;
 }
 
@@ -175,6 +176,8 @@ TEST(SharingChain, TwoPodsOfOneGroupShareOneReservationAndOneGpu) {
   const auto& spec = cluster.spec_of("gpu-reservation-node-1-00000");
   EXPECT_EQ(spec.node, "node-1");
   EXPECT_EQ(spec.group, "g-1");
+  ASSERT_EQ(spec.tolerations.size(), 1u) << "the fraction pod's tolerations are the reservation's";
+  EXPECT_EQ(spec.tolerations[0].key, "dedicated");
 
   const auto& cm = cluster.config_maps.at("team-a/vllm-a-abcdefg-shared-gpu-0");
   EXPECT_EQ(cm.owner, "vllm-a/uid-vllm-a");
