@@ -1,5 +1,7 @@
 #include "actors/daemon/binder.hpp"
 
+#include <optional>
+
 namespace kai::daemon {
 
 Binder::Binder(k8s::KubeClient& client, gpu_sharing::SharingChain& chain, int workers, OutcomeFn on_outcome,
@@ -102,7 +104,17 @@ events::BinderOutcome Binder::execute(const BindJob& job) {
   }
   gpu_sharing::SharedBind shared;
   const bool is_shared = !d.gpu_groups.empty() && d.gpu_fraction > 0;
+  // A pod that is bound already (an earlier bind whose answer was lost, another replica) is left
+  // alone: its group label, configmaps and reservation are what its GPU is, and must stay.
+  auto already_bound = [&](const std::string& why) -> std::optional<events::BinderOutcome> {
+    auto node = client_.pod_node(ns, name, d.pod_uid);
+    if (!node.is_ok() || node.value().empty()) return std::nullopt;
+    out.outcome = events::Outcome::kBound;
+    out.reason = "already bound to " + node.value() + " (" + why + "); nothing of it was changed";
+    return out;
+  };
   if (is_shared) {
+    if (auto bound = already_bound("found before its GPU-sharing chain")) return *bound;
     shared.ns = ns;
     shared.name = name;
     shared.uid = d.pod_uid;
@@ -130,6 +142,9 @@ events::BinderOutcome Binder::execute(const BindJob& job) {
     out.reason = "bound to " + d.node;
     return out;
   }
+  // The bind may have happened with its answer lost (a 409 on a retry, a cut connection): a bound pod
+  // is logged as bound where it is, and its chain is not rolled back.
+  if (auto bound = already_bound("the bind answered " + r.describe())) return *bound;
   if (is_shared) chain_.rollback(shared);
   out.outcome = events::Outcome::kBindFailed;
   out.reason = "binding to " + d.node + " failed: " + r.describe();

@@ -172,6 +172,16 @@ ApiResult KubeClient::bind_pod(const std::string& ns, const std::string& name, c
   return request("POST", core_path(ns, "pods", name) + "/binding", binding.dump());
 }
 
+model::Result<std::string> KubeClient::pod_node(const std::string& ns, const std::string& name,
+                                                const std::string& uid) {
+  ApiResult r = get(core_path(ns, "pods", name));
+  if (!r.ok()) return model::Status::error(r.describe());
+  Json pod = Json::parse(r.body, nullptr, false);
+  if (!pod.is_object()) return model::Status::error("pod " + ns + "/" + name + ": the answer is not an object");
+  if (pod["metadata"].value("uid", "") != uid) return model::Status::error("pod " + ns + "/" + name + " not found");
+  return pod.value("spec", Json::object()).value("nodeName", "");
+}
+
 ApiResult KubeClient::delete_pod(const std::string& ns, const std::string& name, const std::string& uid,
                                  int64_t grace_seconds) {
   Json options = {{"apiVersion", "v1"}, {"kind", "DeleteOptions"}, {"preconditions", {{"uid", uid}}}};

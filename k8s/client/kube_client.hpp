@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "k8s/client/cluster_config.hpp"
+#include "k8s/model/status.hpp"
 
 namespace kai::k8s {
 
@@ -65,6 +66,9 @@ class KubeClient {
   // ---- the scheduler's writes
   /// POST pods/<name>/binding (the uid guards against binding a recreated pod).
   ApiResult bind_pod(const std::string& ns, const std::string& name, const std::string& uid, const std::string& node);
+  /// The node a pod is bound to ("" when it is not), if the pod with `uid` exists; an error otherwise
+  /// (a different uid is "not found").
+  model::Result<std::string> pod_node(const std::string& ns, const std::string& name, const std::string& uid);
   /// DELETE with a uid precondition and a grace period (-1: the pod's own).
   ApiResult delete_pod(const std::string& ns, const std::string& name, const std::string& uid, int64_t grace_seconds = -1);
   /// JSON merge patch of metadata.labels / metadata.annotations.

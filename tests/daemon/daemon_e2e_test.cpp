@@ -250,3 +250,34 @@ INSTANTIATE_TEST_SUITE_P(OnAndOff, EarlyCycle, ::testing::Values(uint64_t{3}, ui
 
 }  // namespace
 }  // namespace kai::e2e
+
+namespace kai::e2e {
+namespace {
+
+// The server binds a fraction pod but its answer is lost: the binder must not take the bound pod's
+// GPU-sharing chain back (group label, configmaps, reservation pod), or the kubelet would see a free
+// GPU that the pod uses. It logs the pod as bound where it is.
+TEST_F(DaemonE2E, ABindWhoseAnswerIsLostLeavesTheBoundPodsGpuAlone) {
+  cluster_.node("n1", 2);
+  cluster_.queue("default", "", -1);
+  cluster_.queue("test", "default", -1);
+  apiserver::Faults lost;
+  lost.match = "/binding";
+  lost.close_without_answer = 1;
+  cluster_.server->set_faults(lost);
+  start_daemon();
+  cluster_.create(cluster_.pod("team-a", "f", "test", 0, "", {{"gpu-fraction", "0.5"}}));
+  ASSERT_TRUE(Cluster::eventually([&] { return bound("team-a", "f"); }));
+  std::this_thread::sleep_for(500ms);  // the binder's outcome and any rollback
+  const Json f = cluster_.get_pod("team-a", "f");
+  const std::string group = f["metadata"].value("labels", Json::object()).value("runai-gpu-group", "");
+  EXPECT_FALSE(group.empty()) << "the bound pod lost its GPU group label: " << f.dump();
+  bool reserved = false;
+  for (const auto& r : cluster_.pods("kai-resource-reservation"))
+    reserved |= r["metadata"]["labels"].value("runai-gpu-group", "") == group;
+  EXPECT_TRUE(reserved) << "the bound pod's reservation pod is gone";
+  EXPECT_EQ(cluster_.server->request_counts()["create pods/binding"], 1u) << "a second bind was sent";
+}
+
+}  // namespace
+}  // namespace kai::e2e
