@@ -118,6 +118,9 @@ struct BinderOutcome {
   std::string pod;            ///< "namespace/name"
   Outcome outcome = Outcome::kBound;
   std::string reason;
+  /// Read from a record before schema v5, whose logs have no AssumedSettled: there a `bound` outcome
+  /// also ended the decision's assumption. Set on upgrade, never written.
+  bool settles = false;
   bool operator==(const BinderOutcome&) const = default;
 };
 

@@ -214,6 +214,7 @@ Result<Payload> decode_payload(Reader& r, uint8_t type, uint8_t version) {
       if (o > static_cast<uint8_t>(last)) return Status::error("unknown binder outcome");
       b.outcome = static_cast<Outcome>(o);
       b.reason = r.str();
+      b.settles = version < 5 && b.outcome == Outcome::kBound;
       return Payload{std::move(b)};
     }
     case 7: {

@@ -81,7 +81,7 @@ bool apply_record(ScheduleRecords& records, const Event& event) {
   if (const auto* o = std::get_if<BinderOutcome>(&event.payload)) {
     auto it = records.assumed.find(o->decision_seq);
     if (it == records.assumed.end()) return true;
-    if (o->outcome == Outcome::kBound) {
+    if (o->outcome == Outcome::kBound && !o->settles) {
       it->second.reported = true;  // the watch confirms it (AssumedSettled)
     } else {
       records.assumed.erase(it);

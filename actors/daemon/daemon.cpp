@@ -19,6 +19,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include "actors/daemon/binder.hpp"
 #include "actors/daemon/cycle.hpp"
@@ -164,9 +165,13 @@ struct IngestCore {
   uint64_t changes_since_cut = 0;
   uint64_t early_after = 0;
   uint64_t cuts = 0;  ///< Cuts taken so far; an early-cycle request carries it.
+  /// Set by the event that completes the first lists: the first cycle runs then, not a period later.
+  bool just_listed = false;
 
-  /// True once per cut, when enough changed since it for an early cycle.
+  /// True once per cut, when enough changed since it for an early cycle, and when the last first list
+  /// ended.
   bool want_early_cycle(const k8s::ReflectorEvent& ev) {
+    if (std::exchange(just_listed, false)) return true;
     if (ev.type == k8s::ReflectorEventType::kBookmark) return false;
     return early_after > 0 && ++changes_since_cut == early_after;
   }
@@ -202,6 +207,7 @@ struct IngestCore {
     if (ev.type == k8s::ReflectorEventType::kBookmark && ev.from_list && unlisted_kinds.erase(ev.kind) &&
         unlisted_kinds.empty()) {
       spdlog::info("every kind listed");
+      just_listed = true;
     }
     if (metrics) metrics->events_ingested(ev.kind);
     return std::make_shared<const events::WatchEvent>(std::get<events::WatchEvent>(std::move(e.payload)));

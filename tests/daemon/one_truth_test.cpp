@@ -370,3 +370,29 @@ TEST(OneTruth, ARestartUnderAnotherSchedulerNameReplaysWithoutADifference) {
 
 }  // namespace
 }  // namespace kai::e2e
+
+namespace kai::e2e {
+namespace {
+
+// A daemon of this build goes on with a log of the previous schema (tests/fixtures/log-v4): it
+// restores the old snapshot, appends its own records after the old ones, and replay compares its
+// cycles while reporting the old ones as skipped.
+TEST(OneTruthUpgrade, TheDaemonContinuesALogOfThePreviousSchema) {
+  Cluster c;
+  c.namespace_("team-a");
+  c.node("n1", 4);
+  c.queue("default", "", -1);
+  c.queue("test", "default", -1);
+  std::filesystem::copy(source_dir() + "/tests/fixtures/log-v4", c.dir + "/log");
+  daemon::Daemon d(c.daemon_options());
+  ASSERT_TRUE(d.start().is_ok());
+  c.create(c.pod("team-a", "p", "test", 1));
+  ASSERT_TRUE(Cluster::eventually([&] { return !Cluster::node_of(c.get_pod("team-a", "p")).empty(); }));
+  d.stop();
+  const std::string summary = expect_replay_matches(c.dir + "/log");
+  EXPECT_NE(summary.find("5 cycles skipped (recorded by an older scheduling behaviour)"), std::string::npos)
+      << summary;
+}
+
+}  // namespace
+}  // namespace kai::e2e

@@ -77,6 +77,7 @@ Event without_v5_fields(Event e) {
     c->now_ms = 0;
   }
   if (auto* u = std::get_if<UnschedulableEvent>(&e.payload)) u->pods.clear();
+  if (auto* b = std::get_if<BinderOutcome>(&e.payload)) b->settles = b->outcome == Outcome::kBound;
   if (auto* c = std::get_if<ConfigChange>(&e.payload)) {
     c->behaviour_version = 0;
     c->flags.clear();
