@@ -639,8 +639,10 @@ struct Daemon::Impl {
       KubeWebhookCertApi api(*client);
       endpoints::WebhookCertOptions co;
       co.ns = options.webhook_namespace;
-      auto pem = endpoints::ensure_webhook_certificate(api, co);
+      std::vector<std::string> warnings;
+      auto pem = endpoints::ensure_webhook_certificate(api, co, &warnings);
       if (!pem.is_ok()) return model::Status::error("webhook certificate: " + pem.message());
+      for (const auto& w : warnings) spdlog::warn("webhooks: {}", w);
       const char* tmp = std::getenv("TMPDIR");
       std::string dir = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/kai-webhook-XXXXXX";
       if (mkdtemp(dir.data()) == nullptr)
