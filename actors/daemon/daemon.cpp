@@ -628,6 +628,7 @@ struct Daemon::Impl {
   model::Status start_webhooks(const endpoints::EndpointsCallbacks& callbacks) {
     endpoints::EndpointsOptions eo;
     eo.port = options.webhook_port == 1 ? 0 : options.webhook_port;  // 1: an ephemeral port (tests)
+    eo.webhooks = true;  // only here: the metrics port is plain HTTP
     eo.admission = options.admission;
     eo.admission.scheduler_name = options.scheduler_name;
     eo.cert_file = options.webhook_cert_file;
@@ -837,6 +838,7 @@ model::Status Daemon::start() {
   if (m.options.metrics_port != 0) {
     endpoints::EndpointsOptions eo;
     eo.port = m.options.metrics_port == 1 ? 0 : m.options.metrics_port;  // 1: an ephemeral port (tests)
+    eo.expose_snapshot = m.options.expose_snapshot;
     endpoints::EndpointsCallbacks cb;
     Impl* impl = &m;
     cb.readiness = [this] {

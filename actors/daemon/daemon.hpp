@@ -28,6 +28,9 @@ struct DaemonOptions {
   uint64_t early_cycle_changes = 500;
   /// Metrics / health port (KAI's --listen-address :8080); 0 = off.
   uint16_t metrics_port = 8080;
+  /// Answer /get-snapshot (every pod, unauthenticated) on the metrics port to any peer. Default: false
+  /// (loopback peers only: this host, `kubectl port-forward`).
+  bool expose_snapshot = false;
   int binder_workers = 4;
   /// Decisions the watch has not confirmed after this long are forgotten (the cycle decides again).
   std::chrono::seconds in_flight_timeout{60};
