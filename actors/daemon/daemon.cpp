@@ -28,6 +28,7 @@
 #include "actors/daemon/kube_webhook_cert_api.hpp"
 #include "actors/daemon/leadership.hpp"
 #include "actors/daemon/overlay.hpp"
+#include "actors/daemon/owner_only.hpp"
 #include "actors/daemon/snapshotter.hpp"
 #include "actors/daemon/status_writer.hpp"
 #include "actors/endpoints/endpoints.hpp"
@@ -38,6 +39,7 @@
 #include "events/state_codec.hpp"
 #include "k8s/client/reflector.hpp"
 #include "k8s/model/codec.hpp"
+#include "k8s/model/log_redaction.hpp"
 #include "storage/event_log.hpp"
 #include "storage/restore.hpp"
 
@@ -191,7 +193,9 @@ struct IngestCore {
   WatchEventMsg on_watch(const k8s::ReflectorEvent& ev) {
     events::Event e;
     e.timestamp_us = wall_us();
-    e.payload = events::WatchEvent{ev.kind, watch_type(ev.type), ev.object_json, ev.resource_version};
+    // What scheduling never reads and may be secret (env values, managedFields) is not logged.
+    e.payload = events::WatchEvent{ev.kind, watch_type(ev.type), model::redact_for_log(ev.object_json),
+                                   ev.resource_version};
     if (!log_failed) {
       pending_appends.push_back(log->append_async({e}));
       // Keep the queue short: reap what the writer already finished.
@@ -759,6 +763,9 @@ model::Status Daemon::start() {
   if (!cluster.is_ok()) return cluster.status();
   spdlog::info("API server {}:{} from {}", cluster.value().endpoint.host, cluster.value().endpoint.port,
                cluster.value().source);
+  if (auto s = make_owner_only(m.options.log_dir); !s) {
+    return model::Status::error("event log " + m.options.log_dir + ": " + s.message());
+  }
   auto log = storage::EventLog::open(m.options.log_dir);
   if (!log.is_ok()) return model::Status::error("event log " + m.options.log_dir + ": " + log.message());
   m.log = std::move(log).value();
