@@ -193,6 +193,8 @@ struct IngestCore {
   WatchEventMsg on_watch(const k8s::ReflectorEvent& ev) {
     events::Event e;
     e.timestamp_us = wall_us();
+    spdlog::trace("watch {} {} ({} bytes, resourceVersion {})", ev.kind,
+                  events::to_string(watch_type(ev.type)), ev.object_json.size(), ev.resource_version);
     // What scheduling never reads and may be secret (env values, managedFields) is not logged.
     e.payload = events::WatchEvent{ev.kind, watch_type(ev.type), model::redact_for_log(ev.object_json),
                                    ev.resource_version};
@@ -850,7 +852,8 @@ model::Status Daemon::start() {
     Impl* impl = &m;
     cb.readiness = [this] {
       if (!synced()) return endpoints::Readiness{false, "waiting for the initial lists"};
-      if (!impl_->leadership->electing()) return endpoints::Readiness{true, "synced"};
+      // Without leader election this replica is the only one and acts: it is the leader.
+      if (!impl_->leadership->electing()) return endpoints::Readiness{true, "synced; leader"};
       return endpoints::Readiness{true, leading() ? "synced; leader" : "synced; standby"};
     };
     cb.snapshot = [impl]() -> model::Result<std::string> {

@@ -45,7 +45,9 @@ int main(int argc, char** argv) {
   app.add_option("--resource-reservation-allocation-timeout", reservation_timeout,
                  "how long a reservation pod may take to report its GPU")
       ->capture_default_str();
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
+  app.add_option("--log-level", log_level, "trace (debug plus every watch event), debug, info, warn, error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
+      ->capture_default_str();
   app.add_flag("--expose-snapshot", o.expose_snapshot,
                "serve /get-snapshot (every pod, unauthenticated) to other hosts, not only on localhost");
   app.add_flag("--leader-elect", o.leader_elect,
