@@ -29,6 +29,7 @@
 #include "actors/daemon/leadership.hpp"
 #include "actors/daemon/overlay.hpp"
 #include "actors/daemon/owner_only.hpp"
+#include "actors/daemon/reservation_namespace.hpp"
 #include "actors/daemon/snapshotter.hpp"
 #include "actors/daemon/status_writer.hpp"
 #include "actors/endpoints/endpoints.hpp"
@@ -800,6 +801,7 @@ model::Status Daemon::start() {
     spdlog::info("leader election on Lease {}/{} as \"{}\"", m.options.lease_namespace, m.options.lease_name,
                  eo.identity);
   }
+  if (auto s = ensure_reservation_namespace(*m.client); !s) return s;
   m.sharing_api = std::make_unique<KubeSharingApi>(*m.client);
   gpu_sharing::ChainOptions chain_options;
   chain_options.image = m.options.reservation_image;
