@@ -892,7 +892,10 @@ model::Status Daemon::start() {
   caf::actor* actor_ref = &m.actor;
   m.binder = std::make_unique<Binder>(
       *m.client, *m.chain, m.options.binder_workers,
-      [actor_ref](const BindJob& job, events::BinderOutcome o) {
+      [actor_ref, status = m.status.get()](const BindJob& job, events::BinderOutcome o) {
+        if (o.outcome == events::Outcome::kBound && job.decision.kind == events::DecisionKind::kBind) {
+          status->pod_bound(job.decision.pod, job.decision.pod_uid, job.decision.node);
+        }
         caf::anon_send(*actor_ref, outcome_atom::value,
                        std::make_shared<const OutcomeMsg>(OutcomeMsg{job, std::move(o)}));
       },
