@@ -99,7 +99,8 @@ TEST_F(DaemonOperations, EveryBoundPodGetsOneScheduledEvent) {
     if (!list.is_ok()) return notes;
     const Json parsed = Json::parse(list.value());
     for (const auto& e : parsed["items"]) {
-      if (e.value("reason", "") == "Scheduled" && e.value("type", "") == "Normal") notes.insert(e.value("note", ""));
+      if (e.value("reason", "") == "Scheduled" && e.value("type", "") == "Normal")
+        notes.insert(e.value("note", ""));
     }
     return notes;
   };
@@ -126,7 +127,8 @@ TEST_F(DaemonOperations, TraceLevelLogsEveryWatchEventAndBadLevelsAreRefused) {
       cluster_.spawn_scheduler({"--log-dir", cluster_.dir + "/log-bad", "--log-level", "verbose"}, bad);
   // It must exit at once; one that accepted the level would run until killed.
   int status = 0;
-  const bool exited = Cluster::eventually([&] { return ::waitpid(refused, &status, WNOHANG) == refused; }, 20s);
+  const bool exited =
+      Cluster::eventually([&] { return ::waitpid(refused, &status, WNOHANG) == refused; }, 20s);
   if (!exited) {
     ::kill(refused, SIGKILL);
     ::waitpid(refused, &status, 0);
