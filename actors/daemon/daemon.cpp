@@ -29,6 +29,8 @@
 #include "actors/daemon/kube_webhook_cert_api.hpp"
 #include "actors/daemon/leadership.hpp"
 #include "actors/daemon/pod_group_writer.hpp"
+#include "actors/daemon/owner_only.hpp"
+#include "actors/daemon/reservation_namespace.hpp"
 #include "actors/daemon/snapshotter.hpp"
 #include "actors/daemon/status_writer.hpp"
 #include "actors/endpoints/endpoints.hpp"
@@ -42,6 +44,7 @@
 #include "events/state_codec.hpp"
 #include "k8s/client/reflector.hpp"
 #include "k8s/model/codec.hpp"
+#include "k8s/model/log_redaction.hpp"
 #include "storage/event_log.hpp"
 #include "storage/restore.hpp"
 
@@ -194,7 +197,11 @@ struct IngestCore {
   WatchEventMsg on_watch(const k8s::ReflectorEvent& ev) {
     events::Event e;
     e.timestamp_us = wall_us();
-    e.payload = events::WatchEvent{ev.kind, watch_type(ev.type), ev.object_json, ev.resource_version};
+    spdlog::trace("watch {} {} ({} bytes, resourceVersion {})", ev.kind,
+                  events::to_string(watch_type(ev.type)), ev.object_json.size(), ev.resource_version);
+    // What scheduling never reads and may be secret (env values, managedFields) is not logged.
+    e.payload = events::WatchEvent{ev.kind, watch_type(ev.type), model::redact_for_log(ev.object_json),
+                                   ev.resource_version};
     if (!log_failed) {
       pending_appends.push_back(log->append_async({e}));
       // Keep the queue short: reap what the writer already finished.
@@ -658,6 +665,7 @@ struct Daemon::Impl {
   model::Status start_webhooks(const endpoints::EndpointsCallbacks& callbacks) {
     endpoints::EndpointsOptions eo;
     eo.port = options.webhook_port == 1 ? 0 : options.webhook_port;  // 1: an ephemeral port (tests)
+    eo.webhooks = true;  // only here: the metrics port is plain HTTP
     eo.admission = options.admission;
     eo.admission.scheduler_name = options.scheduler_name;
     eo.cert_file = options.webhook_cert_file;
@@ -669,8 +677,10 @@ struct Daemon::Impl {
       KubeWebhookCertApi api(*client);
       endpoints::WebhookCertOptions co;
       co.ns = options.webhook_namespace;
-      auto pem = endpoints::ensure_webhook_certificate(api, co);
+      std::vector<std::string> warnings;
+      auto pem = endpoints::ensure_webhook_certificate(api, co, &warnings);
       if (!pem.is_ok()) return model::Status::error("webhook certificate: " + pem.message());
+      for (const auto& w : warnings) spdlog::warn("webhooks: {}", w);
       const char* tmp = std::getenv("TMPDIR");
       std::string dir = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/kai-webhook-XXXXXX";
       if (mkdtemp(dir.data()) == nullptr)
@@ -788,6 +798,9 @@ model::Status Daemon::start() {
   if (!cluster.is_ok()) return cluster.status();
   spdlog::info("API server {}:{} from {}", cluster.value().endpoint.host, cluster.value().endpoint.port,
                cluster.value().source);
+  if (auto s = make_owner_only(m.options.log_dir); !s) {
+    return model::Status::error("event log " + m.options.log_dir + ": " + s.message());
+  }
   auto log = storage::EventLog::open(m.options.log_dir);
   if (!log.is_ok()) return model::Status::error("event log " + m.options.log_dir + ": " + log.message());
   m.log = std::move(log).value();
@@ -820,6 +833,7 @@ model::Status Daemon::start() {
     spdlog::info("leader election on Lease {}/{} as \"{}\"", m.options.lease_namespace, m.options.lease_name,
                  eo.identity);
   }
+  if (auto s = ensure_reservation_namespace(*m.client); !s) return s;
   m.sharing_api = std::make_unique<KubeSharingApi>(*m.client);
   gpu_sharing::ChainOptions chain_options;
   chain_options.image = m.options.reservation_image;
@@ -871,11 +885,13 @@ model::Status Daemon::start() {
   if (m.options.metrics_port != 0) {
     endpoints::EndpointsOptions eo;
     eo.port = m.options.metrics_port == 1 ? 0 : m.options.metrics_port;  // 1: an ephemeral port (tests)
+    eo.expose_snapshot = m.options.expose_snapshot;
     endpoints::EndpointsCallbacks cb;
     Impl* impl = &m;
     cb.readiness = [this] {
       if (!synced()) return endpoints::Readiness{false, "waiting for the initial lists"};
-      if (!impl_->leadership->electing()) return endpoints::Readiness{true, "synced"};
+      // Without leader election this replica is the only one and acts: it is the leader.
+      if (!impl_->leadership->electing()) return endpoints::Readiness{true, "synced; leader"};
       return endpoints::Readiness{true, leading() ? "synced; leader" : "synced; standby"};
     };
     cb.snapshot = [impl]() -> model::Result<std::string> {
@@ -913,7 +929,10 @@ model::Status Daemon::start() {
   caf::actor* actor_ref = &m.actor;
   m.binder = std::make_unique<Binder>(
       *m.client, *m.chain, m.options.binder_workers,
-      [actor_ref](const BindJob& job, events::BinderOutcome o) {
+      [actor_ref, status = m.status.get()](const BindJob& job, events::BinderOutcome o) {
+        if (o.outcome == events::Outcome::kBound && job.decision.kind == events::DecisionKind::kBind) {
+          status->pod_bound(job.decision.pod, job.decision.pod_uid, job.decision.node);
+        }
         caf::anon_send(*actor_ref, outcome_atom::value,
                        std::make_shared<const OutcomeMsg>(OutcomeMsg{job, std::move(o)}));
       },

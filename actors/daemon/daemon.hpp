@@ -30,6 +30,9 @@ struct DaemonOptions {
   uint64_t early_cycle_changes = 500;
   /// Metrics / health port (KAI's --listen-address :8080); 0 = off.
   uint16_t metrics_port = 8080;
+  /// Answer /get-snapshot (every pod, unauthenticated) on the metrics port to any peer. Default: false
+  /// (loopback peers only: this host, `kubectl port-forward`).
+  bool expose_snapshot = false;
   int binder_workers = 4;
   /// A bind or eviction not started this long after its decision is cancelled by the binder, which
   /// logs the outcome, so that the pod may be decided again. 0 = twice `reservation_timeout`.

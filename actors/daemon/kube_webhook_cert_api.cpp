@@ -43,12 +43,16 @@ model::Status KubeWebhookCertApi::create_tls_secret(const std::string& ns, const
   return model::Status::error(r.describe());
 }
 
-model::Status KubeWebhookCertApi::set_ca_bundle(bool mutating, const std::string& name, const std::string& ca_pem) {
-  const std::string path = k8s::group_path("admissionregistration.k8s.io/v1", "",
-                                           mutating ? "mutatingwebhookconfigurations" : "validatingwebhookconfigurations",
-                                           name);
+model::Status KubeWebhookCertApi::set_ca_bundle(bool mutating, const std::string& name,
+                                                const std::string& ca_pem, bool* not_found) {
+  const std::string path =
+      k8s::group_path("admissionregistration.k8s.io/v1", "",
+                      mutating ? "mutatingwebhookconfigurations" : "validatingwebhookconfigurations", name);
   auto r = client_.get(path);
-  if (!r.ok()) return model::Status::error(r.describe());
+  if (!r.ok()) {
+    if (not_found != nullptr) *not_found = r.code == 404;
+    return model::Status::error(r.describe());
+  }
   Json config = Json::parse(r.body, nullptr, false);
   if (!config.is_object()) return model::Status::error("the configuration in the answer is not a JSON object");
   Json webhooks = config.value("webhooks", Json::array());

@@ -15,7 +15,8 @@ class KubeWebhookCertApi : public endpoints::WebhookCertApi {
   model::Result<std::optional<http::PemPair>> get_tls_secret(const std::string& ns, const std::string& name) override;
   model::Status create_tls_secret(const std::string& ns, const std::string& name, const http::PemPair& pem,
                                   bool* already_exists) override;
-  model::Status set_ca_bundle(bool mutating, const std::string& name, const std::string& ca_pem) override;
+  model::Status set_ca_bundle(bool mutating, const std::string& name, const std::string& ca_pem,
+                              bool* not_found) override;
 
  private:
   k8s::KubeClient& client_;

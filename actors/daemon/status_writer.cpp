@@ -60,15 +60,41 @@ void StatusWriter::after_cycle(const CycleOutput& out) {
   }
 }
 
+void StatusWriter::pod_bound(const std::string& pod, const std::string& uid, const std::string& node) {
+  {
+    std::lock_guard lock(mu_);
+    if (scheduled_.insert_or_assign(pod, std::pair{uid, node}).second) scheduled_order_.push_back(pod);
+    // Advisory like the rest: under a flood the oldest give way.
+    while (scheduled_order_.size() > max_queue_) {
+      scheduled_.erase(scheduled_order_.front());
+      scheduled_order_.pop_front();
+    }
+  }
+  cv_.notify_one();
+}
+
 void StatusWriter::work() {
   for (;;) {
     std::function<void()> write;
     {
       std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty() || !scheduled_order_.empty(); });
       if (stopping_) return;  // advisory writes are dropped at shutdown
-      write = std::move(queue_.front());
-      queue_.pop_front();
+      if (!queue_.empty()) {
+        write = std::move(queue_.front());
+        queue_.pop_front();
+      } else {
+        const std::string pod = std::move(scheduled_order_.front());
+        scheduled_order_.pop_front();
+        auto it = scheduled_.find(pod);
+        const std::string uid = it->second.first, node = it->second.second;
+        scheduled_.erase(it);
+        const size_t slash = pod.find('/');
+        write = [this, ns = pod.substr(0, slash), name = pod.substr(slash + 1), uid, node, pod] {
+          client_.create_event(ns, "Pod", "v1", name, uid, "Normal", "Scheduled",
+                               "Successfully assigned " + pod + " to " + node, "Binding");
+        };
+      }
     }
     write();
     std::lock_guard lock(mu_);

@@ -1,8 +1,10 @@
 #pragma once
 // Writes what users read with kubectl, coalesced and below the binds in priority: a pending pod's
 // PodScheduled=False / Unschedulable condition with KAI's message and a Warning event, written only
-// when the message changes; Evict events on evicted pods. One worker thread; a cycle that produces
-// the same reasons again writes nothing.
+// when the message changes; Evict events on evicted pods; a Scheduled event ("Successfully assigned
+// ns/pod to node", as kube-scheduler writes it) per bound pod. One worker thread; a cycle that
+// produces the same reasons again writes nothing. Scheduled events wait until the other writes are
+// done and keep one per pod.
 
 #include <condition_variable>
 #include <deque>
@@ -26,6 +28,8 @@ class StatusWriter {
 
   /// Queues the writes a cycle calls for. Called from the scheduler actor.
   void after_cycle(const CycleOutput& out);
+  /// Queues the Scheduled event of a pod the binder bound ("namespace/name"). Called from any thread.
+  void pod_bound(const std::string& pod, const std::string& uid, const std::string& node);
   void stop();
   uint64_t written() const;
 
@@ -39,6 +43,9 @@ class StatusWriter {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> queue_;
+  /// Bound pods whose Scheduled event is not written yet: pod -> (uid, node), oldest first in order.
+  std::map<std::string, std::pair<std::string, std::string>> scheduled_;
+  std::deque<std::string> scheduled_order_;
   bool stopping_ = false;
   uint64_t written_ = 0;
   std::thread thread_;

@@ -38,10 +38,12 @@ struct DaemonEndpoints::Impl {
 
   http::HttpResponse handle(const http::HttpRequest& req) {
     const std::string path = path_of(req.target);
-    if (path == kMutatePodsPath) return webhook(admission::Hook::kPodMutate, req);
-    if (path == kValidatePodsPath) return webhook(admission::Hook::kPodValidate, req);
-    if (path == kValidateQueuesPath) return webhook(admission::Hook::kQueueValidate, req);
-    if (path == kValidatePodGroupsPath) return webhook(admission::Hook::kPodGroupValidate, req);
+    if (options.webhooks) {
+      if (path == kMutatePodsPath) return webhook(admission::Hook::kPodMutate, req);
+      if (path == kValidatePodsPath) return webhook(admission::Hook::kPodValidate, req);
+      if (path == kValidateQueuesPath) return webhook(admission::Hook::kQueueValidate, req);
+      if (path == kValidatePodGroupsPath) return webhook(admission::Hook::kPodGroupValidate, req);
+    }
     if (req.method != "GET" && req.method != "HEAD") return text(405, "only GET is served here\n");
     if (path == "/metrics") return text(200, metrics.text(), "text/plain; version=0.0.4; charset=utf-8");
     if (path == "/healthz" || path == "/livez") return text(200, "ok\n");
@@ -51,6 +53,11 @@ struct DaemonEndpoints::Impl {
     }
     if (path == "/get-snapshot") {
       if (!callbacks.snapshot) return text(404, "snapshots are not served by this process\n");
+      if (!req.from_loopback && !options.expose_snapshot) {
+        return text(403,
+                    "/get-snapshot answers only on localhost (kubectl port-forward); start with "
+                    "--expose-snapshot to serve it to other hosts\n");
+      }
       auto s = callbacks.snapshot();
       if (!s.is_ok()) return text(503, "snapshot unavailable: " + s.message() + "\n");
       http::HttpResponse r = text(200, std::move(s).value(), "application/json");

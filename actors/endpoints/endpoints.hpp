@@ -30,6 +30,12 @@ struct EndpointsOptions {
   std::string cert_file;
   std::string key_file;
   admission::AdmissionOptions admission;
+  /// Serve the admission webhook paths. Only the TLS webhook port does: the API server calls them over
+  /// HTTPS, and a plain-HTTP port must not mutate or admit pods for anyone who reaches it. Default: false.
+  bool webhooks = false;
+  /// Answer /get-snapshot (every pod of the cluster, unauthenticated) to any peer, not only to loopback
+  /// peers (this host, `kubectl port-forward`). Default: false (--expose-snapshot).
+  bool expose_snapshot = false;
 };
 
 /// Readiness as /readyz reports it.

@@ -7,7 +7,8 @@ std::vector<std::string> webhook_dns_names(const WebhookCertOptions& o) {
           o.service + "." + o.ns + ".svc.cluster.local"};
 }
 
-model::Result<http::PemPair> ensure_webhook_certificate(WebhookCertApi& api, const WebhookCertOptions& o) {
+model::Result<http::PemPair> ensure_webhook_certificate(WebhookCertApi& api, const WebhookCertOptions& o,
+                                                        std::vector<std::string>* warnings) {
   const std::string where = "secret " + o.ns + "/" + o.secret;
   auto existing = api.get_tls_secret(o.ns, o.secret);
   if (!existing.is_ok()) return model::Status::error("reading " + where + ": " + existing.message());
@@ -38,13 +39,20 @@ model::Result<http::PemPair> ensure_webhook_certificate(WebhookCertApi& api, con
   if (pem->certificate.empty() || pem->private_key.empty()) {
     return model::Status::error(where + " has no tls.crt or tls.key");
   }
-  if (auto s = api.set_ca_bundle(true, o.mutating_configuration, pem->certificate); !s.is_ok()) {
-    return model::Status::error("setting caBundle of MutatingWebhookConfiguration " + o.mutating_configuration + ": " +
-                                s.message());
-  }
-  if (auto s = api.set_ca_bundle(false, o.validating_configuration, pem->certificate); !s.is_ok()) {
-    return model::Status::error("setting caBundle of ValidatingWebhookConfiguration " + o.validating_configuration +
-                                ": " + s.message());
+  for (const bool mutating : {true, false}) {
+    const std::string kind = mutating ? "MutatingWebhookConfiguration" : "ValidatingWebhookConfiguration";
+    const std::string& name = mutating ? o.mutating_configuration : o.validating_configuration;
+    bool not_found = false;
+    if (auto s = api.set_ca_bundle(mutating, name, pem->certificate, &not_found); !s.is_ok()) {
+      if (!not_found)
+        return model::Status::error("setting caBundle of " + kind + " " + name + ": " + s.message());
+      if (warnings != nullptr) {
+        warnings->push_back(kind + " " + name +
+                            " does not exist: the webhooks are served, but the API server " +
+                            "calls them only once it is applied (deploy/base/webhooks.yaml); restart the " +
+                            "scheduler after applying it so that its caBundle trusts the certificate");
+      }
+    }
   }
   return *pem;
 }

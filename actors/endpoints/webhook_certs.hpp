@@ -20,10 +20,12 @@ class WebhookCertApi {
   /// The Secret's `tls.crt` / `tls.key`, nullopt when it does not exist.
   virtual model::Result<std::optional<http::PemPair>> get_tls_secret(const std::string& ns, const std::string& name) = 0;
   /// Creates a kubernetes.io/tls Secret; `*already_exists` is set on 409.
-  virtual model::Status create_tls_secret(const std::string& ns, const std::string& name, const http::PemPair& pem,
-                                          bool* already_exists) = 0;
-  /// Sets clientConfig.caBundle of every webhook of the configuration (`mutating` or validating).
-  virtual model::Status set_ca_bundle(bool mutating, const std::string& name, const std::string& ca_pem) = 0;
+  virtual model::Status create_tls_secret(const std::string& ns, const std::string& name,
+                                          const http::PemPair& pem, bool* already_exists) = 0;
+  /// Sets clientConfig.caBundle of every webhook of the configuration (`mutating` or validating);
+  /// `*not_found` is set on 404 (the configuration does not exist).
+  virtual model::Status set_ca_bundle(bool mutating, const std::string& name, const std::string& ca_pem,
+                                      bool* not_found) = 0;
 };
 
 struct WebhookCertOptions {
@@ -39,7 +41,10 @@ struct WebhookCertOptions {
 std::vector<std::string> webhook_dns_names(const WebhookCertOptions& options);
 
 /// Finds or makes the certificate, and points both webhook configurations at it. Returns the
-/// certificate and key to serve.
-model::Result<http::PemPair> ensure_webhook_certificate(WebhookCertApi& api, const WebhookCertOptions& options);
+/// certificate and key to serve. A configuration that does not exist yet is not an error (it may be
+/// applied after the scheduler): it is named in `warnings`, and the webhooks are served anyway.
+model::Result<http::PemPair> ensure_webhook_certificate(WebhookCertApi& api,
+                                                        const WebhookCertOptions& options,
+                                                        std::vector<std::string>* warnings = nullptr);
 
 }  // namespace kai::endpoints

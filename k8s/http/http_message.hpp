@@ -19,6 +19,9 @@ struct HttpRequest {
   std::string content_type;
   std::string authorization;
   std::string accept;
+  /// The peer connected from a loopback address (127.0.0.0/8, ::1): a process on this host or, in a
+  /// pod, `kubectl port-forward` / `kubectl exec`. Servers use it to keep local-only paths local.
+  bool from_loopback = false;
 };
 
 /// Where a streamed response's chunks go. Both functions may be called from any thread.

@@ -36,6 +36,16 @@ tcp::socket& raw_socket(TlsStream& s) {
   return beast::get_lowest_layer(s).socket();
 }
 
+bool peer_is_loopback(tcp::socket& socket) {
+  beast::error_code ec;
+  const net::ip::address a = socket.remote_endpoint(ec).address();
+  if (ec) return false;
+  // A dual-stack listener sees IPv4 peers as ::ffff:a.b.c.d.
+  if (a.is_v6() && a.to_v6().is_v4_mapped())
+    return net::ip::make_address_v4(net::ip::v4_mapped, a.to_v6()).is_loopback();
+  return a.is_loopback();
+}
+
 /// One connection. Holds itself alive through pending operations and, while a watch streams, through
 /// the store's sink (toolchain.md pitfall 7: an idle watch has no pending write).
 template <class Stream>
@@ -112,6 +122,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     req_.content_type = std::string(msg[http::field::content_type]);
     req_.authorization = std::string(msg[http::field::authorization]);
     req_.accept = std::string(msg[http::field::accept]);
+    req_.from_loopback = peer_is_loopback(raw_socket(stream_));
     const auto delay = handlers_.delay_for ? handlers_.delay_for(req_) : std::chrono::microseconds(0);
     if (delay.count() > 0) {
       timer_.expires_after(delay);

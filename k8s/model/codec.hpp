@@ -12,8 +12,8 @@
 namespace kai::model {
 
 /// Decodes a snapshot from JSON or YAML text (sniffed from the first non-blank character).
-/// Fails only when the text is not JSON / YAML or not a List of objects; an object with bad fields is
-/// kept with its FieldErrors; an item that is not an object, or lacks kind / metadata.name, fails.
+/// Fails when the text is empty or whitespace only (message "empty"), is not JSON / YAML or not a
+/// List of objects; an object with bad fields is kept with its FieldErrors; an item that is not an object, or lacks kind / metadata.name, fails.
 Result<ClusterObjects> decode_snapshot(std::string_view text);
 
 /// Encodes a snapshot as a `v1 List` in JSON (the format decode_snapshot reads back).

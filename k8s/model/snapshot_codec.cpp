@@ -57,6 +57,9 @@ Status add_value(const json& value, ClusterObjects& out, size_t& item, int depth
 
 Result<ClusterObjects> decode_snapshot(std::string_view text) {
   const size_t first = text.find_first_not_of(" \t\r\n");
+  // An empty file is almost always a failed export or a wrong path, not an empty cluster: refuse it
+  // (an empty cluster is written as a List with no items).
+  if (first == std::string_view::npos) return Status::error("empty");
   // Everything that does not start like JSON is read as YAML (a JSON document is valid YAML too,
   // but the JSON parser gives better messages and is much faster).
   const bool is_json = first != std::string_view::npos && (text[first] == '{' || text[first] == '[');

@@ -105,6 +105,9 @@ TEST_F(DeployBase, RbacCoversTheSchedulersCallsAndNothingBroader) {
   EXPECT_TRUE(rules.allows("create", "", "pods/binding", "team-a"));
   EXPECT_TRUE(rules.allows("delete", "", "pods", "team-a"));
   EXPECT_TRUE(rules.allows("create", "", "pods", "kai-resource-reservation"));
+  EXPECT_TRUE(rules.allows("get", "", "namespaces", "", "kai-resource-reservation"));
+  EXPECT_TRUE(
+      rules.allows("get", "", "serviceaccounts", "kai-resource-reservation", "kai-resource-reservation"));
   EXPECT_TRUE(rules.allows("update", "coordination.k8s.io", "leases", "kai-scheduler"));
   EXPECT_TRUE(rules.allows("get", "", "namespaces", "", "kai-scheduler"));
   EXPECT_TRUE(rules.allows("patch", "scheduling.run.ai", "podgroups/status", "team-a"));
@@ -121,6 +124,7 @@ TEST_F(DeployBase, RbacCoversTheSchedulersCallsAndNothingBroader) {
   EXPECT_FALSE(rules.allows("get", "", "secrets", "team-a", "kai-scheduler-webhook-cert"));
   EXPECT_FALSE(rules.allows("patch", "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "",
                             "another-webhook"));
+  EXPECT_FALSE(rules.allows("create", "", "namespaces", ""));
   EXPECT_FALSE(rules.allows("patch", "", "nodes", ""));
   EXPECT_FALSE(rules.allows("get", "", "namespaces", "", "team-a"));
   EXPECT_FALSE(rules.allows("delete", "scheduling.run.ai", "queues", ""));

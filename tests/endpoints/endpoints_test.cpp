@@ -1,7 +1,11 @@
 // The daemon's endpoints over real HTTP and HTTPS: /metrics parses as Prometheus text and moves,
 // /healthz, /readyz follows the readiness callback, /get-snapshot, and the admission webhooks.
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
 
 #include <atomic>
 #include <filesystem>
@@ -96,8 +100,11 @@ double sample_value(const std::string& text, const std::string& series) {
 
 class EndpointsTest : public ::testing::Test {
  protected:
-  void start(EndpointsOptions options) {
-    options.bind_address = "127.0.0.1";
+  /// Serves on `bind_address` and connects to `host` (a non-loopback peer when it is one of this
+  /// host's other addresses).
+  void start(EndpointsOptions options, const std::string& bind_address = "127.0.0.1",
+             const std::string& host = "127.0.0.1") {
+    options.bind_address = bind_address;
     options.port = 0;
     EndpointsCallbacks callbacks;
     callbacks.readiness = [this] { return Readiness{ready_.load(), ready_.load() ? "synced; leader" : "waiting for the initial lists"}; };
@@ -106,6 +113,7 @@ class EndpointsTest : public ::testing::Test {
     auto s = endpoints_->start();
     ASSERT_TRUE(s.is_ok()) << s.message();
     Endpoint ep;
+    ep.host = host;
     ep.port = endpoints_->port();
     ep.tls = endpoints_->tls();
     ep.ca_file = options.cert_file;
@@ -179,6 +187,7 @@ TEST_F(EndpointsTest, AdmissionWebhooksOverVerifiedHttps) {
   options.cert_file = (dir / "tls.crt").string();
   options.key_file = (dir / "tls.key").string();
   options.admission.gpu_sharing = false;
+  options.webhooks = true;
   start(options);
   ASSERT_TRUE(endpoints_->tls());
 
@@ -221,6 +230,56 @@ TEST(EndpointsOptions, HalfATlsConfigurationIsRefused) {
   s = e2.start();
   EXPECT_FALSE(s.is_ok());
   EXPECT_NE(s.message().find("/nonexistent.crt"), std::string::npos) << s.message();
+}
+
+TEST_F(EndpointsTest, AdmissionWebhookPathsAreNotServedOnThePlainPort) {
+  start({});  // the metrics port: plain HTTP, webhooks off
+  for (const char* path : {kMutatePodsPath, kValidatePodsPath, kValidateQueuesPath, kValidatePodGroupsPath}) {
+    auto r = client_->request("POST", path, "{}");
+    EXPECT_EQ(r.status, 405) << path << ": " << r.body;  // only GETs are served on the plain port
+    EXPECT_EQ(r.body, "only GET is served here\n") << path;
+  }
+}
+
+/// One of this host's IPv4 addresses that is not loopback, or "".
+std::string non_loopback_address() {
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return "";
+  std::string out;
+  for (ifaddrs* a = list; a != nullptr && out.empty(); a = a->ifa_next) {
+    if (a->ifa_addr == nullptr || a->ifa_addr->sa_family != AF_INET || (a->ifa_flags & IFF_LOOPBACK))
+      continue;
+    char text[INET_ADDRSTRLEN] = {};
+    const auto* in = reinterpret_cast<const sockaddr_in*>(a->ifa_addr);
+    if (::inet_ntop(AF_INET, &in->sin_addr, text, sizeof text) != nullptr) out = text;
+  }
+  ::freeifaddrs(list);
+  return out;
+}
+
+TEST_F(EndpointsTest, SnapshotAnswersOnlyLoopbackPeersByDefault) {
+  const std::string address = non_loopback_address();
+  if (address.empty()) GTEST_SKIP() << "no non-loopback IPv4 address to connect from";
+  start({}, "0.0.0.0", address);
+  auto r = client_->request("GET", "/get-snapshot");
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_NE(r.body.find("--expose-snapshot"), std::string::npos) << r.body;
+  EXPECT_EQ(client_->request("GET", "/metrics").status, 200);
+  Endpoint local;
+  local.port = endpoints_->port();
+  local.tls = false;
+  EXPECT_EQ(HttpClient(local).request("GET", "/get-snapshot").status, 200);
+}
+
+TEST_F(EndpointsTest, ExposedSnapshotAnswersEveryPeer) {
+  const std::string address = non_loopback_address();
+  if (address.empty()) GTEST_SKIP() << "no non-loopback IPv4 address to connect from";
+  EndpointsOptions options;
+  options.expose_snapshot = true;
+  start(options, "0.0.0.0", address);
+  auto r = client_->request("GET", "/get-snapshot");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Json::parse(r.body)["kind"], "List");
 }
 
 }  // namespace

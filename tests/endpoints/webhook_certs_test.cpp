@@ -32,9 +32,14 @@ class FakeCertApi : public WebhookCertApi {
     ++creates;
     return model::Status::ok();
   }
-  model::Status set_ca_bundle(bool mutating, const std::string& name, const std::string& ca) override {
+  model::Status set_ca_bundle(bool mutating, const std::string& name, const std::string& ca,
+                              bool* not_found) override {
     std::lock_guard lock(mu);
-    if (fail_patch) return model::Status::error("404 not found");
+    if (missing_configurations) {
+      *not_found = true;
+      return model::Status::error("404 not found");
+    }
+    if (fail_patch) return model::Status::error("403 forbidden");
     bundles[(mutating ? "mutating/" : "validating/") + name] = ca;
     return model::Status::ok();
   }
@@ -43,6 +48,7 @@ class FakeCertApi : public WebhookCertApi {
   std::map<std::string, std::string> bundles;
   int gets = 0, creates = 0;
   bool fail_patch = false;
+  bool missing_configurations = false;
 };
 
 bool valid_for_host(const std::string& pem, const std::string& host) {
@@ -92,12 +98,28 @@ TEST(WebhookCerts, RacingReplicasServeTheSameCertificate) {
   }
 }
 
-TEST(WebhookCerts, MissingWebhookConfigurationIsAClearError) {
+TEST(WebhookCerts, MissingWebhookConfigurationsAreWarningsAndTheCertificateIsServed) {
+  FakeCertApi api;
+  api.missing_configurations = true;
+  std::vector<std::string> warnings;
+  auto pem = ensure_webhook_certificate(api, {}, &warnings);
+  ASSERT_TRUE(pem.is_ok()) << pem.message();
+  EXPECT_FALSE(pem.value().certificate.empty());
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_NE(warnings[0].find("MutatingWebhookConfiguration kai-scheduler does not exist"), std::string::npos)
+      << warnings[0];
+  EXPECT_NE(warnings[1].find("ValidatingWebhookConfiguration kai-scheduler"), std::string::npos)
+      << warnings[1];
+}
+
+TEST(WebhookCerts, OtherFailuresToSetTheCaBundleAreClearErrors) {
   FakeCertApi api;
   api.fail_patch = true;
   auto pem = ensure_webhook_certificate(api, {});
   ASSERT_FALSE(pem.is_ok());
-  EXPECT_NE(pem.message().find("MutatingWebhookConfiguration kai-scheduler"), std::string::npos) << pem.message();
+  EXPECT_NE(pem.message().find("MutatingWebhookConfiguration kai-scheduler"), std::string::npos)
+      << pem.message();
+  EXPECT_NE(pem.message().find("403"), std::string::npos) << pem.message();
 }
 
 TEST(WebhookCerts, DamagedSecretIsReported) {

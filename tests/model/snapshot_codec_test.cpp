@@ -215,8 +215,16 @@ metadata: {name: p, annotations: {gpu-fraction: 0.5}, labels: {kai.scheduler/tas
   ASSERT_EQ(s->pods[0].errors.size(), 2u);
 }
 
-TEST(DecodeSnapshotTest, EmptyInputIsAnEmptySnapshot) {
-  for (const char* text : {"", "   \n", "---\n", "# nothing\n"}) {
+TEST(DecodeSnapshotTest, EmptyOrWhitespaceInputIsRefused) {
+  for (const char* text : {"", "   \n", "\t\r\n \n"}) {
+    auto s = decode_snapshot(text);
+    ASSERT_FALSE(s.is_ok()) << '"' << text << '"';
+    EXPECT_EQ(s.message(), "empty");
+  }
+}
+
+TEST(DecodeSnapshotTest, YamlWithoutObjectsIsAnEmptySnapshot) {
+  for (const char* text : {"---\n", "# nothing\n", R"({"kind":"List","items":[]})"}) {
     auto s = decode_snapshot(text);
     ASSERT_TRUE(s.is_ok()) << text;
     EXPECT_TRUE(s->pods.empty());

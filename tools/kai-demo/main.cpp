@@ -42,16 +42,28 @@ struct Options {
   bool keep_running = false;
 };
 
-/// Runs a command and returns its output (stdout and stderr).
-std::string run(const std::string& command) {
-  std::string out;
-  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
-  if (p == nullptr) return "(cannot run " + command + ")";
+/// A finished command: its exit code (-1 when it did not exit normally) and what it printed.
+struct Ran {
+  int exit_code = -1;
+  std::string output;
+  bool ok() const { return exit_code == 0; }
+};
+
+/// Runs a command through the shell. Its stderr joins the output unless `with_stderr` is false; a
+/// redirect inside `command` applies to its stdout alone (the command runs in a subshell).
+Ran run(const std::string& command, bool with_stderr = true) {
+  Ran r;
+  FILE* p = ::popen(("(" + command + ")" + (with_stderr ? " 2>&1" : "")).c_str(), "r");
+  if (p == nullptr) {
+    r.output = "(cannot run " + command + ")";
+    return r;
+  }
   std::array<char, 4096> buf;
   size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  ::pclose(p);
-  return out;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+  const int status = ::pclose(p);
+  if (status != -1 && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  return r;
 }
 
 class Demo {
@@ -62,7 +74,8 @@ class Demo {
   int run_walkthrough() {
     if (!start_cluster() || !start_scheduler()) return 1;
     bool ok = step_sharing() && step_memory() && step_gang() && step_reclaim();
-    fair_shares();
+    // The fair shares are a step like the others: the walkthrough fails with it.
+    ok = fair_shares() && ok;
     std::cout << "\n" << (ok ? "Walkthrough complete: every step ended as expected." : "Walkthrough FAILED (see above).")
               << "\n";
     if (o_.keep_running) keep_running();
@@ -115,7 +128,7 @@ class Demo {
   }
 
   static bool kubectl_usable() {
-    const std::string v = run("kubectl version --client -o json");
+    const std::string v = run("kubectl version --client -o json").output;
     const size_t brace = v.find('{');
     if (brace == std::string::npos) return false;
     Json j = Json::parse(v.substr(brace), nullptr, false);
@@ -253,9 +266,11 @@ class Demo {
     }
   }
 
-  void why(const std::string& pod) {
+  /// Prints `kai-log why` for `pod`; false when kai-log failed.
+  bool why(const std::string& pod) {
     std::cout << "  $ kai-log --log-dir " << log_dir_ << " why " << pod << "\n";
-    std::string out = run(o_.kai_log_bin + " --log-dir " + log_dir_ + " why --limit 4 " + pod);
+    const Ran ran = run(o_.kai_log_bin + " --log-dir " + log_dir_ + " why --limit 4 " + pod);
+    const std::string& out = ran.output;
     size_t start = 0;
     while (start < out.size()) {
       size_t end = out.find('\n', start);
@@ -263,6 +278,8 @@ class Demo {
       std::cout << "    " << out.substr(start, end - start) << "\n";
       start = end + 1;
     }
+    if (!ran.ok()) std::cout << "  NOT AS EXPECTED: kai-log why exited " << ran.exit_code << "\n";
+    return ran.ok();
   }
 
   // --------------------------------------------------------------------------------- steps
@@ -304,7 +321,7 @@ class Demo {
     });
     table();
     std::cout << "  train-gang-0: PodScheduled=False: " << unschedulable_message(pod("team-a", "train-gang-0")) << "\n";
-    why("team-a/train-gang");
+    ok = why("team-a/train-gang") && ok;
     std::cout << "  Deleting the notebook frees its GPU; now both workers fit.\n";
     if (auto s = server_->delete_object("v1", "Pod", "team-a", "notebook"); !s) {
       std::cout << "  cannot delete the notebook: " << s.message() << "\n";
@@ -332,28 +349,39 @@ class Demo {
     const bool inference_kept =
         phase(pod("team-a", "vllm-large")) == "Running" && phase(pod("team-a", "vllm-small")) == "Running";
     ok = ok && inference_kept;
-    why("team-a/train-gang-0");
+    ok = why("team-a/train-gang-0") && ok;
     std::cout << (ok ? "  OK: reclaim evicted test's preemptible gang (train, priority 50), kept its inference "
                        "pods (priority 125), and bound team-b\n"
                      : "  NOT AS EXPECTED: team-b should run, test's inference pods should stay\n");
     return ok;
   }
 
-  void fair_shares() {
+  /// The fair shares the log's state gives, through `kai-log snapshot export` and kai-sim (the tools a
+  /// user would chain); false when either tool fails or the result has no queues.
+  bool fair_shares() {
     heading("Queues: fair shares now (from the event log, through kai-sim)");
     const std::string snapshot = dir_ + "/snapshot.json";
-    run(o_.kai_log_bin + " --log-dir " + log_dir_ + " snapshot export > " + snapshot);
-    const std::string out = run(o_.kai_sim_bin + " --snapshot " + snapshot + " --actions '' --format json");
-    Json sim = Json::parse(out.substr(std::min(out.find('{'), out.size())), nullptr, false);
-    if (sim.is_discarded() || !sim.contains("queues")) {
-      std::cout << "  (no fair shares: " << out.substr(0, 200) << ")\n";
-      return;
+    const Ran exported = run(o_.kai_log_bin + " --log-dir " + log_dir_ + " snapshot export > " + snapshot);
+    if (!exported.ok()) {
+      std::cout << "  NOT AS EXPECTED: kai-log snapshot export exited " << exported.exit_code << ": "
+                << exported.output.substr(0, 300) << "\n";
+      return false;
+    }
+    // Only kai-sim's stdout is its JSON result; its notes and warnings go to stderr.
+    const Ran sim_run =
+        run(o_.kai_sim_bin + " --snapshot " + snapshot + " --actions '' --format json", false);
+    const Json sim = Json::parse(sim_run.output, nullptr, false);
+    if (!sim_run.ok() || sim.is_discarded() || !sim.contains("queues") || sim["queues"].empty()) {
+      std::cout << "  NOT AS EXPECTED: kai-sim exited " << sim_run.exit_code
+                << " without fair shares: " << sim_run.output.substr(0, 300) << "\n";
+      return false;
     }
     std::printf("  %-10s %-8s %10s %14s\n", "QUEUE", "PARENT", "GPU-SHARE", "GPU-ALLOCATED");
     for (const auto& q : sim["queues"]) {
       std::printf("  %-10s %-8s %10.2f %14.2f\n", q.value("name", "").c_str(), q.value("parent", "").c_str(),
                   q["fairShare"].value("gpu", 0.0), q["allocated"].value("gpu", 0.0));
     }
+    return true;
   }
 
   void keep_running() {

@@ -49,7 +49,11 @@ int main(int argc, char** argv) {
   app.add_option("--default-staleness-grace-period", staleness_grace,
                  "how long a gang may run below minMember before the rest is evicted (negative: never)")
       ->capture_default_str();
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
+  app.add_option("--log-level", log_level, "trace (debug plus every watch event), debug, info, warn, error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
+      ->capture_default_str();
+  app.add_flag("--expose-snapshot", o.expose_snapshot,
+               "serve /get-snapshot (every pod, unauthenticated) to other hosts, not only on localhost");
   app.add_flag("--leader-elect", o.leader_elect,
                "leader election on a Lease (hot standby while not leading)");
   app.add_option("--lease-namespace,--leader-elect-resource-namespace", o.lease_namespace,

@@ -31,6 +31,14 @@ double gpu_fraction(const core::TaskInfo& t) {
   return 0;
 }
 
+/// The node a pod is on or ran on. The session places only active pods (finished ones use no capacity),
+/// so a Succeeded or Failed pod's node comes from its spec.nodeName.
+std::string node_name(const core::Session& ssn, const core::TaskInfo& t) {
+  if (t.node != core::kNoNode) return ssn.nodes[t.node].name;
+  const bool finished = t.status == core::PodStatus::kSucceeded || t.status == core::PodStatus::kFailed;
+  return finished ? t.pod->node_name : std::string();
+}
+
 /// Why a pod is where it is: the unschedulable reason of a pending pod, or who evicted it and why.
 std::string pod_reason(const core::Session& ssn, const core::TaskInfo& t) {
   if (t.status == core::PodStatus::kReleasing) {
@@ -61,7 +69,7 @@ std::string render_json(const core::Session& ssn, const std::vector<events::Deci
     ordered_json p{{"namespace", t.pod->meta.namespace_},
                    {"name", t.pod->meta.name},
                    {"status", core::to_string(t.status)},
-                   {"node", t.node == core::kNoNode ? "" : ssn.nodes[t.node].name},
+                   {"node", node_name(ssn, t)},
                    {"gpuGroups", t.gpu_groups}};
     if (t.gpu.is_shared()) p["gpuFraction"] = gpu_fraction(t);
     if (auto r = pod_reason(ssn, t); !r.empty()) p["reason"] = r;
@@ -128,8 +136,9 @@ std::string render_table(const core::Session& ssn) {
     }
     std::string reason = pod_reason(ssn, t);
     std::replace(reason.begin(), reason.end(), '\n', ' ');
-    rows.push_back({t.key, core::to_string(t.status), t.node == core::kNoNode ? "-" : ssn.nodes[t.node].name,
-                    gpu.empty() ? "-" : gpu, groups.empty() ? "-" : groups, reason});
+    const std::string node = node_name(ssn, t);
+    rows.push_back({t.key, core::to_string(t.status), node.empty() ? "-" : node, gpu.empty() ? "-" : gpu,
+                    groups.empty() ? "-" : groups, reason});
   }
   std::vector<size_t> width(rows.front().size(), 0);
   for (const auto& r : rows) {

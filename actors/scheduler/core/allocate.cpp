@@ -42,6 +42,19 @@ std::optional<std::string> capacity_rejection(const Session& ssn, const TaskInfo
   return std::nullopt;
 }
 
+/// Removes from `c` the GPU groups `victim` is leaving: its ghost must free that device, not stay on it.
+void drop_groups_left(const TaskInfo& victim, const NodeInfo& node, GpuCandidates& c) {
+  for (size_t i = c.candidates.size(); i-- > 0;) {
+    const int32_t g = c.candidates[i].group_index;
+    if (g < 0 || std::find(victim.gpu_groups.begin(), victim.gpu_groups.end(), node.shared_gpus[g].group) ==
+                     victim.gpu_groups.end()) {
+      continue;
+    }
+    c.candidates.erase(c.candidates.begin() + static_cast<std::ptrdiff_t>(i));
+    c.fits_idle.erase(c.fits_idle.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+}
+
 bool place_on_node(Session& ssn, Statement& stmt, uint32_t task_id, uint32_t node_id, bool pipeline_only) {
   const TaskInfo& task = ssn.tasks[task_id];
   const NodeInfo& node = ssn.nodes[node_id];
@@ -54,6 +67,7 @@ bool place_on_node(Session& ssn, Statement& stmt, uint32_t task_id, uint32_t nod
     return true;
   }
   GpuCandidates c = fitting_gpus(task, node);
+  if (task.ghost) drop_groups_left(ssn.tasks[task.ghost_of], node, c);
   if (static_cast<int32_t>(c.candidates.size()) < task.gpu.num_devices) return false;
   std::vector<size_t> order(c.candidates.size());
   std::iota(order.begin(), order.end(), 0);
@@ -122,6 +136,9 @@ std::optional<uint32_t> best_gpu_node(Session& ssn, const TaskInfo& task,
 }
 
 bool uses_gpu_fast_path(const Session& ssn, const TaskInfo& task) {
+  // A shared-GPU ghost must skip the groups its pod leaves, which the indexes do not know: it takes the
+  // generic path, where a node whose only fitting group is its own is passed over.
+  if (task.ghost && task.gpu.is_shared()) return false;
   return ssn.gpu_fast_path && (task.gpu.kind == GpuRequestKind::kWhole || task.gpu.is_shared()) &&
          (task.nominated_node.empty() || !ssn.honours_nominated_node);
 }

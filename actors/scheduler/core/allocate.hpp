@@ -20,7 +20,8 @@ class AllocateAction final : public Action {
 bool allocate_job(Session& ssn, Statement& stmt, uint32_t job, bool& pipelined);
 
 /// Places one task on the best node that takes it (allocated if it fits idle resources, else pipelined;
-/// always pipelined when `pipeline_only`), never on `excluded_node`. False when no node takes it.
+/// always pipelined when `pipeline_only`), never on `excluded_node`; a ghost never in a GPU group its
+/// pod leaves. False when no node takes it.
 bool place_task(Session& ssn, Statement& stmt, uint32_t task, bool pipeline_only,
                 int32_t excluded_node = kNoNode);
 

@@ -80,12 +80,15 @@ bool place_all(Session& ssn, Statement& stmt, const std::vector<uint32_t>& tasks
   return true;
 }
 
-/// Places a stand-in for every evicted pod on another node (pipelined), as consolidation requires.
+/// Places a stand-in for every evicted pod elsewhere (pipelined), as consolidation requires. A whole-GPU
+/// pod moved within its node frees nothing there, so it must leave the node; a shared-GPU pod frees
+/// its device by joining another GPU group, which may be on the same node (place_task keeps a ghost out
+/// of the groups its pod leaves).
 bool move_victims(Session& ssn, Statement& stmt, const std::vector<uint32_t>& victims) {
   for (uint32_t v : victims) {
-    const int32_t from = ssn.tasks[v].node;
+    const int32_t excluded = ssn.tasks[v].gpu.is_shared() ? kNoNode : ssn.tasks[v].node;
     const uint32_t ghost = ssn.add_ghost(v);
-    if (!place_task(ssn, stmt, ghost, true, from)) return false;
+    if (!place_task(ssn, stmt, ghost, true, excluded)) return false;
   }
   return true;
 }
@@ -421,7 +424,8 @@ void ReclaimAction::execute(Session& ssn) {
       for (int32_t q = 0; q < static_cast<int32_t>(firsts.size()) && !any; ++q) {
         if (q == job.queue || !firsts[q]) continue;
         bool ok = true;
-        for (const auto& fn : ssn.reclaim_validator_fns) ok = ok && fn(job, request, {&firsts[q]->tasks.front(), 1}, true);
+        for (const auto& fn : ssn.reclaim_validator_fns)
+          ok = ok && fn(job, request, {&firsts[q]->tasks.front(), 1}, true);
         any = ok;
       }
     }

@@ -97,7 +97,8 @@ std::vector<PodGroupAssignment> group_pods(const model::ObjectRefs& objects,
       a.uid = synthesised && owner && gang_kinds().count(owner->kind) ? owner->uid : pod.meta.uid;
       a.queue = label(pod, kQueueLabel);
       if (a.queue.empty()) a.queue = label(pod, "project");
-      if (a.queue.empty()) a.queue = default_queue;
+      a.queue_defaulted = a.queue.empty();
+      if (a.queue_defaulted) a.queue = default_queue;
       a.priority_class_name = pod.priority_class_name;
       if (a.priority_class_name.empty()) a.priority_class_name = label(pod, "priorityClassName");
       if (a.priority_class_name.empty()) a.priority_class_name = default_priority_class(owner);

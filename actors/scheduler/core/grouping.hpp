@@ -29,6 +29,7 @@ struct PodGroupAssignment {
   // For synthesised groups (what the pod grouper would write into the PodGroup it creates):
   std::string uid;
   std::string queue;
+  bool queue_defaulted = false;  ///< `queue` is the default: the pod names none (label or "project").
   std::string priority_class_name;
   std::string preemptibility;
   int32_t min_member = 1;

@@ -179,29 +179,31 @@ class SessionBuilder {
       }
       by_name[q.meta.name] = &q;
     }
-    // Drop queues whose ancestry is broken (missing parent or a cycle), with their subtrees.
+    // Drop queues whose ancestry is broken (missing parent or a cycle), with their subtrees; what broke
+    // it is kept for the pods that name such a queue.
     std::set<std::string> valid;
     for (const auto& [name, q] : by_name) {
-      std::set<std::string> seen;
+      std::vector<std::string> path{name};
       const model::Queue* cur = q;
-      bool ok = true;
-      while (!cur->parent_queue.empty()) {
-        if (!seen.insert(cur->meta.name).second) {
-          ok = false;
-          break;
+      std::string broken;
+      while (broken.empty() && !cur->parent_queue.empty()) {
+        const std::string& parent = cur->parent_queue;
+        if (auto at = std::find(path.begin(), path.end(), parent); at != path.end()) {
+          broken = "its parent queues form a cycle ";
+          for (; at != path.end(); ++at) broken += *at + " -> ";
+          broken += parent;
+        } else if (auto it = by_name.find(parent); it == by_name.end()) {
+          broken = "its parent queue '" + parent + "' does not exist";
+        } else {
+          path.push_back(parent);
+          cur = it->second;
         }
-        auto it = by_name.find(cur->parent_queue);
-        if (it == by_name.end()) {
-          ok = false;
-          break;
-        }
-        cur = it->second;
       }
-      if (ok) {
+      if (broken.empty()) {
         valid.insert(name);
       } else {
-        ssn_.warnings.push_back("queue " + name + ": its parent chain is broken (missing parent queue \"" +
-                                cur->parent_queue + "\" or a cycle); the queue is ignored");
+        ssn_.warnings.push_back("queue " + name + ": " + broken + "; the queue is ignored");
+        broken_queues_[name] = std::move(broken);
       }
     }
     for (const auto* q_ptr : objects_.queues) {
@@ -481,7 +483,8 @@ class SessionBuilder {
                         : preemptibility == "non-preemptible" ? false
                                                               : job.priority < 100;
       if (auto it = ssn_.queue_index.find(job.queue_name); it == ssn_.queue_index.end()) {
-        job.invalid.push_back({"QueueDoesNotExist", "Queue '" + job.queue_name + "' does not exist"});
+        job.invalid.push_back(
+            {"QueueDoesNotExist", missing_queue_message(job.queue_name, g.queue_defaulted)});
       } else if (!ssn_.queues[it->second].is_leaf()) {
         job.invalid.push_back(
             {"QueueIsNotLeaf",
@@ -568,6 +571,20 @@ class SessionBuilder {
   Session& ssn_;
   const model::ObjectRefs& objects_;
   std::vector<const model::Queue*> queue_objects_;
+  /// Queues left out because their parent chain is broken, with what broke it.
+  std::map<std::string, std::string> broken_queues_;
+
+  /// Why a job's queue is not in the session: missing, or ignored with the reason; for a pod without the
+  /// queue label, which label to set (docs: README.md "Queues").
+  std::string missing_queue_message(const std::string& queue, bool defaulted) const {
+    auto broken = broken_queues_.find(queue);
+    const std::string what =
+        broken == broken_queues_.end() ? "does not exist" : "is unusable: " + broken->second;
+    if (!defaulted) return "Queue '" + queue + "' " + what;
+    return "The pod has no " + std::string(kQueueLabel) + " label, so it uses the default queue '" + queue +
+           "', which " + what + "; set the label (" + kQueueLabel + ": <queue>) or create queue '" + queue +
+           "'";
+  }
   std::map<std::string, int32_t> priority_classes_;
   std::optional<int32_t> global_default_priority_;
   std::map<std::pair<std::string, std::string>, const model::BindRequest*> bind_requests_;

@@ -1,0 +1,15 @@
+#pragma once
+// What the event log keeps of an object: the object as received minus what scheduling never reads and
+// what may hold secrets (docs: README.md "Operations", the event log's contents).
+
+#include <string>
+
+namespace kai::model {
+
+/// `object_json` without metadata.managedFields, the kubectl last-applied-configuration annotation (a
+/// copy of the whole object as applied) and the values of the containers' environment variables (their
+/// names and valueFrom references stay). Text that is not a JSON object, or holds none of these, is
+/// returned unchanged, byte for byte.
+std::string redact_for_log(std::string object_json);
+
+}  // namespace kai::model
