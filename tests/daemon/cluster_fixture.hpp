@@ -72,6 +72,14 @@ class Cluster {
     ASSERT_TRUE(r.is_ok()) << object.dump() << ": " << r.message();
   }
 
+  /// Namespace team-a, node n1 with `gpus` GPUs, queues default -> test: the smallest useful cluster.
+  void small(int gpus) {
+    namespace_("team-a");
+    node("n1", gpus);
+    queue("default", "", -1);
+    queue("test", "default", -1);
+  }
+
   void namespace_(const std::string& name) {
     create({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}});
   }
@@ -188,6 +196,19 @@ class Cluster {
   std::unique_ptr<apiserver::ApiServer> server;
   std::string dir;
 };
+
+/// Calls `f` with every event of the log at `log_dir` (opened read-only), in order.
+inline void for_each_event(const std::string& log_dir, const std::function<void(const events::Event&)>& f) {
+  storage::EventLogOptions o;
+  o.read_only = true;
+  auto log = storage::EventLog::open(log_dir, o);
+  ASSERT_TRUE(log.is_ok()) << log_dir << ": " << log.message();
+  ASSERT_TRUE(log.value()->read(1, UINT64_MAX, [&](uint64_t seq, const storage::Result<events::Event>& e) {
+    EXPECT_TRUE(e.is_ok()) << seq << ": " << e.message();
+    if (e.is_ok()) f(e.value());
+    return true;
+  }));
+}
 
 /// `kai-log replay` of a stopped daemon's log: every recorded cycle recomputed gives its records
 /// exactly (docs/one-truth.md). Returns replay's summary line. `require_cycles`: a log without a

@@ -162,16 +162,10 @@ std::string line(const events::Decision& d) {
 /// The decisions of the daemon's cycles 1..`rounds`, in log order.
 std::vector<std::string> daemon_decisions(const std::string& log_dir, uint64_t rounds) {
   std::vector<std::string> out;
-  storage::EventLogOptions o;
-  o.read_only = true;
-  auto log = storage::EventLog::open(log_dir, o);
-  EXPECT_TRUE(log.is_ok()) << log.message();
-  if (!log.is_ok()) return out;
-  (void)log.value()->read(1, UINT64_MAX, [&](uint64_t, const storage::Result<events::Event>& e) {
-    if (const auto* d = std::get_if<events::DecisionEvent>(&e.value().payload)) {
+  for_each_event(log_dir, [&](const events::Event& e) {
+    if (const auto* d = std::get_if<events::DecisionEvent>(&e.payload)) {
       if (d->cycle_id <= rounds) out.push_back(line(d->decision));
     }
-    return true;
   });
   return out;
 }

@@ -262,10 +262,7 @@ std::string run_kai_log(const std::string& args) {
 // name is told apart from the old one by its UID.
 TEST(OneTruthAudit, WhyFindsAPendingPodsReasonsAndTellsPodsOfOneNameApart) {
   Cluster c;
-  c.namespace_("team-a");
-  c.node("n1", 1);
-  c.queue("default", "", -1);
-  c.queue("test", "default", -1);
+  c.small(1);
   daemon::DaemonOptions o = c.daemon_options();
   auto d = std::make_unique<daemon::Daemon>(o);
   ASSERT_TRUE(d->start().is_ok());
@@ -285,21 +282,14 @@ TEST(OneTruthAudit, WhyFindsAPendingPodsReasonsAndTellsPodsOfOneNameApart) {
 
   // One record per pod while its reasons stay the same, whatever the number of cycles.
   int first_records = 0, second_records = 0;
-  {
-    storage::EventLogOptions ro;
-    ro.read_only = true;
-    auto log = storage::EventLog::open(log_dir, ro);
-    ASSERT_TRUE(log.is_ok());
-    (void)log.value()->read(1, UINT64_MAX, [&](uint64_t, const storage::Result<events::Event>& e) {
-      if (const auto* u = std::get_if<events::UnschedulableEvent>(&e.value().payload)) {
-        for (const auto& p : u->pods) {
-          first_records += p.uid == first_uid;
-          second_records += p.uid == second_uid;
-        }
+  for_each_event(log_dir, [&](const events::Event& e) {
+    if (const auto* u = std::get_if<events::UnschedulableEvent>(&e.payload)) {
+      for (const auto& p : u->pods) {
+        first_records += p.uid == first_uid;
+        second_records += p.uid == second_uid;
       }
-      return true;
-    });
-  }
+    }
+  });
   EXPECT_EQ(first_records, 1);
   EXPECT_EQ(second_records, 1);
 
@@ -324,10 +314,7 @@ namespace {
 // watch change after the gang went stale, the eviction comes at the end of the grace, not the period.
 TEST(OneTruthDeadlines, AStaleGangsGraceEndRunsACycleBeforeThePeriodIsUp) {
   Cluster c;
-  c.namespace_("team-a");
-  c.node("n1", 4);
-  c.queue("default", "", -1);
-  c.queue("test", "default", -1);
+  c.small(4);
   daemon::DaemonOptions o = c.daemon_options();
   o.schedule_period = std::chrono::milliseconds(30000);
   o.early_cycle_changes = 1;  // watch changes start cycles; nothing changes during the grace
@@ -350,10 +337,7 @@ TEST(OneTruthDeadlines, AStaleGangsGraceEndRunsACycleBeforeThePeriodIsUp) {
 // The scheduler name is a cycle input: a log written under two names replays under each.
 TEST(OneTruth, ARestartUnderAnotherSchedulerNameReplaysWithoutADifference) {
   Cluster c;
-  c.namespace_("team-a");
-  c.node("n1", 4);
-  c.queue("default", "", -1);
-  c.queue("test", "default", -1);
+  c.small(4);
   for (const std::string name : {"kai-scheduler", "other-scheduler"}) {
     daemon::DaemonOptions o = c.daemon_options();
     o.scheduler_name = name;
@@ -379,10 +363,7 @@ namespace {
 // cycles while reporting the old ones as skipped.
 TEST(OneTruthUpgrade, TheDaemonContinuesALogOfThePreviousSchema) {
   Cluster c;
-  c.namespace_("team-a");
-  c.node("n1", 4);
-  c.queue("default", "", -1);
-  c.queue("test", "default", -1);
+  c.small(4);
   std::filesystem::copy(source_dir() + "/tests/fixtures/log-v4", c.dir + "/log");
   daemon::Daemon d(c.daemon_options());
   ASSERT_TRUE(d.start().is_ok());

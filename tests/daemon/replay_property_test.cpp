@@ -112,19 +112,12 @@ TEST(ReplayProperty, TheDaemonsLogReplaysExactlyAndAChangedInputDoesNot) {
     // The node that got the most binds, with one GPU instead of four in every event of it.
     std::map<std::string, int> binds;
     bool fractions = false;
-    {
-      storage::EventLogOptions ro;
-      ro.read_only = true;
-      auto log = storage::EventLog::open(log_dir, ro);
-      ASSERT_TRUE(log.is_ok());
-      (void)log.value()->read(1, UINT64_MAX, [&](uint64_t, const storage::Result<events::Event>& e) {
-        if (const auto* dec = std::get_if<events::DecisionEvent>(&e.value().payload)) {
-          if (dec->decision.kind == events::DecisionKind::kBind) ++binds[dec->decision.node];
-          fractions |= dec->decision.gpu_fraction > 0;
-        }
-        return true;
-      });
-    }
+    for_each_event(log_dir, [&](const events::Event& e) {
+      if (const auto* dec = std::get_if<events::DecisionEvent>(&e.payload)) {
+        if (dec->decision.kind == events::DecisionKind::kBind) ++binds[dec->decision.node];
+        fractions |= dec->decision.gpu_fraction > 0;
+      }
+    });
     ASSERT_FALSE(binds.empty()) << "nothing was bound: the property would be empty";
     const std::string busiest =
         std::max_element(binds.begin(), binds.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;

@@ -4,29 +4,12 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <random>
 
 #include "events/event.hpp"
+#include "tests/storage/temp_dir.hpp"
 
 namespace kai::daemon {
 namespace {
-
-class TempLog {
- public:
-  TempLog() {
-    dir_ = std::filesystem::temp_directory_path() / ("kai-snapshotter-" + std::to_string(std::random_device{}()));
-    std::filesystem::create_directories(dir_);
-  }
-  ~TempLog() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-  std::string str() const { return dir_.string(); }
-
- private:
-  std::filesystem::path dir_;
-};
 
 void append_events(storage::EventLog& log, int n) {
   std::vector<events::Event> batch(static_cast<size_t>(n));
@@ -35,7 +18,7 @@ void append_events(storage::EventLog& log, int n) {
 }
 
 TEST(Snapshotter, EventsCountFromTheLastSnapshotAcrossRestarts) {
-  TempLog dir;
+  storage::testing::TempDir dir;
   SnapshotOptions o;
   o.every_events = 3000;
   o.every = std::chrono::seconds(0);
