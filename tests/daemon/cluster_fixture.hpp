@@ -236,7 +236,7 @@ class DaemonTest : public ::testing::Test {
   void TearDown() override {
     if (!daemon_) return;
     daemon_->stop();
-    expect_replay_matches(cluster_.dir + "/log");
+    expect_replay_matches(cluster_.dir + "/log", require_cycles_);
   }
   /// Starts the daemon with the cluster's options, changed by `adjust`.
   void start_daemon(const std::function<void(daemon::DaemonOptions&)>& adjust) {
@@ -252,6 +252,9 @@ class DaemonTest : public ::testing::Test {
 
   Cluster cluster_;
   std::unique_ptr<daemon::Daemon> daemon_;
+  /// Whether a log without a recorded cycle fails the replay at the end (tests of the daemon's
+  /// operations may stop before one ran).
+  bool require_cycles_ = true;
 };
 
 }  // namespace kai::e2e

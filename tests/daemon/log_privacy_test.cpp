@@ -23,10 +23,7 @@ constexpr const char* kSecret = "s3cret-token-value";
 /// Runs a daemon until the pod `team-a/worker` (with a secret in its env and its last-applied copy)
 /// is bound, with a snapshot after every few events; returns the log directory.
 std::string run_daemon_with_a_secret(Cluster& cluster) {
-  cluster.namespace_("team-a");
-  cluster.node("n1", 4);
-  cluster.queue("default", "", -1);
-  cluster.queue("test", "default", -1);
+  cluster.small(4);
   Json pod = cluster.pod("team-a", "worker", "test", 1);
   pod["spec"]["containers"][0]["env"] =
       Json::array({{{"name", "API_TOKEN"}, {"value", kSecret}},
@@ -41,6 +38,7 @@ std::string run_daemon_with_a_secret(Cluster& cluster) {
   EXPECT_TRUE(
       Cluster::eventually([&] { return !Cluster::node_of(cluster.get_pod("team-a", "worker")).empty(); }));
   d.stop();
+  expect_replay_matches(o.log_dir);  // the redacted objects are what every cycle read
   return o.log_dir;
 }
 

@@ -26,31 +26,21 @@ std::string file_text(const std::string& path) {
   return text.str();
 }
 
-class DaemonOperations : public ::testing::Test {
+class DaemonOperations : public DaemonTest {
  protected:
   void SetUp() override {
-    cluster_.namespace_("team-a");
-    cluster_.node("n1", 4);
-    cluster_.queue("default", "", -1);
-    cluster_.queue("test", "default", -1);
+    cluster_.small(4);
+    require_cycles_ = false;
   }
   /// An in-process daemon with its metrics port on an ephemeral port, and a client of that port.
   void start() {
-    daemon::DaemonOptions o = cluster_.daemon_options();
-    o.metrics_port = 1;  // ephemeral
-    daemon_ = std::make_unique<daemon::Daemon>(o);
-    auto s = daemon_->start();
-    ASSERT_TRUE(s.is_ok()) << s.message();
+    start_daemon([](daemon::DaemonOptions& o) { o.metrics_port = 1; });  // ephemeral
+    if (!daemon_) return;
     Endpoint ep;
     ep.port = daemon_->metrics_port();
     ep.tls = false;
     client_ = std::make_unique<HttpClient>(ep);
   }
-  void TearDown() override {
-    if (daemon_) daemon_->stop();
-  }
-  Cluster cluster_;
-  std::unique_ptr<daemon::Daemon> daemon_;
   std::unique_ptr<HttpClient> client_;
 };
 
