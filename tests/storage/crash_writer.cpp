@@ -41,6 +41,17 @@ int main(int argc, char** argv) {
         }
         uint64_t rec[3] = {r->first_seq, r->last_seq, (static_cast<uint64_t>(t) << 32) | i};
         if (::write(1, rec, sizeof rec) != static_cast<ssize_t>(sizeof rec)) std::_Exit(1);
+        // As in the daemon, the binds are settled once the watch shows them (docs/one-truth.md), so
+        // the assumed decisions in the state stay few and the snapshots small; this record is not
+        // acknowledged to the parent, which checks only the decisions' ranges.
+        kai::events::Event settled;
+        kai::events::AssumedSettled s{0, {}};
+        for (uint64_t seq = r->first_seq; seq <= r->last_seq; ++seq) s.decision_seqs.push_back(seq);
+        settled.payload = std::move(s);
+        if (auto st = (*log)->append({std::move(settled)}); !st) {
+          std::fprintf(stderr, "crash_writer: %s\n", st.message().c_str());
+          std::_Exit(1);
+        }
       }
     });
   }
