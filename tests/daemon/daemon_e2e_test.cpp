@@ -10,6 +10,7 @@
 namespace kai::e2e {
 namespace {
 
+// DaemonTest::TearDown ends every test here with expect_replay_matches on the daemon's log.
 class DaemonE2E : public DaemonTest {
  protected:
   void SetUp() override {

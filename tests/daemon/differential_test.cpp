@@ -223,6 +223,7 @@ TEST_P(Differential, TheDaemonDecidesWhatKaiSimDecides) {
   d.stop();
   const auto got = daemon_decisions(c.dir + "/log", static_cast<uint64_t>(rounds));
   EXPECT_EQ(got, want);
+  expect_replay_matches(c.dir + "/log");  // and the daemon's own log replays exactly
 }
 
 INSTANTIATE_TEST_SUITE_P(Scenarios, Differential, ::testing::ValuesIn(scenario_files()),

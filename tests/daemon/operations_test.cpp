@@ -26,6 +26,7 @@ std::string file_text(const std::string& path) {
   return text.str();
 }
 
+// DaemonTest::TearDown ends every test here with expect_replay_matches on the daemon's log.
 class DaemonOperations : public DaemonTest {
  protected:
   void SetUp() override {
