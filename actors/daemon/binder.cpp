@@ -1,36 +1,47 @@
 #include "actors/daemon/binder.hpp"
 
-#include <optional>
-
 namespace kai::daemon {
 
+namespace {
+
+/// The outcome a failed step is logged as: by the failure's code, never its text.
+events::Outcome outcome_of(const model::Status& s) {
+  return s.code() == model::Code::kTimedOut ? events::Outcome::kReservationTimedOut : events::Outcome::kBindFailed;
+}
+
+}  // namespace
+
 Binder::Binder(k8s::KubeClient& client, gpu_sharing::SharingChain& chain, int workers, OutcomeFn on_outcome,
-               MayActFn may_act)
-    : client_(client), chain_(chain), on_outcome_(std::move(on_outcome)), may_act_(std::move(may_act)) {
+               MayActFn may_act, BinderTiming timing)
+    : client_(client),
+      chain_(chain),
+      on_outcome_(std::move(on_outcome)),
+      may_act_(std::move(may_act)),
+      timing_(timing) {
   for (int i = 0; i < std::max(1, workers); ++i) threads_.emplace_back([this] { work(); });
 }
 
 Binder::~Binder() { stop(); }
 
 void Binder::submit(BindJob job) {
+  Work w;
+  w.job = std::move(job);
   {
     std::lock_guard lock(mu_);
-    queue_.push_back(std::move(job));
-  }
-  cv_.notify_one();
-}
-
-void Binder::submit_task(std::function<void()> task) {
-  {
-    std::lock_guard lock(mu_);
-    tasks_.push_back(std::move(task));
+    auto& lane = w.job.decision.kind == events::DecisionKind::kEvict ? evictions_ : binds_;
+    lane.push_back(std::move(w));
   }
   cv_.notify_one();
 }
 
 size_t Binder::queued() const {
   std::lock_guard lock(mu_);
-  return queue_.size();
+  return evictions_.size() + binds_.size();
+}
+
+size_t Binder::waiting() const {
+  std::lock_guard lock(mu_);
+  return parked_.size();
 }
 
 void Binder::stop() {
@@ -46,32 +57,58 @@ void Binder::stop() {
   threads_.clear();
 }
 
+void Binder::park(Work w) {
+  const auto at = Clock::now() + w.poll;
+  w.poll = std::min(w.poll * 2, timing_.max_poll);
+  {
+    std::lock_guard lock(mu_);
+    parked_.emplace(at, std::move(w));
+  }
+  cv_.notify_one();
+}
+
 void Binder::work() {
   for (;;) {
-    BindJob job;
-    std::function<void()> task;
+    Work w;
     {
       std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !queue_.empty() || !tasks_.empty(); });
-      if (queue_.empty() && tasks_.empty()) return;
-      if (queue_.empty()) {
-        task = std::move(tasks_.front());
-        tasks_.pop_front();
-      } else {
-        job = std::move(queue_.front());
-        queue_.pop_front();
+      for (;;) {
+        // Due (or, when stopping, all) parked binds go first among binds: a read of a reservation pod
+        // is one short call.
+        const auto now = Clock::now();
+        while (!parked_.empty() && (stopping_ || parked_.begin()->first <= now)) {
+          binds_.push_front(std::move(parked_.begin()->second));
+          parked_.erase(parked_.begin());
+        }
+        if (!evictions_.empty()) {
+          w = std::move(evictions_.front());
+          evictions_.pop_front();
+          break;
+        }
+        if (!binds_.empty()) {
+          w = std::move(binds_.front());
+          binds_.pop_front();
+          break;
+        }
+        if (stopping_) return;
+        if (parked_.empty()) {
+          cv_.wait(lock);
+        } else {
+          const Clock::time_point next = parked_.begin()->first;  // a copy: the entry may go while we wait
+          cv_.wait_until(lock, next);
+        }
       }
     }
-    if (task) {
-      task();
-      continue;
-    }
-    events::BinderOutcome outcome = execute(job);
-    on_outcome_(job, std::move(outcome));
+    if (auto outcome = step(w)) on_outcome_(w.job, std::move(*outcome));
   }
 }
 
-events::BinderOutcome Binder::execute(const BindJob& job) {
+std::optional<events::BinderOutcome> Binder::step(Work& w) {
+  return w.started ? continue_chain(w) : start(w);
+}
+
+std::optional<events::BinderOutcome> Binder::start(Work& w) {
+  const BindJob& job = w.job;
   const events::Decision& d = job.decision;
   events::BinderOutcome out;
   out.decision_seq = job.log_seq;
@@ -79,13 +116,12 @@ events::BinderOutcome Binder::execute(const BindJob& job) {
   const size_t slash = d.pod.find('/');
   const std::string ns = d.pod.substr(0, slash);
   const std::string name = d.pod.substr(slash + 1);
-  auto abandon = [&] {
+  if (!may_act_()) {
     out.outcome = events::Outcome::kAbandoned;
     out.reason = "this replica is no longer the leader; the new leader decides again";
     return out;
-  };
-  if (!may_act_()) return abandon();
-  if (std::chrono::steady_clock::now() > job.deadline) {
+  }
+  if (Clock::now() > job.deadline) {
     out.outcome = events::Outcome::kCancelled;
     out.reason = "not started before its deadline (the binder was busy or the API server slow); decided again";
     return out;
@@ -102,39 +138,87 @@ events::BinderOutcome Binder::execute(const BindJob& job) {
     }
     return out;
   }
-  gpu_sharing::SharedBind shared;
-  const bool is_shared = !d.gpu_groups.empty() && d.gpu_fraction > 0;
+  w.started = true;
+  if (d.gpu_groups.empty() || d.gpu_fraction <= 0) return bind(w);
   // A pod that is bound already (an earlier bind whose answer was lost, another replica) is left
   // alone: its group label, configmaps and reservation are what its GPU is, and must stay.
-  auto already_bound = [&](const std::string& why) -> std::optional<events::BinderOutcome> {
-    auto node = client_.pod_node(ns, name, d.pod_uid);
-    if (!node.is_ok() || node.value().empty()) return std::nullopt;
+  auto node = client_.pod_node(ns, name, d.pod_uid);
+  if (node.is_ok() && !node.value().empty()) {
     out.outcome = events::Outcome::kBound;
-    out.reason = "already bound to " + node.value() + " (" + why + "); nothing of it was changed";
+    out.reason = "already bound to " + node.value() + " (found before its GPU-sharing chain); nothing of it was changed";
     return out;
-  };
-  if (is_shared) {
-    if (auto bound = already_bound("found before its GPU-sharing chain")) return *bound;
-    shared.ns = ns;
-    shared.name = name;
-    shared.uid = d.pod_uid;
-    shared.node = d.node;
-    shared.groups = d.gpu_groups;
-    shared.portion = d.gpu_fraction;
-    shared.config_map_prefix = job.config_map_prefix;
-    shared.container_suffix = job.container_suffix;
-    shared.tolerations = job.tolerations;
-    auto chain = chain_.prepare(shared);
-    if (!chain.status.is_ok()) {
-      const bool timeout = chain.status.message().find("did not report its GPU") != std::string::npos;
-      out.outcome = timeout ? events::Outcome::kReservationTimedOut : events::Outcome::kBindFailed;
-      out.reason = chain.status.message();
-      return out;
-    }
   }
-  if (!may_act_()) {  // the chain may have waited long for a reservation pod
-    if (is_shared) chain_.rollback(shared);
-    return abandon();
+  gpu_sharing::SharedBind& shared = w.shared;
+  shared.ns = ns;
+  shared.name = name;
+  shared.uid = d.pod_uid;
+  shared.node = d.node;
+  shared.groups = d.gpu_groups;
+  shared.portion = d.gpu_fraction;
+  shared.config_map_prefix = job.config_map_prefix;
+  shared.container_suffix = job.container_suffix;
+  shared.tolerations = job.tolerations;
+  w.chain = std::make_shared<gpu_sharing::ChainState>();
+  w.give_up_at = Clock::now() + chain_.options().reservation_timeout;
+  w.poll = timing_.first_poll;
+  return continue_chain(w);
+}
+
+std::optional<events::BinderOutcome> Binder::continue_chain(Work& w) {
+  events::BinderOutcome out;
+  out.decision_seq = w.job.log_seq;
+  out.pod = w.job.decision.pod;
+  bool stopping = false;
+  {
+    std::lock_guard lock(mu_);
+    stopping = stopping_;
+  }
+  // Nothing was written to the pod yet (its labels and configmaps come when the chain is ready); its
+  // reservation pods stay, to be adopted when it is decided again or cleaned up by a cycle.
+  if (!may_act_() || stopping) {
+    out.outcome = events::Outcome::kAbandoned;
+    out.reason = stopping ? "the scheduler stopped while the pod waited for its reservation pod; decided again"
+                          : "this replica is no longer the leader; the new leader decides again";
+    return out;
+  }
+  auto r = chain_.advance(w.shared, *w.chain);
+  if (r.step == gpu_sharing::ChainStep::kFailed) {
+    out.outcome = outcome_of(r.status);
+    out.reason = r.status.message();
+    return out;
+  }
+  if (r.step == gpu_sharing::ChainStep::kWaiting) {
+    if (Clock::now() < w.give_up_at) {
+      park(std::move(w));
+      return std::nullopt;
+    }
+    const model::Status s = chain_.give_up(w.shared, *w.chain);
+    out.outcome = outcome_of(s);
+    out.reason = s.message();
+    return out;
+  }
+  if (auto s = chain_.finish(w.shared, *w.chain); !s.is_ok()) {
+    out.outcome = outcome_of(s);
+    out.reason = s.message();
+    return out;
+  }
+  return bind(w);
+}
+
+events::BinderOutcome Binder::bind(const Work& w) {
+  const events::Decision& d = w.job.decision;
+  events::BinderOutcome out;
+  out.decision_seq = w.job.log_seq;
+  out.pod = d.pod;
+  const size_t slash = d.pod.find('/');
+  const std::string ns = d.pod.substr(0, slash);
+  const std::string name = d.pod.substr(slash + 1);
+  const bool shared = w.chain != nullptr;
+  if (!may_act_()) {
+    if (shared) chain_.rollback(w.shared);
+    out.outcome = events::Outcome::kAbandoned;
+    out.reason = "this replica is no longer the leader; the new leader decides again";
+    return out;
   }
   auto r = client_.bind_pod(ns, name, d.pod_uid, d.node);
   if (r.ok()) {
@@ -143,9 +227,15 @@ events::BinderOutcome Binder::execute(const BindJob& job) {
     return out;
   }
   // The bind may have happened with its answer lost (a 409 on a retry, a cut connection): a bound pod
-  // is logged as bound where it is, and its chain is not rolled back.
-  if (auto bound = already_bound("the bind answered " + r.describe())) return *bound;
-  if (is_shared) chain_.rollback(shared);
+  // is logged as bound where it is, and nothing of it is rolled back.
+  auto node = client_.pod_node(ns, name, d.pod_uid);
+  if (node.is_ok() && !node.value().empty()) {
+    out.outcome = events::Outcome::kBound;
+    out.reason = "already bound to " + node.value() + " (the bind answered " + r.describe() +
+                 "); nothing of it was changed";
+    return out;
+  }
+  if (shared) chain_.rollback(w.shared);
   out.outcome = events::Outcome::kBindFailed;
   out.reason = "binding to " + d.node + " failed: " + r.describe();
   return out;

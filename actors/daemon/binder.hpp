@@ -9,8 +9,10 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -37,33 +39,64 @@ using OutcomeFn = std::function<void(const BindJob&, events::BinderOutcome)>;
 /// Whether this replica may still write to the API server (leader election); checked before every call.
 using MayActFn = std::function<bool()>;
 
+/// How the binder reads unreported reservation pods (how long it waits in all is the chain's
+/// ChainOptions::reservation_timeout).
+struct BinderTiming {
+  /// First pause between two reads of an unreported reservation pod; doubles up to `max_poll`.
+  std::chrono::milliseconds first_poll{100};
+  std::chrono::milliseconds max_poll{1000};
+};
+
+/// Work runs on three lanes: evictions (reservation clean-ups, reclaims) first, so that binds
+/// cannot starve them; then binds, whole-GPU and shared alike, one API step at a time. A shared bind
+/// whose reservation pod has not reported its GPU is parked on a timer and read again later: no
+/// worker waits for it, so nothing queues behind it, for any number of workers.
 class Binder {
  public:
   Binder(k8s::KubeClient& client, gpu_sharing::SharingChain& chain, int workers, OutcomeFn on_outcome,
-         MayActFn may_act = [] { return true; });
+         MayActFn may_act = [] { return true; }, BinderTiming timing = {});
   ~Binder();
   Binder(const Binder&) = delete;
   Binder& operator=(const Binder&) = delete;
 
   void submit(BindJob job);
-  /// Queues other API work for the workers (reservation clean-up), behind the binds already queued.
-  void submit_task(std::function<void()> task);
-  /// Finishes queued work, then stops the workers.
+  /// Finishes queued work; binds still waiting for a reservation pod are given up (logged abandoned:
+  /// the next leader decides them again and adopts their reservation pods). Then stops the workers.
   void stop();
+  /// Jobs waiting for a worker.
   size_t queued() const;
+  /// Shared binds parked until their reservation pods report.
+  size_t waiting() const;
 
  private:
+  using Clock = std::chrono::steady_clock;
+  /// One job and where it stands.
+  struct Work {
+    BindJob job;
+    bool started = false;
+    gpu_sharing::SharedBind shared;
+    std::shared_ptr<gpu_sharing::ChainState> chain;  ///< Set once a shared bind started its chain.
+    Clock::time_point give_up_at{};                  ///< When its reservation wait ends.
+    std::chrono::milliseconds poll{0};
+  };
   void work();
-  events::BinderOutcome execute(const BindJob& job);
+  /// One step of `w`: an outcome, or nullopt when it was parked again.
+  std::optional<events::BinderOutcome> step(Work& w);
+  std::optional<events::BinderOutcome> start(Work& w);
+  std::optional<events::BinderOutcome> continue_chain(Work& w);
+  events::BinderOutcome bind(const Work& w);
+  void park(Work w);
 
   k8s::KubeClient& client_;
   gpu_sharing::SharingChain& chain_;
   OutcomeFn on_outcome_;
   MayActFn may_act_;
+  BinderTiming timing_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<BindJob> queue_;
-  std::deque<std::function<void()>> tasks_;
+  std::deque<Work> evictions_;
+  std::deque<Work> binds_;
+  std::multimap<Clock::time_point, Work> parked_;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };

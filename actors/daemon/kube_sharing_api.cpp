@@ -1,7 +1,6 @@
 #include "actors/daemon/kube_sharing_api.hpp"
 
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "actors/gpu_sharing/sharing_chain.hpp"
 
@@ -33,10 +32,10 @@ model::Result<std::vector<gpu_sharing::ReservationPod>> KubeSharingApi::list_res
   std::string path = k8s::core_path(kReservationNamespace, "pods") + "?labelSelector=" + selector;
   if (!node.empty()) path += "&fieldSelector=spec.nodeName=" + node;
   auto r = client_.get(path);
-  if (!r.ok()) return model::Status::error(r.describe());
+  if (!r.ok()) return r.status();
   Json list = Json::parse(r.body, nullptr, false);
   std::vector<gpu_sharing::ReservationPod> out;
-  if (!list.is_object()) return model::Status::error("the answer is not a List");
+  if (!list.is_object()) return model::Status::error(model::Code::kInvalid, "the answer is not a List");
   for (const auto& p : list.value("items", Json::array())) out.push_back(to_reservation(p));
   return out;
 }
@@ -75,34 +74,25 @@ model::Result<std::string> KubeSharingApi::create_reservation_pod(const gpu_shar
     pod["spec"]["tolerations"].push_back(std::move(tol));
   }
   auto r = client_.create_pod(kReservationNamespace, pod.dump());
-  if (!r.ok()) return model::Status::error(r.describe());
+  if (!r.ok()) return r.status();
   Json created = Json::parse(r.body, nullptr, false);
   return created.is_object() ? created["metadata"].value("uid", "") : std::string();
 }
 
-model::Result<std::string> KubeSharingApi::wait_for_gpu_uuid(const std::string& name, std::chrono::milliseconds timeout) {
-  // Polling keeps this simple and cheap at the rate of new GPU groups; a watch would save a few calls.
-  const auto until = std::chrono::steady_clock::now() + timeout;
-  auto pause = std::chrono::milliseconds(100);
-  while (std::chrono::steady_clock::now() < until) {
-    auto r = client_.get(k8s::core_path(kReservationNamespace, "pods", name));
-    if (r.not_found()) return model::Status::error("the reservation pod is gone");
-    if (r.ok()) {
-      Json p = Json::parse(r.body, nullptr, false);
-      if (p.is_object()) {
-        const std::string uuid = to_reservation(p).gpu_uuid;
-        if (!uuid.empty()) return uuid;
-      }
-    }
-    std::this_thread::sleep_for(pause);
-    pause = std::min<std::chrono::milliseconds>(pause * 2, std::chrono::seconds(1));
-  }
-  return model::Status::error("timed out after " + std::to_string(timeout.count() / 1000) + " s");
+model::Result<std::string> KubeSharingApi::reported_gpu_uuid(const std::string& name) {
+  auto r = client_.get(k8s::core_path(kReservationNamespace, "pods", name));
+  if (r.not_found()) return model::Status::error(model::Code::kNotFound, "the reservation pod is gone");
+  if (!r.ok()) return r.status("reading reservation pod " + name);
+  Json p = Json::parse(r.body, nullptr, false);
+  if (!p.is_object()) return model::Status::error(model::Code::kInvalid, "reservation pod " + name + ": not an object");
+  const gpu_sharing::ReservationPod pod = to_reservation(p);
+  if (pod.terminating) return model::Status::error(model::Code::kNotFound, "the reservation pod is being deleted");
+  return pod.gpu_uuid;
 }
 
 model::Status KubeSharingApi::delete_pod(const std::string& ns, const std::string& name, const std::string& uid) {
   auto r = client_.delete_pod(ns, name, uid, 0);
-  return r.ok() || r.not_found() ? model::Status::ok() : model::Status::error(r.describe());
+  return r.ok() || r.not_found() ? model::Status::ok() : r.status();
 }
 
 model::Status KubeSharingApi::upsert_config_map(const std::string& ns, const std::string& name,
@@ -118,16 +108,15 @@ model::Status KubeSharingApi::upsert_config_map(const std::string& ns, const std
              {"data", data}};
   auto r = client_.create_object(k8s::core_path(ns, "configmaps"), cm.dump());
   if (r.ok()) return model::Status::ok();
-  if (r.code != 409) return model::Status::error("configmap " + ns + "/" + name + ": " + r.describe());
+  if (r.code != 409) return r.status("configmap " + ns + "/" + name);
   Json patch = {{"metadata", {{"ownerReferences", cm["metadata"]["ownerReferences"]}}}, {"data", data}};
   r = client_.merge_patch(k8s::core_path(ns, "configmaps", name), patch.dump());
-  return r.ok() ? model::Status::ok() : model::Status::error("configmap " + ns + "/" + name + ": " + r.describe());
+  return r.status("configmap " + ns + "/" + name);
 }
 
 model::Status KubeSharingApi::patch_pod_labels(const std::string& ns, const std::string& name,
                                                const std::map<std::string, std::optional<std::string>>& labels) {
-  auto r = client_.patch_pod_metadata(ns, name, labels);
-  return r.ok() ? model::Status::ok() : model::Status::error(r.describe());
+  return client_.patch_pod_metadata(ns, name, labels).status();
 }
 
 void KubeSharingApi::warn(const std::string& ns, const std::string& name, const std::string& reason,

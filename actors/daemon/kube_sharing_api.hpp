@@ -13,7 +13,7 @@ class KubeSharingApi : public gpu_sharing::SharingApi {
   model::Result<std::vector<gpu_sharing::ReservationPod>> list_reservation_pods(const std::string& group,
                                                                                const std::string& node) override;
   model::Result<std::string> create_reservation_pod(const gpu_sharing::ReservationPodSpec& spec) override;
-  model::Result<std::string> wait_for_gpu_uuid(const std::string& name, std::chrono::milliseconds timeout) override;
+  model::Result<std::string> reported_gpu_uuid(const std::string& name) override;
   model::Status delete_pod(const std::string& ns, const std::string& name, const std::string& uid) override;
   model::Status upsert_config_map(const std::string& ns, const std::string& name, const std::string& owner_name,
                                   const std::string& owner_uid, const std::map<std::string, std::string>& data) override;

@@ -1,8 +1,8 @@
 #pragma once
 // The Kubernetes calls the binder's GPU-sharing chain makes, as a narrow port: the daemon implements
-// it with the Kubernetes client (k8s/client), tests with an in-memory cluster. Every call may block
-// (the chain runs on a binder worker, never on an actor's thread) and must be safe to call from
-// several threads.
+// it with the Kubernetes client (k8s/client), tests with an in-memory cluster. Every call is one
+// request (bounded by the client's timeouts; the chain runs on a binder worker, never on an actor's
+// thread) and must be safe to call from several threads. Errors carry a model::Code.
 
 #include <chrono>
 #include <map>
@@ -46,9 +46,9 @@ class SharingApi {
                                                                            const std::string& node) = 0;
   /// Creates a reservation pod; returns its uid.
   virtual model::Result<std::string> create_reservation_pod(const ReservationPodSpec& spec) = 0;
-  /// Waits until reservation pod `name` carries its GPU UUID; returns it, or an error after `timeout`
-  /// or when the pod went away.
-  virtual model::Result<std::string> wait_for_gpu_uuid(const std::string& name, std::chrono::milliseconds timeout) = 0;
+  /// The GPU UUID reservation pod `name` reported, "" while it has not; an error with code kNotFound
+  /// when the pod is gone. One read, never a wait: the binder waits on a timer (binder.hpp).
+  virtual model::Result<std::string> reported_gpu_uuid(const std::string& name) = 0;
   /// Deletes a pod (grace period 0 for reservation pods) with a uid precondition.
   virtual model::Status delete_pod(const std::string& ns, const std::string& name, const std::string& uid) = 0;
   /// Creates configmap `name` in `ns` owned by the pod (`owner_name`, `owner_uid`), or merges `data`

@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
-#include <set>
 
 #include "k8s/admission/gpu_sharing_names.hpp"
 
@@ -54,27 +53,35 @@ std::string SharingChain::reservation_name(const std::string& node) {
   return base + "-" + random5_();
 }
 
-model::Result<std::string> SharingChain::reserve(const std::string& group, const SharedBind& bind, bool* created,
-                                                 std::string* created_name) {
+bool ChainState::ready() const {
+  if (groups.empty()) return false;
+  for (const auto& g : groups) {
+    if (g.gpu_uuid.empty()) return false;
+  }
+  return true;
+}
+
+std::vector<std::string> ChainState::gpu_uuids() const {
+  std::vector<std::string> out;
+  for (const auto& g : groups) out.push_back(g.gpu_uuid);
+  return out;
+}
+
+model::Status SharingChain::find_or_create(const std::string& group, const SharedBind& bind, ChainState& state,
+                                           ChainState::Group& g) {
   const std::string& node = bind.node;
-  *created = false;
   auto existing = api_.list_reservation_pods(group, "");
-  if (!existing.is_ok()) return model::Status::error("listing reservation pods of group " + group + ": " + existing.message());
+  if (!existing.is_ok()) return existing.status().with_context("listing reservation pods of group " + group);
   for (const auto& r : existing.value()) {
-    if (r.terminating) continue;
-    if (r.node != node) {
-      // A group lives on one device of one node; a reservation elsewhere is stale state from before
-      // the group moved. It is not ours to use.
-      continue;
-    }
-    if (!r.gpu_uuid.empty()) return r.gpu_uuid;
-    // Created (by us, before a restart, or by a concurrent chain that gave up) but not yet reported:
-    // wait for it rather than creating a second one (KAI #2153: double reservations).
-    auto uuid = api_.wait_for_gpu_uuid(r.name, options_.reservation_timeout);
-    if (uuid.is_ok()) return uuid;
-    (void)api_.delete_pod(kReservationNamespace, r.name, r.uid);
-    return model::Status::error("reservation pod " + r.name + " of GPU group " + group +
-                                " did not report its GPU: " + uuid.message() + "; it was deleted");
+    // A group lives on one device of one node; a reservation elsewhere is stale state from before the
+    // group moved, and a terminating one is going: neither is ours to use.
+    if (r.terminating || r.node != node) continue;
+    // Made by an earlier bind (one abandoned by a crash, a concurrent one): used rather than doubled
+    // (KAI #2153), reported or not.
+    g.reservation = r.name;
+    g.reservation_uid = r.uid;
+    g.gpu_uuid = r.gpu_uuid;
+    return model::Status::ok();
   }
   ReservationPodSpec spec;
   spec.name = reservation_name(node);
@@ -85,48 +92,82 @@ model::Result<std::string> SharingChain::reserve(const std::string& group, const
   spec.tolerations = bind.tolerations;
   auto uid = api_.create_reservation_pod(spec);
   if (!uid.is_ok()) {
-    return model::Status::error("creating reservation pod " + spec.name + " for GPU group " + group + " on node " +
-                                node + ": " + uid.message());
+    return uid.status().with_context("creating reservation pod " + spec.name + " for GPU group " + group +
+                                     " on node " + node);
   }
-  *created = true;
-  *created_name = spec.name;
-  auto uuid = api_.wait_for_gpu_uuid(spec.name, options_.reservation_timeout);
-  if (!uuid.is_ok()) {
-    // A timeout frees the device: the reservation pod goes, and the next cycle decides again.
-    (void)api_.delete_pod(kReservationNamespace, spec.name, uid.value());
-    return model::Status::error("reservation pod " + spec.name + " for GPU group " + group + " on node " + node +
-                                " did not report its GPU (" + uuid.message() + "); it was deleted");
-  }
-  return uuid;
+  g.reservation = spec.name;
+  g.reservation_uid = uid.value();
+  g.created = true;
+  state.created_reservations.push_back(spec.name);
+  return model::Status::ok();
 }
 
-ChainResult SharingChain::prepare(const SharedBind& bind) {
-  ChainResult result;
+StepResult SharingChain::advance(const SharedBind& bind, ChainState& state) {
   const std::string pod = bind.ns + "/" + bind.name;
   if (bind.groups.empty()) {
-    result.status = model::Status::error("pod " + pod + ": a shared-GPU bind without a GPU group");
-    return result;
+    return {ChainStep::kFailed,
+            model::Status::error(model::Code::kInvalid, "pod " + pod + ": a shared-GPU bind without a GPU group")};
   }
-  for (const auto& group : bind.groups) {
-    std::lock_guard lock(group_mutex(group));
-    bool created = false;
-    std::string created_name;
-    auto uuid = reserve(group, bind, &created, &created_name);
-    if (created) result.created_reservations.push_back(created_name);
-    if (!uuid.is_ok()) {
-      result.status = model::Status::error("pod " + pod + ": " + uuid.message());
-      rollback(bind);
-      return result;
+  state.groups.resize(bind.groups.size());
+  bool waiting = false;
+  for (size_t i = 0; i < bind.groups.size(); ++i) {
+    const std::string& group = bind.groups[i];
+    ChainState::Group& g = state.groups[i];
+    if (!g.gpu_uuid.empty()) continue;
+    if (g.reservation.empty()) {
+      std::lock_guard lock(group_mutex(group));
+      if (auto s = find_or_create(group, bind, state, g); !s.is_ok()) {
+        return {ChainStep::kFailed, s.with_context("pod " + pod)};
+      }
+      if (!g.gpu_uuid.empty()) continue;
     }
-    result.gpu_uuids.push_back(uuid.value());
+    auto uuid = api_.reported_gpu_uuid(g.reservation);
+    if (!uuid.is_ok()) {
+      // An API server that does not answer now may answer at the next step; the wait is bounded by
+      // the reservation timeout all the same.
+      if (uuid.status().code() == model::Code::kUnavailable) {
+        waiting = true;
+        continue;
+      }
+      return {ChainStep::kFailed, uuid.status().with_context("pod " + pod + ": reservation pod " + g.reservation +
+                                                             " of GPU group " + group)};
+    }
+    if (uuid.value().empty()) {
+      waiting = true;
+    } else {
+      g.gpu_uuid = uuid.value();
+    }
   }
+  return {waiting ? ChainStep::kWaiting : ChainStep::kReady, model::Status::ok()};
+}
 
+model::Status SharingChain::give_up(const SharedBind& bind, ChainState& state) {
+  std::vector<std::string> gone;
+  for (size_t i = 0; i < state.groups.size() && i < bind.groups.size(); ++i) {
+    ChainState::Group& g = state.groups[i];
+    if (!g.gpu_uuid.empty() || g.reservation.empty()) continue;
+    // A reservation pod that did not report in the whole timeout is stuck: it goes, and with it the
+    // device it may hold; the next cycle decides again.
+    std::lock_guard lock(group_mutex(bind.groups[i]));
+    (void)api_.delete_pod(kReservationNamespace, g.reservation, g.reservation_uid);
+    gone.push_back(g.reservation + " (GPU group " + bind.groups[i] + ")");
+  }
+  return model::Status::error(
+      model::Code::kTimedOut,
+      "pod " + bind.ns + "/" + bind.name + ": reservation pod " + join(gone, ", ") + " on node " + bind.node +
+          " did not report its GPU within " + std::to_string(options_.reservation_timeout.count() / 1000) +
+          " s; it was deleted");
+}
+
+model::Status SharingChain::finish(const SharedBind& bind, const ChainState& state) {
+  const std::string pod = bind.ns + "/" + bind.name;
+  const std::string devices = join(state.gpu_uuids(), ",");
   if (bind.config_map_prefix.empty()) {
     // Not mutated at admission (no webhook): the pod binds, but its containers will not see the
     // shared device through the configmaps; say so on the pod.
     api_.warn(bind.ns, bind.name, "GPUSharingNotConfigured",
               "pod was not prepared by the kai-scheduler admission webhook (no runai/shared-gpu-configmap "
-              "annotation): it is bound to GPU " + join(result.gpu_uuids, ",") +
+              "annotation): it is bound to GPU " + devices +
                   " but NVIDIA_VISIBLE_DEVICES and GPU_PORTION are not set for it");
   } else {
     admission::ContainerRef ref;
@@ -136,14 +177,13 @@ ChainResult SharingChain::prepare(const SharedBind& bind) {
     const std::string capabilities = admission::capabilities_config_map(bind.config_map_prefix, ref);
     const std::string env_vars = admission::env_vars_config_map(bind.config_map_prefix, ref);
     auto s = api_.upsert_config_map(bind.ns, capabilities, bind.name, bind.uid,
-                                    {{admission::kNvidiaVisibleDevices, join(result.gpu_uuids, ",")},
+                                    {{admission::kNvidiaVisibleDevices, devices},
                                      {admission::kGpuPortion, portion},
                                      {admission::kNumOfGpus, portion}});
     if (s.is_ok()) s = api_.upsert_config_map(bind.ns, env_vars, bind.name, bind.uid, {});
     if (!s.is_ok()) {
-      result.status = model::Status::error("pod " + pod + ": GPU-sharing configmaps: " + s.message());
       rollback(bind);
-      return result;
+      return s.with_context("pod " + pod + ": GPU-sharing configmaps");
     }
   }
 
@@ -154,11 +194,10 @@ ChainResult SharingChain::prepare(const SharedBind& bind) {
     for (const auto& g : bind.groups) labels[std::string(kGpuGroupLabel) + "/" + g] = g;
   }
   if (auto s = api_.patch_pod_labels(bind.ns, bind.name, labels); !s.is_ok()) {
-    result.status = model::Status::error("pod " + pod + ": labelling with its GPU group: " + s.message());
     rollback(bind);
-    return result;
+    return s.with_context("pod " + pod + ": labelling with its GPU group");
   }
-  return result;
+  return model::Status::ok();
 }
 
 void SharingChain::rollback(const SharedBind& bind) {
@@ -171,29 +210,6 @@ void SharingChain::rollback(const SharedBind& bind) {
   // Best effort: a pod that is gone has no labels to remove. Configmaps are owned by the pod and go
   // with it; on a retry they are overwritten.
   (void)api_.patch_pod_labels(bind.ns, bind.name, labels);
-}
-
-std::vector<std::string> SharingChain::resync_node(const std::string& node, const std::vector<std::string>& groups_in_use) {
-  std::vector<std::string> deleted;
-  auto pods = api_.list_reservation_pods("", node);
-  if (!pods.is_ok()) return deleted;
-  const std::set<std::string> live(groups_in_use.begin(), groups_in_use.end());
-  // Per group, the reservation to keep: the first that reported its GPU (running pods use that UUID),
-  // else the first. Every other one is a double reservation (KAI #2153) and goes.
-  std::map<std::string, const ReservationPod*> keep;
-  for (const auto& r : pods.value()) {
-    if (r.terminating || !live.count(r.group)) continue;
-    const ReservationPod*& k = keep[r.group];
-    if (k == nullptr || (k->gpu_uuid.empty() && !r.gpu_uuid.empty())) k = &r;
-  }
-  for (const auto& r : pods.value()) {
-    if (r.terminating) continue;
-    auto k = keep.find(r.group);
-    if (k != keep.end() && k->second == &r) continue;
-    std::lock_guard lock(group_mutex(r.group));
-    if (api_.delete_pod(kReservationNamespace, r.name, r.uid).is_ok()) deleted.push_back(r.name);
-  }
-  return deleted;
 }
 
 }  // namespace kai::gpu_sharing

@@ -2,8 +2,10 @@
 // The binder's GPU-sharing chain (kai-behaviour.md §6, contracts.md §6): before a fraction or
 // gpu-memory pod is bound, every GPU group it was placed on needs a reservation pod that holds the
 // physical device and reports its UUID; the pod's two configmaps get NVIDIA_VISIBLE_DEVICES and
-// GPU_PORTION; the pod is labelled with its group(s). Then the binder binds. On failure the chain
-// rolls back what it did to the pod; orphaned reservation pods are removed by resync_node().
+// GPU_PORTION; the pod is labelled with its group(s). Then the binder binds. The chain runs in steps
+// (advance, then finish) so that waiting for a reservation pod is the binder's timer, not a blocked
+// worker. On failure the chain rolls back what it did to the pod; reservation pods nothing uses are
+// deleted by the cycle's clean-up (actors/scheduler/core/cycle.cpp), or adopted by a new fraction pod.
 
 #include <array>
 #include <chrono>
@@ -48,11 +50,33 @@ struct SharedBind {
   std::vector<model::Toleration> tolerations;
 };
 
-/// The outcome the binder logs.
-struct ChainResult {
-  model::Status status = model::Status::ok();
-  std::vector<std::string> gpu_uuids;       ///< Per group, in `groups` order.
-  std::vector<std::string> created_reservations;  ///< Reservation pods this call created.
+/// Where one shared bind stands in the chain. The binder keeps it between steps while the bind
+/// waits for reservation pods on a timer: no call of the chain waits.
+struct ChainState {
+  struct Group {
+    std::string reservation;      ///< The reservation pod used, "" until found or created.
+    std::string reservation_uid;
+    bool created = false;         ///< This bind created it.
+    std::string gpu_uuid;         ///< What it reported, "" until then.
+  };
+  std::vector<Group> groups;  ///< In SharedBind::groups order.
+  std::vector<std::string> created_reservations;  ///< Names of the reservation pods this bind created.
+  /// Every group's reservation pod reported its GPU.
+  bool ready() const;
+  /// The reported UUIDs, in group order.
+  std::vector<std::string> gpu_uuids() const;
+};
+
+/// What a step of the chain came to.
+enum class ChainStep : uint8_t {
+  kReady,    ///< Every group has its GPU: finish() may run.
+  kWaiting,  ///< A reservation pod has not reported yet: step again later.
+  kFailed,   ///< The bind cannot go on; the chain rolled back what it did.
+};
+
+struct StepResult {
+  ChainStep step = ChainStep::kFailed;
+  model::Status status = model::Status::ok();  ///< Why, when kFailed (its code says what kind).
 };
 
 class SharingChain {
@@ -60,17 +84,24 @@ class SharingChain {
   /// `random5` returns 5 lower-case alphanumerics for reservation pod names.
   SharingChain(SharingApi& api, ChainOptions options, std::function<std::string()> random5);
 
-  /// Runs the chain for one pod; on failure it has already rolled back the pod's labels and deleted
-  /// the reservation pods it created that no other pod uses.
-  ChainResult prepare(const SharedBind& bind);
+  /// One step for one pod: finds or creates the reservation pod of each group still without one, and
+  /// reads the GPU of those that have not reported. Never waits.
+  StepResult advance(const SharedBind& bind, ChainState& state);
 
-  /// Removes what prepare() did to a pod whose bind then failed (its group labels).
+  /// The pod waited `reservation_timeout` and a reservation pod never reported: the unreported
+  /// reservation pods it waited for go (their devices are free again). Returns the failure, code
+  /// kTimedOut.
+  model::Status give_up(const SharedBind& bind, ChainState& state);
+
+  /// Once ready: the pod's configmaps (NVIDIA_VISIBLE_DEVICES, GPU_PORTION) and group labels. On
+  /// failure it rolls the labels back.
+  model::Status finish(const SharedBind& bind, const ChainState& state);
+
+  /// Removes what finish() did to a pod whose bind then failed (its group labels). Never call it for
+  /// a pod that is bound: its labels are what its GPU is.
   void rollback(const SharedBind& bind);
 
-  /// Deletes reservation pods on `node` whose group is not in `groups_in_use` (groups with a pending
-  /// or running fraction pod). Called after binds and after a restart (KAI's SyncForNode).
-  /// Returns the names of the deleted pods.
-  std::vector<std::string> resync_node(const std::string& node, const std::vector<std::string>& groups_in_use);
+  const ChainOptions& options() const { return options_; }
 
   /// The name of a new reservation pod on `node`: `gpu-reservation-<node>-<5 random>`, cut to a valid
   /// pod name.
@@ -80,11 +111,12 @@ class SharingChain {
   static std::string format_portion(double portion);
 
  private:
-  /// Finds or creates the reservation pod of `group` on `node` and returns its GPU UUID.
-  model::Result<std::string> reserve(const std::string& group, const SharedBind& bind, bool* created,
-                                     std::string* created_name);
-  /// Serialises work on one group (two pods placed on the same new group must share one reservation
-  /// pod). Striped: a bounded set of mutexes, a group always maps to the same one.
+  /// Finds the reservation pod of `group` on the bind's node or creates one.
+  model::Status find_or_create(const std::string& group, const SharedBind& bind, ChainState& state,
+                               ChainState::Group& g);
+  /// Serialises finding or creating a group's reservation pod (two pods placed on the same new group
+  /// must share one reservation pod). Striped: a bounded set of mutexes, a group always maps to the
+  /// same one.
   std::mutex& group_mutex(const std::string& group);
 
   SharingApi& api_;

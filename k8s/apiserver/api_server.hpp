@@ -127,7 +127,8 @@ class ApiServer {
   void set_cost_model(const CostModel& cost);
   /// Turns the kubelet stand-in on or off.
   void set_kubelet(bool on);
-  /// Turns the reservation pods' GPU annotation on or off (off: reservations time out).
+  /// Turns the reservation pods' GPU annotation on or off (off: reservations time out). Turned on,
+  /// the running reservation pods that have not reported report after the kubelet delay.
   void set_kubelet_reserves_gpus(bool on);
   /// Forgets the watch history: every watch from an earlier resourceVersion gets 410.
   void compact_history();

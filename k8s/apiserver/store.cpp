@@ -1314,6 +1314,15 @@ void Store::set_kubelet(bool on) {
 void Store::set_reserve_gpus(bool on) {
   std::lock_guard lock(mu_);
   options_.reserve_gpus = on;
+  if (!on) return;
+  // Reservation pods that started while reporting was off report now, as slow ones would.
+  for (const auto& [k, p] : objects_["/pods"]) {
+    const Json& m = (*p)["metadata"];
+    if (m.value("labels", Json::object()).value("app", "") != "kai-resource-reservation") continue;
+    if (m.contains("deletionTimestamp") || str_at(*p, "status", "phase") != "Running") continue;
+    if (m.value("annotations", Json::object()).contains("run.ai/reserve_for_gpu_index")) continue;
+    schedule_locked("reserve", *p);
+  }
 }
 
 namespace {
@@ -1372,6 +1381,20 @@ void Store::run_actions_locked(std::chrono::steady_clock::time_point now) {
     if (it == objs.end() || str_at(*it->second, "metadata", "uid") != a.uid) continue;
     if (a.kind == "confirm") {
       if (it->second->at("metadata").contains("deletionTimestamp")) erase_locked(pods_info, it->first);
+      continue;
+    }
+    if (a.kind == "reserve") {  // a running reservation pod reports its device late
+      const Json& old = *it->second;
+      if (old["metadata"].contains("deletionTimestamp") || !options_.reserve_gpus) continue;
+      std::string uuid = free_gpu_uuid_locked(old);
+      if (uuid.empty()) continue;
+      Json next = old;
+      next["metadata"]["annotations"]["run.ai/reserve_for_gpu_index"] = uuid;
+      next["metadata"]["resourceVersion"] = next_rv_locked();
+      auto prev = it->second;
+      auto stored = std::make_shared<const Json>(std::move(next));
+      it->second = stored;
+      emit_locked("/pods", "MODIFIED", stored, prev);
       continue;
     }
     const Json& old = *it->second;

@@ -15,6 +15,24 @@ std::string ApiResult::describe() const {
   return std::to_string(code) + (reason.empty() ? "" : " " + reason) + (message.empty() ? "" : ": " + message);
 }
 
+model::Code ApiResult::error_code() const {
+  if (ok()) return model::Code::kOk;
+  switch (code) {
+    case 0: case 429: return model::Code::kUnavailable;
+    case 400: case 422: return model::Code::kInvalid;
+    case 401: case 403: return model::Code::kForbidden;
+    case 404: case 410: return model::Code::kNotFound;
+    case 408: case 504: return model::Code::kTimedOut;
+    case 409: return model::Code::kConflict;
+    default: return code >= 500 ? model::Code::kUnavailable : model::Code::kUnknown;
+  }
+}
+
+model::Status ApiResult::status(const std::string& context) const {
+  if (ok()) return model::Status::ok();
+  return model::Status::error(error_code(), context.empty() ? describe() : context + ": " + describe());
+}
+
 std::string core_path(const std::string& ns, const std::string& resource, const std::string& name) {
   std::string p = ns.empty() ? "/api/v1/" + resource : "/api/v1/namespaces/" + ns + "/" + resource;
   return name.empty() ? p : p + "/" + name;

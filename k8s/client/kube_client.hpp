@@ -31,6 +31,10 @@ struct ApiResult {
   bool not_found() const { return code == 404; }
   /// "409 Conflict: <message>" for logs and outcomes.
   std::string describe() const;
+  /// The failure's class by HTTP code (model::Code::kOk for 2xx).
+  model::Code error_code() const;
+  /// ok(), or an error with error_code() and `context: describe()`.
+  model::Status status(const std::string& context = "") const;
 };
 
 struct ClientOptions {

@@ -98,6 +98,13 @@ bool decided_for(const CycleResult& r, const std::string& pod) {
   return false;
 }
 
+Json reservation_pod(const std::string& name, const std::string& group) {
+  Json p = pod(name, "uid-" + name, 1, "n1", Json::object(), {{"runai-gpu-group", group}});
+  p["metadata"]["namespace"] = "kai-resource-reservation";
+  p["spec"]["schedulerName"] = "default-scheduler";
+  return p;
+}
+
 TEST(Cycle, AnAssumedBindHoldsItsPlaceUntilTheWatchShowsItAndIsThenSettled) {
   // One 1-GPU node; p1 was decided onto it in an earlier cycle, the watch does not show it yet.
   const auto objects = objects_of(Json::array({node("n1", 1), queue("q", "", -1), pod("p1", "u1", 1),
@@ -233,12 +240,7 @@ TEST(Cycle, AStandbyWithoutRecordsTakesTheLastStartFromWhenThePodsWereScheduled)
 }
 
 TEST(Cycle, AReservationPodWhoseGroupNoPodUsesIsDeletedAndOneInUseIsKept) {
-  auto reservation = [](const std::string& name, const std::string& group) {
-    Json p = pod(name, "uid-" + name, 1, "n1", Json::object(), {{"runai-gpu-group", group}});
-    p["metadata"]["namespace"] = "kai-resource-reservation";
-    p["spec"]["schedulerName"] = "default-scheduler";
-    return p;
-  };
+  auto reservation = [](const std::string& name, const std::string& group) { return reservation_pod(name, group); };
   const auto objects = objects_of(Json::array(
       {node("n1", 4), queue("q", "", -1), reservation("r-used", "g-used"), reservation("r-orphan", "g-orphan"),
        reservation("r-assumed", "g-assumed"),
@@ -256,6 +258,36 @@ TEST(Cycle, AReservationPodWhoseGroupNoPodUsesIsDeletedAndOneInUseIsKept) {
   EXPECT_EQ(r.cleanups[0].action, kCleanupAction);
   EXPECT_NE(r.cleanups[0].reason.find("no pod uses the group"), std::string::npos) << r.cleanups[0].reason;
   EXPECT_EQ(r.cleanups[0].seq, r.decisions.size() + 1);
+}
+
+TEST(Cycle, AnOrphanedReservationPodHoldsItsDeviceUntilItIsCleanedUp) {
+  // Two GPUs, one held by a reservation pod left by an abandoned bind: one whole-GPU pod fits now.
+  const auto objects = objects_of(Json::array({node("n1", 2), queue("q", "", -1), reservation_pod("r-orphan", "g-orphan"),
+                                               pod("a", "u-a", 1), pod("b", "u-b", 1)}));
+  const CycleResult r = cycle(objects, nullptr);
+  EXPECT_EQ(r.decisions.size(), 1u);
+  ASSERT_EQ(r.cleanups.size(), 1u);
+  EXPECT_EQ(r.cleanups[0].pod, "kai-resource-reservation/r-orphan");
+
+  // Once it is deleting, its device is releasing: the second pod is pipelined onto it, not bound.
+  events::ScheduleRecords records;
+  records.assumed[8] = {r.decisions[0], true};
+  records.assumed[9] = {r.cleanups[0], true};
+  const CycleResult next = cycle(objects, &records);
+  for (const auto& d : next.decisions) EXPECT_NE(d.kind, events::DecisionKind::kBind) << d.pod;
+  EXPECT_TRUE(next.cleanups.empty());
+}
+
+TEST(Cycle, AFractionPodJoinsAnOrphanedReservationsGroupAndTheReservationIsKept) {
+  const auto objects = objects_of(Json::array({node("n1", 1), queue("q", "", -1), reservation_pod("r-orphan", "g-orphan"),
+                                               pod("frac", "u-frac", 0, "", {{"gpu-fraction", "0.5"}}),
+                                               pod("whole", "u-whole", 1)}));
+  const CycleResult r = cycle(objects, nullptr);
+  ASSERT_EQ(r.decisions.size(), 1u);
+  EXPECT_EQ(r.decisions[0].pod, "ns/frac");
+  EXPECT_EQ(r.decisions[0].gpu_groups, std::vector<std::string>{"g-orphan"});
+  EXPECT_TRUE(r.cleanups.empty()) << "the adopted reservation pod stays";
+  EXPECT_FALSE(decided_for(r, "whole")) << "the one device is the reservation's";
 }
 
 TEST(Cycle, TheNextDeadlineIsWhenAStaleGangsGraceEnds) {

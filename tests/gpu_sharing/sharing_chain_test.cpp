@@ -1,6 +1,6 @@
 // The binder's GPU-sharing chain against an in-memory cluster that plays the reservation pods (they
 // report a GPU UUID after a while, or never): reservation per group, reuse, no double reservation
-// under concurrency, configmaps, labels, timeouts with rollback, unmutated pods, resync of orphans.
+// under concurrency, configmaps, labels, timeouts with rollback, unmutated pods, steps that never wait.
 
 #include <gtest/gtest.h>
 
@@ -22,6 +22,8 @@ class FakeCluster : public SharingApi {
   std::chrono::milliseconds report_after{5};
   bool never_report = false;
   bool fail_config_maps = false;
+  bool api_down = false;
+  std::atomic<int> reads{0};
 
   model::Result<std::vector<ReservationPod>> list_reservation_pods(const std::string& group,
                                                                    const std::string& node) override {
@@ -44,19 +46,19 @@ class FakeCluster : public SharingApi {
     ++creates;
     return r.pod.uid;
   }
-  model::Result<std::string> wait_for_gpu_uuid(const std::string& name, std::chrono::milliseconds timeout) override {
-    const auto until = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < until) {
-      {
-        std::lock_guard lock(mu_);
-        auto it = reservations_.find(name);
-        if (it == reservations_.end()) return model::Status::error("the reservation pod is gone");
-        refresh(it->second);
-        if (!it->second.pod.gpu_uuid.empty()) return it->second.pod.gpu_uuid;
-      }
-      std::this_thread::sleep_for(1ms);
-    }
-    return model::Status::error("timed out after " + std::to_string(timeout.count()) + " ms");
+  model::Result<std::string> reported_gpu_uuid(const std::string& name) override {
+    std::lock_guard lock(mu_);
+    ++reads;
+    if (api_down) return model::Status::error(model::Code::kUnavailable, "no answer: connection refused");
+    auto it = reservations_.find(name);
+    if (it == reservations_.end()) return model::Status::error(model::Code::kNotFound, "the reservation pod is gone");
+    refresh(it->second);
+    return it->second.pod.gpu_uuid;
+  }
+  /// Deletes a reservation pod as someone else would.
+  void remove(const std::string& name) {
+    std::lock_guard lock(mu_);
+    reservations_.erase(name);
   }
   model::Status delete_pod(const std::string& ns, const std::string& name, const std::string& uid) override {
     std::lock_guard lock(mu_);
@@ -148,6 +150,38 @@ std::function<std::string()> counter_suffix() {
   };
 }
 
+/// What the binder does with the chain, without its timer: steps until ready (then finishes) or
+/// failed, giving up after the reservation timeout.
+struct Prepared {
+  model::Status status = model::Status::ok();
+  std::vector<std::string> gpu_uuids;
+  std::vector<std::string> created_reservations;
+  int steps = 0;
+};
+Prepared prepare(SharingChain& chain, const SharedBind& bind) {
+  Prepared out;
+  ChainState state;
+  const auto give_up_at = std::chrono::steady_clock::now() + chain.options().reservation_timeout;
+  for (;;) {
+    ++out.steps;
+    StepResult r = chain.advance(bind, state);
+    out.created_reservations = state.created_reservations;
+    if (r.step == ChainStep::kFailed) {
+      out.status = r.status;
+      return out;
+    }
+    if (r.step == ChainStep::kReady) break;
+    if (std::chrono::steady_clock::now() >= give_up_at) {
+      out.status = chain.give_up(bind, state);
+      return out;
+    }
+    std::this_thread::sleep_for(1ms);
+  }
+  out.gpu_uuids = state.gpu_uuids();
+  out.status = chain.finish(bind, state);
+  return out;
+}
+
 SharedBind fraction_pod(const std::string& name, const std::string& group, double portion) {
   SharedBind b;
   b.ns = "team-a";
@@ -164,9 +198,9 @@ SharedBind fraction_pod(const std::string& name, const std::string& group, doubl
 TEST(SharingChain, TwoPodsOfOneGroupShareOneReservationAndOneGpu) {
   FakeCluster cluster;
   SharingChain chain(cluster, {}, counter_suffix());
-  auto a = chain.prepare(fraction_pod("vllm-a", "g-1", 0.7));
+  auto a = prepare(chain, fraction_pod("vllm-a", "g-1", 0.7));
   ASSERT_TRUE(a.status.is_ok()) << a.status.message();
-  auto b = chain.prepare(fraction_pod("vllm-b", "g-1", 0.2));
+  auto b = prepare(chain, fraction_pod("vllm-b", "g-1", 0.2));
   ASSERT_TRUE(b.status.is_ok()) << b.status.message();
   EXPECT_EQ(cluster.creates, 1);
   ASSERT_EQ(a.gpu_uuids.size(), 1u);
@@ -190,7 +224,7 @@ TEST(SharingChain, TwoPodsOfOneGroupShareOneReservationAndOneGpu) {
   EXPECT_EQ(cluster.pod_labels["team-a/vllm-b"]["runai-gpu-group"], "g-1");
 
   // A third pod on a new group opens a second reservation and a second GPU.
-  auto c = chain.prepare(fraction_pod("vllm-c", "g-2", 0.5));
+  auto c = prepare(chain, fraction_pod("vllm-c", "g-2", 0.5));
   ASSERT_TRUE(c.status.is_ok());
   EXPECT_EQ(cluster.creates, 2);
   EXPECT_NE(c.gpu_uuids, a.gpu_uuids);
@@ -201,9 +235,9 @@ TEST(SharingChain, ConcurrentBindsOnANewGroupCreateOneReservation) {
   cluster.report_after = 30ms;
   SharingChain chain(cluster, {}, counter_suffix());
   std::vector<std::thread> threads;
-  std::vector<ChainResult> results(6);
+  std::vector<Prepared> results(6);
   for (int i = 0; i < 6; ++i) {
-    threads.emplace_back([&, i] { results[i] = chain.prepare(fraction_pod("p" + std::to_string(i), "g-new", 0.1)); });
+    threads.emplace_back([&, i] { results[i] = prepare(chain, fraction_pod("p" + std::to_string(i), "g-new", 0.1)); });
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(cluster.creates, 1);
@@ -219,9 +253,9 @@ TEST(SharingChain, ReservationThatNeverReportsTimesOutCleanly) {
   ChainOptions options;
   options.reservation_timeout = 50ms;
   SharingChain chain(cluster, options, counter_suffix());
-  auto r = chain.prepare(fraction_pod("p", "g-1", 0.5));
+  auto r = prepare(chain, fraction_pod("p", "g-1", 0.5));
   ASSERT_FALSE(r.status.is_ok());
-  EXPECT_NE(r.status.message().find("did not report its GPU"), std::string::npos) << r.status.message();
+  EXPECT_EQ(r.status.code(), model::Code::kTimedOut) << r.status.message();
   EXPECT_NE(r.status.message().find("team-a/p"), std::string::npos);
   EXPECT_EQ(cluster.deleted, std::vector<std::string>{"gpu-reservation-node-1-00000"});
   EXPECT_EQ(cluster.reservations_on("node-1"), 0u);  // the device is free again
@@ -233,7 +267,7 @@ TEST(SharingChain, AReservationLeftByACrashIsReusedNotDoubled) {
   FakeCluster cluster;
   cluster.add_reservation("gpu-reservation-node-1-old01", "node-1", "g-1", "");  // not yet reported
   SharingChain chain(cluster, {}, counter_suffix());
-  auto r = chain.prepare(fraction_pod("p", "g-1", 0.5));
+  auto r = prepare(chain, fraction_pod("p", "g-1", 0.5));
   ASSERT_TRUE(r.status.is_ok()) << r.status.message();
   EXPECT_EQ(cluster.creates, 0);
   EXPECT_EQ(cluster.reservations_on("node-1"), 1u);
@@ -244,7 +278,7 @@ TEST(SharingChain, UnmutatedPodStillBindsWithAWarning) {
   SharingChain chain(cluster, {}, counter_suffix());
   SharedBind b = fraction_pod("plain", "g-1", 0.5);
   b.config_map_prefix.clear();
-  auto r = chain.prepare(b);
+  auto r = prepare(chain, b);
   ASSERT_TRUE(r.status.is_ok());
   EXPECT_TRUE(cluster.config_maps.empty());
   EXPECT_EQ(cluster.warnings, std::vector<std::string>{"team-a/plain GPUSharingNotConfigured"});
@@ -257,7 +291,7 @@ TEST(SharingChain, MultiDeviceFractionsGetOneLabelPerGroupAndAllUuids) {
   SharedBind b = fraction_pod("multi", "g-1", 0.25);
   b.groups = {"g-1", "g-2"};
   b.container_suffix = "i1";
-  auto r = chain.prepare(b);
+  auto r = prepare(chain, b);
   ASSERT_TRUE(r.status.is_ok());
   ASSERT_EQ(r.gpu_uuids.size(), 2u);
   EXPECT_EQ(cluster.pod_labels["team-a/multi"]["runai-gpu-group/g-1"], "g-1");
@@ -271,26 +305,61 @@ TEST(SharingChain, ConfigMapFailureRollsBackTheLabels) {
   FakeCluster cluster;
   cluster.fail_config_maps = true;
   SharingChain chain(cluster, {}, counter_suffix());
-  auto r = chain.prepare(fraction_pod("p", "g-1", 0.5));
+  auto r = prepare(chain, fraction_pod("p", "g-1", 0.5));
   ASSERT_FALSE(r.status.is_ok());
   EXPECT_NE(r.status.message().find("configmaps"), std::string::npos);
   EXPECT_FALSE(cluster.pod_labels["team-a/p"].count("runai-gpu-group"));
 }
 
-TEST(SharingChain, ResyncDeletesOrphansAndDoubleReservations) {
+TEST(SharingChain, AStepNeverWaitsForAReservationPod) {
   FakeCluster cluster;
-  cluster.add_reservation("r-live", "node-1", "g-live", "GPU-1");
-  cluster.add_reservation("r-orphan", "node-1", "g-gone", "GPU-2");
-  cluster.add_reservation("r-double-a", "node-1", "g-twice", "");
-  cluster.add_reservation("r-double-b", "node-1", "g-twice", "GPU-3");
-  cluster.add_reservation("r-other-node", "node-2", "g-gone", "GPU-9");
+  cluster.never_report = true;
+  SharingChain chain(cluster, {}, counter_suffix());  // a 40 s reservation timeout
+  ChainState state;
+  const SharedBind bind = fraction_pod("p", "g-1", 0.5);
+  const auto t0 = std::chrono::steady_clock::now();
+  StepResult r = chain.advance(bind, state);
+  EXPECT_EQ(r.step, ChainStep::kWaiting);
+  r = chain.advance(bind, state);
+  EXPECT_EQ(r.step, ChainStep::kWaiting);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s) << "advance() read once, it did not wait";
+  EXPECT_EQ(cluster.creates, 1) << "the second step reads the reservation pod the first created";
+  EXPECT_EQ(cluster.reads, 2);
+  EXPECT_TRUE(cluster.pod_labels["team-a/p"].empty()) << "nothing is written to the pod before its GPU is known";
+
+  // The binder's timer ran out: the stuck reservation pod goes, with a timed-out code.
+  const model::Status s = chain.give_up(bind, state);
+  EXPECT_EQ(s.code(), model::Code::kTimedOut);
+  EXPECT_NE(s.message().find("gpu-reservation-node-1-00000"), std::string::npos) << s.message();
+  EXPECT_EQ(cluster.reservations_on("node-1"), 0u);
+}
+
+TEST(SharingChain, AnApiServerThatDoesNotAnswerIsWaitedForAndAGoneReservationFails) {
+  FakeCluster cluster;
+  cluster.never_report = true;
   SharingChain chain(cluster, {}, counter_suffix());
-  auto deleted = chain.resync_node("node-1", {"g-live", "g-twice"});
-  std::sort(deleted.begin(), deleted.end());
-  // The double keeps the reservation whose GPU running pods may already use.
-  EXPECT_EQ(deleted, (std::vector<std::string>{"r-double-a", "r-orphan"}));
-  EXPECT_EQ(cluster.reservations_on("node-1"), 2u);
-  EXPECT_EQ(cluster.reservations_on("node-2"), 1u);
+  ChainState state;
+  const SharedBind bind = fraction_pod("p", "g-1", 0.5);
+  ASSERT_EQ(chain.advance(bind, state).step, ChainStep::kWaiting);
+  cluster.api_down = true;
+  EXPECT_EQ(chain.advance(bind, state).step, ChainStep::kWaiting) << "unavailable is worth another read";
+  cluster.api_down = false;
+  cluster.remove("gpu-reservation-node-1-00000");
+  StepResult r = chain.advance(bind, state);
+  EXPECT_EQ(r.step, ChainStep::kFailed);
+  EXPECT_EQ(r.status.code(), model::Code::kNotFound);
+  EXPECT_NE(r.status.message().find("team-a/p"), std::string::npos) << r.status.message();
+}
+
+TEST(SharingChain, ATerminatingOrOtherNodesReservationIsNotUsed) {
+  FakeCluster cluster;
+  cluster.add_reservation("r-elsewhere", "node-2", "g-1", "GPU-9");
+  SharingChain chain(cluster, {}, counter_suffix());
+  auto r = prepare(chain, fraction_pod("p", "g-1", 0.5));
+  ASSERT_TRUE(r.status.is_ok()) << r.status.message();
+  EXPECT_EQ(cluster.creates, 1);
+  ASSERT_EQ(r.gpu_uuids.size(), 1u);
+  EXPECT_NE(r.gpu_uuids[0], "GPU-9");
 }
 
 TEST(SharingChain, NamesAndPortions) {

@@ -10,6 +10,8 @@ namespace kai::core {
 
 /// 1: the first versioned behaviour (assumed decisions, job state and reservation clean-up in the
 /// cycle).
-inline constexpr uint32_t kBehaviourVersion = 1;
+/// 2: reservation pods hold their group's device when no fraction pod does, and new fraction pods
+/// may join (adopt) such a group.
+inline constexpr uint32_t kBehaviourVersion = 2;
 
 }  // namespace kai::core

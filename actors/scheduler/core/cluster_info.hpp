@@ -28,10 +28,23 @@ struct SharedGpu {
   int32_t active_tasks = 0;  ///< Tasks counted in used but not releasing.
   int32_t releasing_tasks = 0;
   int32_t pipelined_tasks = 0;
+  /// Reservation pods of the group (docs/gpu-sharing.md): live ones hold the device, terminating ones
+  /// release it. They matter only to a group without active or releasing tasks (an orphaned
+  /// reservation); otherwise the tasks say what becomes of the device, and the clean-up follows them.
+  int32_t reservations = 0;
+  int32_t releasing_reservations = 0;
 
-  bool empty() const { return active_tasks + releasing_tasks + pipelined_tasks == 0; }
+  bool empty() const {
+    return active_tasks + releasing_tasks + pipelined_tasks + reservations + releasing_reservations == 0;
+  }
   /// Only pipelined tasks: the device itself is still held by releasing whole-GPU pods.
-  bool pipelined_only() const { return active_tasks == 0 && releasing_tasks == 0 && pipelined_tasks > 0; }
+  bool pipelined_only() const {
+    return active_tasks == 0 && releasing_tasks == 0 && reservations == 0 && pipelined_tasks > 0;
+  }
+  /// Whether a new shared task may join the group: something holds its device, and it has room.
+  bool joinable(int64_t need) const {
+    return !empty() && free_with_releasing() >= need && (active_tasks > 0 || pipelined_tasks > 0 || reservations > 0);
+  }
   /// Portion free now.
   int64_t idle_portion() const {
     if (pipelined_only()) return 0;

@@ -199,7 +199,7 @@ std::vector<std::string> gpu_groups_of(const model::Pod& pod) {
 }
 
 /// Step 5: a reservation pod holds a device for its GPU group (KAI's SyncForNode). One whose group
-/// no pod on its node uses, bound or assumed, holds it for nothing; of two for one group, the one
+/// no pod on its node uses, bound, assumed or placed by this cycle, holds it for nothing; of two for one group, the one
 /// that did not report its device (or the later one) is a double reservation. Both are deleted.
 void find_orphaned_reservations(const CycleInput& in, CycleResult& out) {
   std::map<std::string, std::set<std::string>> in_use;  // node -> groups
@@ -211,6 +211,11 @@ void find_orphaned_reservations(const CycleInput& in, CycleResult& out) {
       continue;
     }
     for (auto& g : gpu_groups_of(*pod)) in_use[pod->node_name].insert(std::move(g));
+  }
+  // This cycle's binds may have joined an orphan's group (adopting its reservation pod).
+  for (const auto& d : out.decisions) {
+    if (d.kind != events::DecisionKind::kBind) continue;
+    for (const auto& g : d.gpu_groups) in_use[d.node].insert(g);
   }
   std::map<std::pair<std::string, std::string>, const model::Pod*> keep;  // (node, group) -> kept
   auto reported = [](const model::Pod* p) {

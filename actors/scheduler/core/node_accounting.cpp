@@ -17,16 +17,31 @@ DeviceShare device_share(const SharedGpu& g) {
   if (g.empty()) return {};
   if (g.active_tasks > 0) return {1000, 0};
   if (g.releasing_tasks > 0) return {1000, g.pipelined_tasks > 0 ? 0 : 1000};
+  // No task holds the device: an orphaned reservation pod does, or releases it while terminating.
+  if (g.reservations > 0) return {1000, 0};
+  if (g.releasing_reservations > 0) return {1000, g.pipelined_tasks > 0 ? 0 : 1000};
   return {0, -1000};
+}
+
+SharedGpu& group_of(NodeInfo& node, const std::string& group) {
+  SharedGpu* g = node.find_group(group);
+  if (g != nullptr) return *g;
+  node.shared_gpus.push_back(SharedGpu{group});
+  return node.shared_gpus.back();
+}
+
+/// Moves the node's whole-GPU figures by what the device's change of state takes or gives.
+void account_device_change(NodeInfo& node, const DeviceShare& before, const SharedGpu& g) {
+  const DeviceShare after = device_share(g);
+  node.idle.milli_gpu -= after.idle_taken - before.idle_taken;
+  node.used.milli_gpu += after.idle_taken - before.idle_taken;
+  node.releasing.milli_gpu += after.releasing_added - before.releasing_added;
+  if (g.empty()) node.shared_gpus.erase(node.shared_gpus.begin() + (&g - node.shared_gpus.data()));
 }
 
 void apply_shared(NodeInfo& node, const TaskInfo& task, int sign) {
   for (const auto& group : task.gpu_groups) {
-    SharedGpu* g = node.find_group(group);
-    if (g == nullptr) {
-      node.shared_gpus.push_back(SharedGpu{group});
-      g = &node.shared_gpus.back();
-    }
+    SharedGpu* g = &group_of(node, group);
     const DeviceShare before = device_share(*g);
     const int64_t portion = sign * task.placed_portion;
     switch (task.status) {
@@ -44,13 +59,7 @@ void apply_shared(NodeInfo& node, const TaskInfo& task, int sign) {
         g->active_tasks += sign;
         break;
     }
-    const DeviceShare after = device_share(*g);
-    node.idle.milli_gpu -= after.idle_taken - before.idle_taken;
-    node.used.milli_gpu += after.idle_taken - before.idle_taken;
-    node.releasing.milli_gpu += after.releasing_added - before.releasing_added;
-    if (g->empty()) {
-      node.shared_gpus.erase(node.shared_gpus.begin() + (g - node.shared_gpus.data()));
-    }
+    account_device_change(node, before, *g);
   }
 }
 
@@ -83,6 +92,13 @@ void node_add_task(NodeInfo& node, const TaskInfo& task) {
 }
 void node_remove_task(NodeInfo& node, const TaskInfo& task) {
   apply(node, task, -1);
+}
+
+void node_add_reservation(NodeInfo& node, const std::string& group, bool terminating) {
+  SharedGpu& g = group_of(node, group);
+  const DeviceShare before = device_share(g);
+  ++(terminating ? g.releasing_reservations : g.reservations);
+  account_device_change(node, before, g);
 }
 
 SharedGpu* NodeInfo::find_group(const std::string& group) {

@@ -38,7 +38,7 @@ struct DeviceCounts {
 
 bool group_is_candidate(const SharedGpu& g, int64_t need) {
   // A device whose pods are all leaving is offered as a whole releasing device instead.
-  return !g.empty() && g.free_with_releasing() >= need && (g.active_tasks > 0 || g.pipelined_tasks > 0);
+  return g.joinable(need);
 }
 
 DeviceCounts count_devices(const TaskInfo& task, const NodeInfo& node) {

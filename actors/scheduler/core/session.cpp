@@ -534,9 +534,17 @@ class SessionBuilder {
       t.req = pod_request(pod, has_mig);
       t.status = pod.meta.deletion_timestamp ? PodStatus::kReleasing : PodStatus::kRunning;
       const bool reservation = pod.meta.namespace_ == kReservationNamespace;
-      // A reservation pod holds the device of its GPU group, which the group's fractional pods already
-      // account for.
-      if (reservation) t.req.milli_gpu = 0;
+      const std::string* group = reservation ? find_label(pod.meta.labels, kGpuGroupLabel) : nullptr;
+      // A reservation pod holds one device, that of its GPU group (docs/gpu-sharing.md "Accounting"):
+      // the group's fraction pods hold it too, and when none is left (a bind abandoned after the
+      // reservation pod was made) the reservation pod alone does, until the clean-up deletes it or a
+      // new fraction pod joins its group. One without a group label counts as the GPU it requests.
+      if (group != nullptr && !group->empty()) {
+        t.req.milli_gpu = 0;
+        node_add_task(ssn_.nodes[it->second], t);
+        node_add_reservation(ssn_.nodes[it->second], *group, t.status == PodStatus::kReleasing);
+        continue;
+      }
       node_add_task(ssn_.nodes[it->second], t);
       if (!reservation && t.status != PodStatus::kReleasing) foreign_.push_back(t.req);
     }
@@ -601,7 +609,7 @@ Session::Session(const model::ObjectRefs& objects, SessionOptions options)
   gpu_free_index.build(nodes, [](const NodeInfo& n) { return n.has_gpus(); });
   shared_room_index.build(nodes, [](const NodeInfo& n) {
     for (const auto& g : n.shared_gpus) {
-      if (!g.empty() && g.free_with_releasing() > 0 && (g.active_tasks > 0 || g.pipelined_tasks > 0))
+      if (g.joinable(1))
         return true;
     }
     return false;
