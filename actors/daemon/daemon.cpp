@@ -626,19 +626,25 @@ caf::behavior ingest_actor(caf::event_based_actor* self, IngestCore* core,
   };
   // While the log refuses watch events, look every kLogProbePeriod whether it takes them again; then
   // list the kinds that lost events again, diffed against what their stores hold (= what was logged).
+  auto keep_probing = [=] {
+    if (*probing || (!core->log_refusing && core->dropped_kinds.empty())) return;
+    *probing = true;
+    self->delayed_send(self, kLogProbePeriod, probe_atom::value);
+  };
   auto recover = [=] {
     for (const std::string& kind : core->recover(forward)) {
       auto it = store_of_kind.find(kind);
       if (it == store_of_kind.end()) continue;
       self->request(it->second, kCutTimeout, known_atom::value, kind)
           .then([=](const KnownMsg& known) { relist(kind, *known); },
-                [=](caf::error& err) { spdlog::warn("relist of {}: no answer from its store: {}", kind, caf::to_string(err)); });
+                [=](caf::error& err) {
+                  // Asked again at the next probe: without its list the kind would block every cycle.
+                  spdlog::warn("relist of {}: no answer from its store: {}", kind, caf::to_string(err));
+                  core->relisting_kinds.erase(kind);
+                  core->dropped_kinds.insert(kind);
+                  keep_probing();
+                });
     }
-  };
-  auto keep_probing = [=] {
-    if (*probing || (!core->log_refusing && core->dropped_kinds.empty())) return;
-    *probing = true;
-    self->delayed_send(self, kLogProbePeriod, probe_atom::value);
   };
   return {
       [=](watch_atom, const WatchMsg& m) {
