@@ -6,6 +6,8 @@
 #include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
 
+#include <sys/statvfs.h>
+
 #include <cstdio>
 #include <map>
 
@@ -23,7 +25,22 @@ constexpr const char* kMetaCf = "meta";
 
 Status from_rocks(const rocksdb::Status& s, std::string_view what) {
   if (s.ok()) return Status::ok();
+  if (s.IsNoSpace()) return Status::error("disk full: " + std::string(what) + ": " + s.ToString());
   return Status::error(std::string(what) + ": " + s.ToString());
+}
+
+/// "256 MiB" for a message a person reads.
+std::string human_bytes(uint64_t b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(b);
+  size_t u = 0;
+  while (v >= 1024 && u + 1 < sizeof units / sizeof *units) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+  return buf;
 }
 
 uint64_t decode_seq(std::string_view key) {
@@ -113,6 +130,12 @@ std::string hex(std::string_view s) {
 
 }  // namespace
 
+Result<uint64_t> free_disk_bytes(const std::string& path) {
+  struct statvfs st {};
+  if (::statvfs(path.c_str(), &st) != 0) return Status::error("statvfs " + path + " failed");
+  return static_cast<uint64_t>(st.f_bavail) * static_cast<uint64_t>(st.f_frsize);
+}
+
 std::string seq_key(uint64_t seq) {
   std::string k(8, '\0');
   for (int i = 7; i >= 0; --i, seq >>= 8) k[static_cast<size_t>(i)] = static_cast<char>(seq & 0xff);
@@ -153,8 +176,9 @@ Result<std::unique_ptr<EventLog>> EventLog::open(const std::string& path, const 
   } else {
     s = rocksdb::DB::Open(db_opts, path, cfs, &log->handles_, &raw);
   }
-  if (!s.ok()) return Status::error("open " + path + ": " + s.ToString());
+  if (!s.ok()) return from_rocks(s, "open " + path);
   log->db_.reset(raw);
+  log->path_ = path;
   log->events_cf_ = log->handles_[1];
   log->snapshots_cf_ = log->handles_[2];
   log->audit_cf_ = log->handles_[3];
@@ -297,13 +321,80 @@ void EventLog::writer_loop() {
   }
 }
 
-void EventLog::write_batch(std::vector<std::unique_ptr<Request>>& batch) {
+bool EventLog::free_space(uint64_t* bytes) const {
+  *bytes = 0;
+  if (options_.min_free_bytes == 0) return false;
+  auto free = options_.free_bytes ? options_.free_bytes() : free_disk_bytes(path_);
+  if (!free) return false;  // unknown: RocksDB's own "no space" still stops the writes
+  *bytes = *free;
+  return true;
+}
+
+bool EventLog::ready_to_write(std::string* why) {
+  uint64_t free = 0;
+  if (free_space(&free) && free < options_.min_free_bytes) {
+    *why = "disk full: " + human_bytes(free) + " free in " + path_ + ", " + human_bytes(options_.min_free_bytes) +
+           " needed (the free-space floor); nothing is written until space returns";
+    std::lock_guard lk(mu_);
+    disk_full_ = *why;
+    return false;
+  }
+  bool resume = false;
   {
     std::lock_guard lk(mu_);
+    resume = needs_resume_;
+  }
+  if (resume) {
+    // RocksDB stopped at its "no space" error; Resume flushes the memtables to new files and starts
+    // a new WAL, so nothing is written through the writer that saw the error (see the header).
+    rocksdb::Status r = db_->Resume();
+    if (!r.ok()) {
+      std::lock_guard lk(mu_);
+      *why = nospace_ + " (not resumed yet: " + r.ToString() + ")";
+      disk_full_ = *why;
+      return false;
+    }
+  }
+  std::lock_guard lk(mu_);
+  needs_resume_ = false;
+  disk_full_.clear();
+  return true;
+}
+
+void EventLog::note_write_error(const rocksdb::Status& s) {
+  if (!s.IsNoSpace()) return;
+  std::lock_guard lk(mu_);
+  needs_resume_ = true;
+  nospace_ = "disk full: event log write failed, no space left on device: " + s.ToString();
+  disk_full_ = nospace_;
+}
+
+void EventLog::fail_batch(std::vector<std::unique_ptr<Request>>& batch, const std::string& message) {
+  std::deque<std::unique_ptr<Request>> behind;
+  {
+    std::lock_guard lk(mu_);
+    behind.swap(queue_);
+    // The numbers handed out to these requests are handed out again, from the last written one on.
+    next_assigned_ = next_seq_;
+  }
+  for (auto& r : batch) r->done.set_value(Status::error(message));
+  for (auto& r : behind) r->done.set_value(Status::error(message));
+}
+
+void EventLog::write_batch(std::vector<std::unique_ptr<Request>>& batch) {
+  {
+    std::unique_lock lk(mu_);
     if (!failed_.empty()) {
-      for (auto& r : batch) r->done.set_value(Status::error(failed_));
+      const std::string msg = failed_;
+      lk.unlock();
+      fail_batch(batch, msg);
       return;
     }
+  }
+  std::lock_guard write_lock(write_mu_);
+  if (std::string why; !ready_to_write(&why)) {
+    fail_batch(batch, why);
+    return;
   }
   rocksdb::WriteBatch wb;
   std::map<std::string, std::string> meta;  // last value per key wins within the batch
@@ -362,17 +453,69 @@ void EventLog::write_batch(std::vector<std::unique_ptr<Request>>& batch) {
   wo.sync = options_.sync == SyncPolicy::kEveryBatch;
   rocksdb::Status s = db_->Write(wo, &wb);
   if (!s.ok()) {
-    std::string msg = "event log write failed (log is now stopped): " + s.ToString();
-    {
+    std::string msg;
+    if (s.IsNoSpace()) {
+      // Degraded, not stopped: the next batch resumes RocksDB once the space is back.
+      msg = "disk full: event log write failed, no space left on device: " + s.ToString();
+      std::lock_guard lk(mu_);
+      needs_resume_ = true;
+      nospace_ = msg;
+      disk_full_ = msg;
+    } else {
+      msg = "event log write failed (log is now stopped): " + s.ToString();
       std::lock_guard lk(mu_);
       failed_ = msg;
     }
-    for (auto& r : batch) r->done.set_value(Status::error(msg));
+    fail_batch(batch, msg);
     return;
   }
   next_seq_ = seq;
   last_seq_.store(seq - 1, std::memory_order_release);
   for (size_t i = 0; i < batch.size(); ++i) batch[i]->done.set_value(results[i]);
+}
+
+LogHealth EventLog::health_locked(bool looked, uint64_t free) const {
+  LogHealth h;
+  h.min_free_bytes = options_.min_free_bytes;
+  h.free_bytes = free;
+  if (options_.read_only || !writer_.joinable()) {
+    h.state = LogHealth::State::kReadOnly;
+    h.message = "event log opened read-only";
+  } else if (!failed_.empty()) {
+    h.state = LogHealth::State::kFailed;
+    h.message = failed_;
+  } else if (looked && free < options_.min_free_bytes) {
+    h.state = LogHealth::State::kDiskFull;
+    h.message = "disk full: " + human_bytes(free) + " free in " + path_ + ", " + human_bytes(options_.min_free_bytes) +
+                " needed (the free-space floor)";
+  } else if (needs_resume_) {
+    h.state = LogHealth::State::kDiskFull;
+    h.message = disk_full_;
+  }
+  return h;
+}
+
+LogHealth EventLog::health() const {
+  uint64_t free = 0;
+  const bool looked = free_space(&free);
+  std::lock_guard lk(mu_);
+  return health_locked(looked, free);
+}
+
+LogHealth EventLog::probe() {
+  if (!options_.read_only && writer_.joinable()) {
+    bool resume = false;
+    {
+      std::lock_guard lk(mu_);
+      resume = needs_resume_ && failed_.empty();
+    }
+    if (resume) {
+      std::lock_guard write_lock(write_mu_);
+      std::string why;
+      (void)ready_to_write(&why);
+    }
+  }
+  return health();
 }
 
 Status EventLog::read(uint64_t from, uint64_t to,
@@ -527,6 +670,7 @@ uint64_t EventLog::retained_from() const {
 
 Status EventLog::write_snapshot(uint64_t seq, std::string_view bytes) {
   if (options_.read_only) return Status::error("event log opened read-only");
+  if (LogHealth h = health(); !h.writable()) return Status::error("snapshot " + std::to_string(seq) + ": " + h.message);
   if (seq == 0 || seq > last_seq()) {
     return Status::error("snapshot at " + std::to_string(seq) + " is past the log's end " +
                          std::to_string(last_seq()));
@@ -551,11 +695,15 @@ Status EventLog::write_snapshot(uint64_t seq, std::string_view bytes) {
   // Without the WAL a snapshot costs the event writer nothing; it is durable once flushed below, and
   // a crash before that loses only this snapshot (the previous one and the log still cover it).
   wo.disableWAL = true;
-  if (Status st = from_rocks(db_->Write(wo, &wb), "write snapshot " + std::to_string(seq)); !st) return st;
+  rocksdb::Status ws = db_->Write(wo, &wb);
+  note_write_error(ws);
+  if (Status st = from_rocks(ws, "write snapshot " + std::to_string(seq)); !st) return st;
   rocksdb::FlushOptions fo;
   fo.wait = true;
   fo.allow_write_stall = true;
-  return from_rocks(db_->Flush(fo, snapshots_cf_), "flush snapshot " + std::to_string(seq));
+  rocksdb::Status fs = db_->Flush(fo, snapshots_cf_);
+  note_write_error(fs);
+  return from_rocks(fs, "flush snapshot " + std::to_string(seq));
 }
 
 Result<std::vector<SnapshotInfo>> EventLog::snapshots() const {
@@ -665,7 +813,9 @@ Result<RetentionReport> EventLog::apply_retention(const RetentionPolicy& policy,
     rocksdb::FlushOptions fo;
     fo.wait = true;
     fo.allow_write_stall = true;
-    if (Status st = from_rocks(db_->Flush(fo, events_cf_), "retention flush"); !st) return st;
+    const rocksdb::Status flushed = db_->Flush(fo, events_cf_);
+    note_write_error(flushed);
+    if (Status st = from_rocks(flushed, "retention flush"); !st) return st;
     const uint64_t last = last_seq();
     auto size_after = [&](uint64_t seq) {  // bytes of events (seq, last]
       const std::string a = seq_key(seq + 1), b = seq_key(last + 1);
@@ -695,7 +845,9 @@ Result<RetentionReport> EventLog::apply_retention(const RetentionPolicy& policy,
   rocksdb::WriteBatch wb;
   wb.DeleteRange(events_cf_, seq_key(from), seq_key(cut + 1)).PermitUncheckedError();
   wb.Put(meta_cf_, "retained_from", std::to_string(cut + 1)).PermitUncheckedError();
-  if (Status st = from_rocks(db_->Write(wo, &wb), "retention"); !st) return st;
+  const rocksdb::Status written = db_->Write(wo, &wb);
+  note_write_error(written);
+  if (Status st = from_rocks(written, "retention"); !st) return st;
   retained_from_.store(cut + 1, std::memory_order_release);
   report.retained_from = cut + 1;
   report.events_deleted = cut + 1 - from;

@@ -36,8 +36,21 @@
 // max_batch_events), assigns sequence numbers, writes ONE WriteBatch (events + audit + meta) and,
 // with SyncPolicy::kEveryBatch, one fsync (WriteOptions.sync) for the whole batch: group commit.
 // append() returns only after that write, so an acknowledged event is durable under the policy.
-// A failed write makes the log read-only-failed: every later append fails with the same error,
-// because acting on a decision that was not persisted is what the log exists to prevent.
+// A failed write fails its batch and every request queued behind it (their sequence numbers are
+// handed out again), so no producer acts on an event that was not persisted.
+//
+// Full disk (docs/degraded-modes.md): a degraded mode, not the end of the log. Before each batch the
+// writer looks at the free space of the log's file system (statvfs); below `min_free_bytes` the batch
+// is not written and fails with a "disk full" error, so RocksDB never meets ENOSPC in the common case.
+// When it does (no floor, or something else filled the disk), RocksDB answers "no space" and enters
+// its background-error state: a WAL or file writer of it has seen an error. The abort seen in the
+// field, `assert(sync_without_flush_called_)`, sits in WritableFileWriter::Append of Debian's 7.8.3
+// (built with asserts), which a writer that has seen an error reaches when it is written again; the
+// injected faults of tests/storage/disk_fault_test.cpp did not reproduce it. So after a "no space" answer the writer writes
+// nothing until DB::Resume() succeeds (RocksDB's own recovery from its SstFileManager may be running:
+// Resume then answers Busy and the batch fails as "disk full" once more). Resume flushes the
+// memtables and starts a new WAL; nothing acknowledged is lost. Any other write error stops the log
+// for good (health() kFailed).
 //
 // Open / recover: the next sequence is one past the last key of "events" (or past retained_from
 // and the newest snapshot, when retention emptied "events"); RocksDB's WAL replay gives back every
@@ -71,6 +84,7 @@ class DB;
 class Env;
 class ColumnFamilyHandle;
 class CompactionFilter;
+class Status;
 }  // namespace rocksdb
 
 namespace kai::storage {
@@ -102,7 +116,32 @@ struct EventLogOptions {
   /// RocksDB environment, for fault injection in tests (not owned; must outlive the log).
   /// Default: nullptr (rocksdb::Env::Default()).
   rocksdb::Env* env = nullptr;
+  /// Free bytes the log's file system must keep: while fewer are free, batches are not written and
+  /// their appends fail with a "disk full" error until space returns. 0 = no floor. Default: 0 (the
+  /// daemon passes --min-free-disk).
+  uint64_t min_free_bytes = 0;
+  /// The free bytes of the log's file system; tests inject a full disk with it. Default: unset
+  /// (statvfs of the log directory: f_bavail * f_frsize, what an unprivileged writer may use).
+  std::function<Result<uint64_t>()> free_bytes = {};
 };
+
+/// Whether the log can take appends now, and why not.
+struct LogHealth {
+  enum class State : uint8_t {
+    kWritable,  ///< Appends are written.
+    kDiskFull,  ///< Below the free-space floor, or RocksDB reported no space: appends fail until space returns.
+    kFailed,    ///< Another write error: appends fail until the log is opened again.
+    kReadOnly,  ///< Opened read-only.
+  };
+  State state = State::kWritable;
+  uint64_t free_bytes = 0;      ///< Free bytes when last looked at (0 with no floor: not looked at).
+  uint64_t min_free_bytes = 0;  ///< The floor.
+  std::string message;          ///< Why appends fail; "" when writable.
+  bool writable() const { return state == State::kWritable; }
+};
+
+/// Free bytes of the file system holding `path` (statvfs: f_bavail * f_frsize).
+Result<uint64_t> free_disk_bytes(const std::string& path);
 
 /// Sequence numbers given to one append() call.
 struct AppendResult {
@@ -176,6 +215,14 @@ class EventLog {
   std::future<Result<AppendResult>> append_async(std::vector<events::Event> events,
                                                  AppendResult* assigned = nullptr);
 
+  /// Whether appends can be written now: the free space (looked at now) and the last write error.
+  /// Writes nothing; a log that ran out of space resumes at its next batch or probe().
+  LogHealth health() const;
+  /// As health(), and when RocksDB reported no space and the space is back, resumes RocksDB
+  /// (DB::Resume) now rather than at the next batch, for a consumer that waits for the log to be
+  /// writable before it appends anything (the daemon's scheduler, every period).
+  LogHealth probe();
+
   /// The last sequence number handed out by append_async (written or about to be).
   uint64_t last_assigned_seq() const;
 
@@ -241,8 +288,21 @@ class EventLog {
   EventLog() = default;
   void writer_loop();
   void write_batch(std::vector<std::unique_ptr<Request>>& batch);
+  /// Fails `batch` and everything queued behind it with `message`, and hands their sequence numbers
+  /// out again (writer thread).
+  void fail_batch(std::vector<std::unique_ptr<Request>>& batch, const std::string& message);
+  /// Whether a batch may be written now: free space above the floor, and RocksDB resumed after a
+  /// "no space" error. Otherwise `why` says why not. Called with write_mu_ held.
+  bool ready_to_write(std::string* why);
+  /// The free bytes (0 and false when unknown or there is no floor).
+  bool free_space(uint64_t* bytes) const;
+  /// Records a RocksDB error of a write outside the writer (snapshot, retention): "no space" makes
+  /// the next batch resume RocksDB first.
+  void note_write_error(const rocksdb::Status& s);
+  LogHealth health_locked(bool looked, uint64_t free) const;
 
   EventLogOptions options_;
+  std::string path_;
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // default, events, snapshots, audit, meta
   rocksdb::ColumnFamilyHandle* events_cf_ = nullptr;
@@ -255,6 +315,12 @@ class EventLog {
   std::deque<std::unique_ptr<Request>> queue_;  // guarded by mu_
   bool stopping_ = false;                       // guarded by mu_
   std::string failed_;                          // guarded by mu_: sticky write error
+  /// RocksDB answered "no space": it needs DB::Resume() before the next write (guarded by mu_).
+  bool needs_resume_ = false;
+  std::string disk_full_;                       // guarded by mu_: why the last batch was refused
+  std::string nospace_;                         // guarded by mu_: RocksDB's "no space" error
+  /// Held around every RocksDB write of the writer and around Resume().
+  std::mutex write_mu_;
   uint64_t next_seq_ = 1;                       // writer thread only (after open)
   uint64_t next_assigned_ = 1;                  // guarded by mu_: the next seq append_async hands out
   std::atomic<uint64_t> last_seq_{0};

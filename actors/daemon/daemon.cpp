@@ -68,14 +68,16 @@ using StoreCutMsg = std::shared_ptr<const StoreCut>;
 /// Every store at one log position, assembled by the ingest actor.
 struct CutResult {
   ClusterCut cut;
-  bool listed = false;      ///< Every kind's first list was delivered.
-  bool log_failed = false;  ///< An append failed: nothing may be decided.
+  bool listed = false;          ///< Every kind's first list was delivered, and no kind waits for a relist.
+  bool appends_failed = false;  ///< An append failed since the last cut: nothing may be decided on it.
   bool encoded = false;     ///< `sections` holds a snapshot of the cut.
   uint64_t cut_number = 0;  ///< Cuts taken by the ingest actor, this one included.
   events::StateSections sections;
   std::map<std::string, std::string> resource_versions;
 };
 using CutMsg = std::shared_ptr<const CutResult>;
+/// A store's key -> resourceVersion of one kind, for a relist diffed against what was logged.
+using KnownMsg = std::shared_ptr<const std::map<std::string, std::string>>;
 
 }  // namespace kai::daemon
 
@@ -85,6 +87,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kai::daemon::LeadershipMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kai::daemon::WatchEventMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kai::daemon::StoreCutMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kai::daemon::CutMsg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kai::daemon::KnownMsg)
 
 namespace kai::daemon {
 
@@ -100,6 +103,10 @@ using early_atom = caf::atom_constant<caf::atom("early")>;
 /// pods) is given up: an awaiting scheduler takes no other message, its exit included.
 constexpr std::chrono::seconds kCutTimeout{60};
 using sched_atom = caf::atom_constant<caf::atom("sched")>;
+using known_atom = caf::atom_constant<caf::atom("known")>;
+using probe_atom = caf::atom_constant<caf::atom("probe")>;
+/// How often the ingest looks whether the log takes appends again while it drops watch events.
+constexpr std::chrono::milliseconds kLogProbePeriod{200};
 
 int64_t wall_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
@@ -152,14 +159,29 @@ constexpr KindSpec kKinds[] = {
 
 }  // namespace
 
+/// A watch event whose append is queued; it goes to its store once the log has it.
+struct PendingWatch {
+  std::future<storage::Result<storage::AppendResult>> appended;
+  WatchEventMsg event;
+  bool list_end = false;  ///< The BOOKMARK that ends a list.
+};
+
 /// What the ingest actor owns: the log appends of watch events, in the order the reflectors deliver
-/// them, and the kinds not listed yet. It hands each event to the store of its kind after queueing
-/// its append (contracts.md §5: watch events may be projected once appended).
+/// them, and the kinds not listed yet. A watch event goes to the store of its kind once its append is
+/// written (the stores are read only at cuts, which wait for every append), so a store never holds
+/// what the log lacks. An event the log did not take (a full disk, docs/degraded-modes.md) is
+/// dropped, and its kind is listed again, diffed against its store, once the log takes appends.
 struct IngestCore {
+  using Forward = std::function<void(const WatchEventMsg&)>;
   storage::EventLog* log = nullptr;
   endpoints::SchedulerMetrics* metrics = nullptr;
-  std::deque<std::future<storage::Result<storage::AppendResult>>> pending_appends;
-  bool log_failed = false;
+  std::deque<PendingWatch> pending;
+  /// The log refused an append and probe() has not found it writable since: events are dropped.
+  bool log_refusing = false;
+  /// Kinds with a dropped event: their stores lack it until the kind is listed again.
+  std::set<std::string> dropped_kinds;
+  /// Kinds whose relist was asked and has not ended (its BOOKMARK not logged yet).
+  std::set<std::string> relisting_kinds;
   /// Kinds whose first list has not been delivered yet: no cycle runs on a partial cluster (a pod
   /// bound to a node whose other pods are not known yet could overcommit it).
   std::set<std::string> unlisted_kinds;
@@ -170,6 +192,8 @@ struct IngestCore {
   uint64_t cuts = 0;  ///< Cuts taken so far; an early-cycle request carries it.
   /// Set by the event that completes the first lists: the first cycle runs then, not a period later.
   bool just_listed = false;
+  /// An append failed since the last cut.
+  bool failed_since_cut = false;
 
   /// True once per cut, when enough changed since it for an early cycle, and when the last first list
   /// ended.
@@ -179,22 +203,36 @@ struct IngestCore {
     return early_after > 0 && ++changes_since_cut == early_after;
   }
 
-  void reap(const storage::Result<storage::AppendResult>& r) {
-    if (r.is_ok()) return;
-    if (!log_failed) spdlog::critical("event log append failed, no more decisions: {}", r.message());
-    log_failed = true;
-  }
+  /// Every kind's store holds what the log holds of it and what the API server said last.
+  bool current() const { return unlisted_kinds.empty() && dropped_kinds.empty() && relisting_kinds.empty(); }
 
-  /// Waits for the watch events appended so far; false when the log failed.
-  bool drain_appends() {
-    while (!pending_appends.empty()) {
-      reap(pending_appends.front().get());
-      pending_appends.pop_front();
+  void drop(const std::string& kind, const std::string& why) {
+    if (!log_refusing) {
+      spdlog::error("event log takes no watch events ({}); they are dropped and listed again once it does",
+                    why);
     }
-    return !log_failed;
+    log_refusing = true;
+    failed_since_cut = true;
+    dropped_kinds.insert(kind);
   }
 
-  WatchEventMsg on_watch(const k8s::ReflectorEvent& ev) {
+  void settle(PendingWatch& p, const Forward& forward) {
+    auto r = p.appended.get();
+    if (!r.is_ok()) return drop(p.event->kind, r.message());
+    if (p.list_end) relisting_kinds.erase(p.event->kind);
+    forward(p.event);
+  }
+
+  /// Hands on the events whose appends are written, in order; with `wait`, waits for all of them.
+  void reap(const Forward& forward, bool wait) {
+    while (!pending.empty() &&
+           (wait || pending.front().appended.wait_for(std::chrono::seconds(0)) == std::future_status::ready)) {
+      settle(pending.front(), forward);
+      pending.pop_front();
+    }
+  }
+
+  void on_watch(const k8s::ReflectorEvent& ev, const Forward& forward) {
     events::Event e;
     e.timestamp_us = wall_us();
     spdlog::trace("watch {} {} ({} bytes, resourceVersion {})", ev.kind,
@@ -202,22 +240,38 @@ struct IngestCore {
     // What scheduling never reads and may be secret (env values, managedFields) is not logged.
     e.payload = events::WatchEvent{ev.kind, watch_type(ev.type), model::redact_for_log(ev.object_json),
                                    ev.resource_version};
-    if (!log_failed) {
-      pending_appends.push_back(log->append_async({e}));
-      // Keep the queue short: reap what the writer already finished.
-      while (pending_appends.size() > 1 &&
-             pending_appends.front().wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-        reap(pending_appends.front().get());
-        pending_appends.pop_front();
-      }
-    }
     if (ev.type == k8s::ReflectorEventType::kBookmark && ev.from_list && unlisted_kinds.erase(ev.kind) &&
         unlisted_kinds.empty()) {
       spdlog::info("every kind listed");
       just_listed = true;
     }
     if (metrics) metrics->events_ingested(ev.kind);
-    return std::make_shared<const events::WatchEvent>(std::get<events::WatchEvent>(std::move(e.payload)));
+    if (log_refusing) {
+      dropped_kinds.insert(ev.kind);
+    } else {
+      PendingWatch p;
+      p.appended = log->append_async({e});
+      p.event = std::make_shared<const events::WatchEvent>(std::get<events::WatchEvent>(std::move(e.payload)));
+      p.list_end = ev.type == k8s::ReflectorEventType::kBookmark && ev.from_list;
+      pending.push_back(std::move(p));
+    }
+    reap(forward, false);
+  }
+
+  /// While events are dropped: whether the log takes appends again (it resumes RocksDB when the space
+  /// is back); then the kinds that lost events are to be listed again. Returns those kinds.
+  std::set<std::string> recover(const Forward& forward) {
+    if (log_refusing) {
+      if (!log->probe().writable()) return {};
+      log_refusing = false;
+      spdlog::info("event log takes appends again: listing {} kind(s) again", dropped_kinds.size());
+    }
+    reap(forward, true);  // the stores hold every logged event before they are asked what they hold
+    if (log_refusing) return {};
+    std::set<std::string> kinds;
+    kinds.swap(dropped_kinds);
+    relisting_kinds.insert(kinds.begin(), kinds.end());
+    return kinds;
   }
 };
 
@@ -244,9 +298,18 @@ struct SchedulerCore {
   /// every record that changes them: the same fold (events::apply_record) over the same records, so
   /// at a cut they are exactly the log's up to the cut's position.
   events::ScheduleRecords records;
-  std::deque<std::future<storage::Result<storage::AppendResult>>> pending_appends;
+  /// Records appended and not confirmed yet; folded into `records` once written, in log order.
+  struct PendingRecord {
+    std::future<storage::Result<storage::AppendResult>> appended;
+    events::Event event;
+  };
+  std::deque<PendingRecord> pending_appends;
+  /// Records the log did not take (a full disk): appended again, in order, once it takes appends;
+  /// no cycle runs before they are logged (they are outcomes the next cycle must see).
+  std::deque<events::Event> unlogged;
+  /// The log refuses appends: no cycles (logged once when it starts and when it ends).
+  bool degraded = false;
   uint64_t cycle_id = 0;
-  bool log_failed = false;
   const Leadership* leadership = nullptr;
   std::atomic<uint64_t>* cycles = nullptr;
   std::mutex* last_cycle_mu = nullptr;
@@ -262,28 +325,50 @@ struct SchedulerCore {
   /// The earliest deadline the last cycle reported (Unix seconds), for the next tick.
   std::optional<int64_t> next_deadline;
 
-  /// Waits for the outcomes appended so far; returns false when the log failed.
+  /// Waits for the records appended so far and folds each one written into `records` (the
+  /// projection's fold, in log order); the ones refused wait in `unlogged`. True when none waits.
   bool drain_appends() {
     while (!pending_appends.empty()) {
-      auto r = pending_appends.front().get();
+      PendingRecord p = std::move(pending_appends.front());
       pending_appends.pop_front();
-      if (!r.is_ok()) {
-        if (!log_failed) spdlog::critical("event log append failed, no more decisions: {}", r.message());
-        log_failed = true;
+      auto r = p.appended.get();
+      if (r.is_ok()) {
+        p.event.seq = r.value().first_seq;
+        (void)events::apply_record(records, p.event);
+      } else {
+        if (unlogged.empty()) spdlog::error("event log refused a record, kept to append again: {}", r.message());
+        unlogged.push_back(std::move(p.event));
       }
     }
-    return !log_failed;
+    return unlogged.empty();
   }
 
-  /// Appends one record of this actor's without waiting, and folds it into `records` at once: its
-  /// sequence number is handed out now, before any later cut's.
+  /// Appends one record of this actor's without waiting; drain_appends() folds it into `records`
+  /// before the next cut, which is all that reads them.
   void append_record(events::Payload payload) {
-    if (log_failed) return;
     events::Event e;
     e.timestamp_us = wall_us();
     e.payload = std::move(payload);
-    (void)events::apply_record(records, e);
-    pending_appends.push_back(log->append_async({std::move(e)}));
+    if (!unlogged.empty()) {  // after the ones waiting, in order
+      unlogged.push_back(std::move(e));
+      return;
+    }
+    PendingRecord p;
+    p.appended = log->append_async({e});
+    p.event = std::move(e);
+    pending_appends.push_back(std::move(p));
+  }
+
+  /// Appends the refused records again, in order.
+  void retry_unlogged() {
+    std::deque<events::Event> again;
+    again.swap(unlogged);
+    for (events::Event& e : again) {
+      PendingRecord p;
+      p.appended = log->append_async({e});
+      p.event = std::move(e);
+      pending_appends.push_back(std::move(p));
+    }
   }
 
   void on_outcome(const OutcomeMsg& m) {
@@ -316,7 +401,17 @@ struct SchedulerCore {
   Plan plan() {
     Plan p;
     if (stopping->load()) return p;  // the binder is draining: no new decisions
-    if (!drain_appends()) return p;  // no decision without a persisted event (contracts.md §5)
+    drain_appends();
+    // No decision the log cannot take (contracts.md §5): below the free-space floor nothing runs;
+    // probe() resumes the log by itself when the space is back (docs/degraded-modes.md).
+    const storage::LogHealth health = log->probe();
+    if (!health.writable()) {
+      if (!std::exchange(degraded, true)) spdlog::error("no cycles: {}", health.message);
+      return p;
+    }
+    retry_unlogged();
+    if (!drain_appends()) return p;
+    if (std::exchange(degraded, false)) spdlog::info("event log writable again: cycles resume");
     // A standby only watches and logs; it decides nothing until it holds the lease.
     p.cycle = leadership->may_act();
     p.snapshot =
@@ -329,10 +424,7 @@ struct SchedulerCore {
   /// projection's at that position too.
   void on_cut(const CutMsg& cut, const Plan& plan) {
     last_cut_number = cut->cut_number;
-    if (cut->log_failed) {
-      log_failed = true;
-      return;
-    }
+    if (cut->appends_failed) return;  // the stores lack what the log refused: they are listed again
     if (cut->encoded) {
       std::string bytes;
       events::encode_state(cut->cut.seq, cut->resource_versions, records, cut->sections, bytes);
@@ -435,8 +527,9 @@ struct SchedulerCore {
     if (!quiet || cycle_id % 60 == 1) {
       auto appended = log->append(batch);  // fsync before the binder acts (contracts.md §5)
       if (!appended.is_ok()) {
-        spdlog::critical("event log append failed, no more decisions: {}", appended.message());
-        log_failed = true;
+        // Nothing of this cycle is executed or folded; the next cycle on a writable log decides again.
+        spdlog::error("cycle {}: not logged, so not executed: {}", cycle_id, appended.message());
+        logged_reasons.clear();  // the reasons it would have logged are logged by a later cycle
         return;
       }
       for (size_t i = 0; i < batch.size(); ++i) {
@@ -498,6 +591,9 @@ caf::behavior store_actor(caf::event_based_actor* /*self*/, EntityStore* store) 
           spdlog::warn("{} {}: skipped: {}", w->kind, events::to_string(w->type), s.message());
         }
       },
+      [=](known_atom, const std::string& kind) -> KnownMsg {
+        return std::make_shared<const std::map<std::string, std::string>>(store->known(kind));
+      },
       [=](cut_atom, uint64_t seq, bool encode) -> StoreCutMsg {
         auto c = std::make_shared<StoreCut>();
         c->view = store->view(seq);
@@ -521,25 +617,57 @@ void merge_sections(events::StateSections& into, const events::StateSections& fr
 /// event it appended up to the cut was sent to its store before the cut request (one sender, one
 /// mailbox order), so each store's answer reflects exactly the log up to the cut's position.
 caf::behavior ingest_actor(caf::event_based_actor* self, IngestCore* core,
-                           std::map<std::string, caf::actor> store_of_kind, std::vector<caf::actor> stores) {
+                           std::map<std::string, caf::actor> store_of_kind, std::vector<caf::actor> stores,
+                           std::function<void(const std::string&, std::map<std::string, std::string>)> relist) {
   auto scheduler = std::make_shared<caf::actor>();  // told after both are spawned (sched_atom)
+  auto probing = std::make_shared<bool>(false);      // a probe tick is on its way
+  const IngestCore::Forward forward = [self, store_of_kind](const WatchEventMsg& w) {
+    if (auto it = store_of_kind.find(w->kind); it != store_of_kind.end()) self->send(it->second, watch_atom::value, w);
+  };
+  // While the log refuses watch events, look every kLogProbePeriod whether it takes them again; then
+  // list the kinds that lost events again, diffed against what their stores hold (= what was logged).
+  auto keep_probing = [=] {
+    if (*probing || (!core->log_refusing && core->dropped_kinds.empty())) return;
+    *probing = true;
+    self->delayed_send(self, kLogProbePeriod, probe_atom::value);
+  };
+  auto recover = [=] {
+    for (const std::string& kind : core->recover(forward)) {
+      auto it = store_of_kind.find(kind);
+      if (it == store_of_kind.end()) continue;
+      self->request(it->second, kCutTimeout, known_atom::value, kind)
+          .then([=](const KnownMsg& known) { relist(kind, *known); },
+                [=](caf::error& err) {
+                  // Asked again at the next probe: without its list the kind would block every cycle.
+                  spdlog::warn("relist of {}: no answer from its store: {}", kind, caf::to_string(err));
+                  core->relisting_kinds.erase(kind);
+                  core->dropped_kinds.insert(kind);
+                  keep_probing();
+                });
+    }
+  };
   return {
       [=](watch_atom, const WatchMsg& m) {
-        auto event = core->on_watch(*m);
-        if (auto it = store_of_kind.find(m->kind); it != store_of_kind.end()) {
-          self->send(it->second, watch_atom::value, std::move(event));
-        }
+        core->on_watch(*m, forward);
+        if (!core->dropped_kinds.empty() && !core->log_refusing) recover();
+        keep_probing();
         if (core->want_early_cycle(*m) && *scheduler) self->send(*scheduler, early_atom::value, core->cuts);
+      },
+      [=](probe_atom) {
+        *probing = false;
+        recover();
+        keep_probing();
       },
       [=](sched_atom, const caf::actor& a) { *scheduler = a; },
       [=](cut_atom, bool encode) {
         auto rp = self->make_response_promise<CutMsg>();
         auto result = std::make_shared<CutResult>();
-        result->log_failed = !core->drain_appends();  // the cut holds only persisted events
+        core->reap(forward, true);  // the cut holds only persisted events, each in its store
+        result->appends_failed = std::exchange(core->failed_since_cut, false);
         result->cut.seq = core->log->last_assigned_seq();
         core->changes_since_cut = 0;
         result->cut_number = ++core->cuts;
-        result->listed = core->unlisted_kinds.empty();
+        result->listed = core->current();
         result->encoded = encode;
         result->cut.views.resize(stores.size());
         auto remaining = std::make_shared<size_t>(stores.size());  // 0 once answered, error or not
@@ -660,6 +788,112 @@ struct Daemon::Impl {
   std::mutex last_cycle_mu;
   std::shared_ptr<const LastCycle> last_cycle;
   bool started = false;
+
+  /// What start() worked out, for start_scheduling() (which may run later, once the disk has room).
+  core::SessionOptions session;
+  std::string config_text;
+  k8s::ClusterConfig cluster;
+  /// Started on a full disk: the log opened read-only, waiting for space (docs/degraded-modes.md).
+  std::atomic<bool> disk_wait{false};
+  std::unique_ptr<storage::EventLog> read_only_log;
+  std::thread disk_wait_thread;
+  /// Everything runs (start_scheduling() succeeded); `log`, `client` and the reflectors are set.
+  std::atomic<bool> running{false};
+  std::mutex start_error_mu;
+  std::string start_error;  ///< A start_scheduling() after the wait that failed.
+  /// When a watch event last arrived (steady_clock since its epoch).
+  std::atomic<int64_t> watch_contact_ns{0};
+  std::mutex reflectors_mu;
+  std::map<std::string, k8s::Reflector*> reflector_of_kind;  ///< guarded by reflectors_mu
+  /// The disk-wait and the API-contact threads sleep on this; stop() wakes them.
+  std::mutex wait_mu;
+  std::condition_variable wait_cv;
+  bool wait_stopping = false;  ///< guarded by wait_mu
+  std::thread contact_thread;
+
+  model::Status start_scheduling();
+
+  storage::EventLogOptions log_options() const {
+    storage::EventLogOptions o;
+    o.min_free_bytes = options.min_free_disk;
+    if (options.test_free_disk) o.free_bytes = options.test_free_disk;
+    return o;
+  }
+
+  /// Free bytes of the log's file system (UINT64_MAX when unknown: nothing to wait for then).
+  uint64_t free_disk() const {
+    auto free = options.test_free_disk ? options.test_free_disk() : storage::free_disk_bytes(options.log_dir);
+    return free.is_ok() ? free.value() : UINT64_MAX;
+  }
+
+  /// The last answer of the API server: a call answered or a watch event.
+  std::chrono::steady_clock::time_point last_api_contact() const {
+    const auto watched = std::chrono::steady_clock::time_point(
+        std::chrono::steady_clock::duration(watch_contact_ns.load(std::memory_order_relaxed)));
+    return std::max(watched, client->last_answer());
+  }
+
+  /// /readyz: whether this replica can act (docs/degraded-modes.md): the log takes appends, every
+  /// kind was listed, the API server answered within api_contact_window, and it leads or stands by.
+  endpoints::Readiness readiness(bool synced) {
+    if (disk_wait.load()) {
+      return {false, "disk full: " + std::to_string(free_disk()) + " bytes free in " + options.log_dir + ", " +
+                         std::to_string(options.min_free_disk) +
+                         " needed (--min-free-disk); the event log is open read-only until space returns"};
+    }
+    {
+      std::lock_guard lock(start_error_mu);
+      if (!start_error.empty()) return {false, "start failed: " + start_error};
+    }
+    if (!running.load(std::memory_order_acquire)) return {false, "starting"};
+    if (const storage::LogHealth h = log->health(); !h.writable()) return {false, h.message};
+    if (!synced) return {false, "waiting for the initial lists"};
+    const auto silent = std::chrono::steady_clock::now() - last_api_contact();
+    if (silent > options.api_contact_window) {
+      return {false, "API server not reached for " +
+                         std::to_string(std::chrono::duration_cast<std::chrono::seconds>(silent).count()) +
+                         " s (no call answered, no watch event)"};
+    }
+    // Without leader election this replica is the only one and acts: it is the leader. A standby is
+    // ready too: it watches and logs, and takes over within one cycle of taking the lease.
+    if (!leadership->electing()) return {true, "synced; leader"};
+    return {true, leadership->may_act() ? "synced; leader" : "synced; standby"};
+  }
+
+  /// Started on a full disk: looks at the free space every second and starts once it is enough.
+  void wait_for_disk() {
+    std::unique_lock lock(wait_mu);
+    for (;;) {
+      wait_cv.wait_for(lock, std::chrono::seconds(1), [&] { return wait_stopping; });
+      if (wait_stopping) return;
+      if (free_disk() < options.min_free_disk) continue;
+      lock.unlock();
+      spdlog::info("disk space is back: opening the event log read-write");
+      read_only_log.reset();
+      if (auto s = start_scheduling(); !s) {
+        spdlog::critical("start after the disk wait failed: {}", s.message());
+        std::lock_guard err(start_error_mu);
+        start_error = s.message();
+      }
+      disk_wait = false;
+      return;
+    }
+  }
+
+  /// Asks the API server something cheap (a node list of one, which the scheduler may read) when it
+  /// has said nothing for a third of the window, so that an idle cluster stays ready.
+  void run_contact_probe() {
+    const auto every = std::max<std::chrono::milliseconds>(options.api_contact_window / 6, std::chrono::milliseconds(100));
+    std::unique_lock lock(wait_mu);
+    for (;;) {
+      wait_cv.wait_for(lock, every, [&] { return wait_stopping; });
+      if (wait_stopping) return;
+      if (std::chrono::steady_clock::now() - last_api_contact() < options.api_contact_window / 3) continue;
+      lock.unlock();
+      (void)client->get("/api/v1/nodes?limit=1");
+      lock.lock();
+    }
+  }
 
   /// The webhooks' HTTPS server, with the configured certificate or the one kept in the Secret.
   model::Status start_webhooks(const endpoints::EndpointsCallbacks& callbacks) {
@@ -801,7 +1035,75 @@ model::Status Daemon::start() {
   if (auto s = make_owner_only(m.options.log_dir); !s) {
     return model::Status::error("event log " + m.options.log_dir + ": " + s.message());
   }
-  auto log = storage::EventLog::open(m.options.log_dir);
+  m.session = session;
+  m.config_text = config_text;
+  m.cluster = cluster.value();
+  m.metrics = std::make_unique<endpoints::SchedulerMetrics>();
+  m.metrics->set_leader(!m.options.leader_elect);
+  // The endpoints start before any thread that acts, so that a port in use fails the start cleanly.
+  if (m.options.metrics_port != 0) {
+    endpoints::EndpointsOptions eo;
+    eo.port = m.options.metrics_port == 1 ? 0 : m.options.metrics_port;  // 1: an ephemeral port (tests)
+    eo.expose_snapshot = m.options.expose_snapshot;
+    endpoints::EndpointsCallbacks cb;
+    Impl* impl = &m;
+    cb.readiness = [this] { return impl_->readiness(synced()); };
+    cb.snapshot = [impl]() -> model::Result<std::string> {
+      std::shared_ptr<const LastCycle> last;
+      {
+        std::lock_guard lock(impl->last_cycle_mu);
+        last = impl->last_cycle;
+      }
+      if (!last) return model::Status::error("no cycle has run yet");
+      // Encoded on request only: a copy of the cycle's objects (in-flight decisions applied).
+      model::ClusterObjects objects;
+      auto copy = [](const auto& refs, auto& to) {
+        to.reserve(refs.size());
+        for (const auto* x : refs) to.push_back(*x);
+      };
+      copy(last->refs.nodes, objects.nodes);
+      copy(last->refs.pods, objects.pods);
+      copy(last->refs.queues, objects.queues);
+      copy(last->refs.pod_groups, objects.pod_groups);
+      copy(last->refs.priority_classes, objects.priority_classes);
+      copy(last->refs.bind_requests, objects.bind_requests);
+      core::export_job_state(objects, last->records, last->records.scheduler_name, "default-queue");
+      return model::encode_snapshot_json(objects);
+    };
+    m.endpoints = std::make_unique<endpoints::DaemonEndpoints>(eo, cb, *m.metrics);
+    if (auto s = m.endpoints->start(); !s) return model::Status::error("metrics endpoint: " + s.message());
+  }
+
+  // A full disk at the start: the log is opened read-only and the endpoints answer (/readyz: "disk
+  // full") until space returns; then the daemon starts as usual (docs/degraded-modes.md).
+  if (const uint64_t free = m.free_disk(); free < m.options.min_free_disk) {
+    storage::EventLogOptions ro;
+    ro.read_only = true;
+    ro.create_if_missing = false;
+    if (auto log = storage::EventLog::open(m.options.log_dir, ro); log.is_ok()) {
+      m.read_only_log = std::move(log).value();
+    } else {
+      spdlog::warn("event log {}: not opened read-only either: {}", m.options.log_dir, log.message());
+    }
+    spdlog::error("disk full: {} bytes free in {}, --min-free-disk is {}; the event log is open read-only and "
+                  "nothing is decided until space returns",
+                  free, m.options.log_dir, m.options.min_free_disk);
+    m.disk_wait = true;
+    m.disk_wait_thread = std::thread([&m] { m.wait_for_disk(); });
+    m.started = true;
+    return model::Status::ok();
+  }
+  if (auto s = m.start_scheduling(); !s) return s;
+  m.started = true;
+  return model::Status::ok();
+}
+
+model::Status Daemon::Impl::start_scheduling() {
+  Impl& m = *this;
+  const core::SessionOptions& session = m.session;
+  const std::string& config_text = m.config_text;
+  const k8s::ClusterConfig& cluster = m.cluster;
+  auto log = storage::EventLog::open(m.options.log_dir, log_options());
   if (!log.is_ok()) return model::Status::error("event log " + m.options.log_dir + ": " + log.message());
   m.log = std::move(log).value();
   events::ClusterState restored_state;
@@ -811,7 +1113,7 @@ model::Status Daemon::start() {
   co.qps = m.options.qps;
   co.burst = m.options.burst;
   co.max_connections = m.options.binder_workers + 2;
-  m.client = std::make_unique<k8s::KubeClient>(cluster.value(), co);
+  m.client = std::make_unique<k8s::KubeClient>(cluster, co);
   m.leadership = std::make_unique<Leadership>(m.options.leader_elect);
   if (m.options.leader_elect) {
     leader::ElectorOptions eo;
@@ -844,8 +1146,6 @@ model::Status Daemon::start() {
   m.status = std::make_unique<StatusWriter>(*m.client);
   m.pod_group_writer = std::make_unique<PodGroupWriter>(
       *m.client, [leadership = m.leadership.get()] { return leadership->may_act(); });
-  m.metrics = std::make_unique<endpoints::SchedulerMetrics>();
-  m.metrics->set_leader(!m.options.leader_elect);
 
   m.core = std::make_unique<SchedulerCore>();
   SchedulerCore& c = *m.core;
@@ -881,44 +1181,6 @@ model::Status Daemon::start() {
   c.snapshotter = m.snapshotter.get();
   c.stopping = &m.stopping;
 
-  // The endpoints start before any thread that acts, so that a port in use fails the start cleanly.
-  if (m.options.metrics_port != 0) {
-    endpoints::EndpointsOptions eo;
-    eo.port = m.options.metrics_port == 1 ? 0 : m.options.metrics_port;  // 1: an ephemeral port (tests)
-    eo.expose_snapshot = m.options.expose_snapshot;
-    endpoints::EndpointsCallbacks cb;
-    Impl* impl = &m;
-    cb.readiness = [this] {
-      if (!synced()) return endpoints::Readiness{false, "waiting for the initial lists"};
-      // Without leader election this replica is the only one and acts: it is the leader.
-      if (!impl_->leadership->electing()) return endpoints::Readiness{true, "synced; leader"};
-      return endpoints::Readiness{true, leading() ? "synced; leader" : "synced; standby"};
-    };
-    cb.snapshot = [impl]() -> model::Result<std::string> {
-      std::shared_ptr<const LastCycle> last;
-      {
-        std::lock_guard lock(impl->last_cycle_mu);
-        last = impl->last_cycle;
-      }
-      if (!last) return model::Status::error("no cycle has run yet");
-      // Encoded on request only: a copy of the cycle's objects (in-flight decisions applied).
-      model::ClusterObjects objects;
-      auto copy = [](const auto& refs, auto& to) {
-        to.reserve(refs.size());
-        for (const auto* x : refs) to.push_back(*x);
-      };
-      copy(last->refs.nodes, objects.nodes);
-      copy(last->refs.pods, objects.pods);
-      copy(last->refs.queues, objects.queues);
-      copy(last->refs.pod_groups, objects.pod_groups);
-      copy(last->refs.priority_classes, objects.priority_classes);
-      copy(last->refs.bind_requests, objects.bind_requests);
-      core::export_job_state(objects, last->records, last->records.scheduler_name, "default-queue");
-      return model::encode_snapshot_json(objects);
-    };
-    m.endpoints = std::make_unique<endpoints::DaemonEndpoints>(eo, cb, *m.metrics);
-    if (auto s = m.endpoints->start(); !s) return model::Status::error("metrics endpoint: " + s.message());
-  }
   if (m.options.webhook_port != 0) {
     if (auto s = m.start_webhooks({}); !s) return s;
   }
@@ -949,7 +1211,15 @@ model::Status Daemon::start() {
       store_of_kind[k.kind] = m.store_actors.back();
     }
   }
-  m.ingest = m.system->spawn(ingest_actor, &m.ingest_core, store_of_kind, m.store_actors);
+  m.ingest = m.system->spawn(
+      ingest_actor, &m.ingest_core, store_of_kind, m.store_actors,
+      [&m](const std::string& kind, std::map<std::string, std::string> known) {
+        std::lock_guard lock(m.reflectors_mu);
+        if (auto it = m.reflector_of_kind.find(kind); it != m.reflector_of_kind.end()) {
+          spdlog::info("listing {} again ({} objects logged)", kind, known.size());
+          it->second->relist(std::move(known));
+        }
+      });
   m.actor = m.system->spawn(scheduler_actor, &c, m.ingest);
   caf::anon_send(m.ingest, sched_atom::value, m.actor);
   if (m.elector) m.elector_thread = std::thread([&m] { m.run_elector(); });
@@ -962,15 +1232,20 @@ model::Status Daemon::start() {
     const std::string kind = k.kind;
     m.reflectors.push_back(std::make_unique<k8s::Reflector>(
         *m.client, ro,
-        [a](k8s::ReflectorEvent ev) {
+        [a, contact = &m.watch_contact_ns](k8s::ReflectorEvent ev) {
+          contact->store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
           caf::anon_send(a, watch_atom::value, std::make_shared<const k8s::ReflectorEvent>(std::move(ev)));
         },
         [kind](const std::string& message) { spdlog::warn("reflector {}: {}", kind, message); }));
+    {
+      std::lock_guard lock(m.reflectors_mu);
+      m.reflector_of_kind[kind] = m.reflectors.back().get();
+    }
     m.reflectors.back()->start("", std::move(known[kind]));
   }
   m.reflectors_started = true;
-
-  m.started = true;
+  m.contact_thread = std::thread([&m] { m.run_contact_probe(); });
+  m.running.store(true, std::memory_order_release);
   return model::Status::ok();
 }
 
@@ -978,6 +1253,18 @@ void Daemon::stop() {
   Impl& m = *impl_;
   if (!m.started) return;
   m.started = false;
+  {
+    std::lock_guard lock(m.wait_mu);
+    m.wait_stopping = true;
+  }
+  m.wait_cv.notify_all();
+  if (m.disk_wait_thread.joinable()) m.disk_wait_thread.join();
+  if (m.contact_thread.joinable()) m.contact_thread.join();
+  if (!m.running.load()) {  // stopped while waiting for disk space: only the endpoints run
+    if (m.endpoints) m.endpoints->stop();
+    m.read_only_log.reset();
+    return;
+  }
   for (auto& r : m.reflectors) r->stop();
   if (m.endpoints) m.endpoints->stop();
   if (m.webhooks) m.webhooks->stop();
@@ -1004,7 +1291,7 @@ void Daemon::stop() {
   m.status->stop();
   m.pod_group_writer->stop();
   m.core->drain_appends();
-  m.ingest_core.drain_appends();
+  m.ingest_core.reap([](const WatchEventMsg&) {}, true);
   m.log->cancel_manual_compaction();  // retention's space reclaim must not hold up the stop
   m.snapshotter->stop();              // a snapshot being written finishes before the log closes
   if (m.elector) {

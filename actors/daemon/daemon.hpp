@@ -78,6 +78,17 @@ struct DaemonOptions {
   std::chrono::milliseconds retry_period{2000};
   /// State snapshots of the event log and its retention (restart = newest snapshot + the log after it).
   SnapshotOptions snapshots;
+  /// Free bytes the event log's file system must keep (--min-free-disk). Below it nothing is decided,
+  /// /readyz answers 503 "disk full", endpoints and watches go on, and the daemon resumes by itself
+  /// when space returns; a start below it opens the log read-only and waits (docs/degraded-modes.md).
+  /// Default: 256 MiB.
+  uint64_t min_free_disk = 256ull << 20;
+  /// Tests only: the free bytes of the log's file system instead of statvfs. Default: unset.
+  std::function<model::Result<uint64_t>()> test_free_disk = {};
+  /// /readyz needs an answer of the API server (a call answered below 500, or a watch event) within
+  /// this window; the daemon asks for a one-node list when the server has been quiet for a third of
+  /// it. Default: 30 s.
+  std::chrono::milliseconds api_contact_window{30000};
 };
 
 class Daemon {

@@ -160,6 +160,10 @@ ApiResult KubeClient::request(const std::string& method, const std::string& path
   ApiResult r;
   for (int attempt = 0;; ++attempt) {
     r = once(method, path, body, content_type);
+    if (r.code >= 200 && r.code < 500 && r.code != 429) {
+      last_answer_ns_.store(std::chrono::steady_clock::now().time_since_epoch().count(),
+                            std::memory_order_relaxed);
+    }
     int retry_after_s = -1;
     if (const size_t at = r.reason.find("|retry-after="); at != std::string::npos) {
       retry_after_s = std::atoi(r.reason.c_str() + at + 13);
@@ -174,6 +178,11 @@ ApiResult KubeClient::request(const std::string& method, const std::string& path
     std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(wait, std::chrono::seconds(10)));
     backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::seconds(5));
   }
+}
+
+std::chrono::steady_clock::time_point KubeClient::last_answer() const {
+  return std::chrono::steady_clock::time_point(
+      std::chrono::steady_clock::duration(last_answer_ns_.load(std::memory_order_relaxed)));
 }
 
 std::map<std::string, uint64_t> KubeClient::request_counts() const {

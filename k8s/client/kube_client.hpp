@@ -92,6 +92,9 @@ class KubeClient {
 
   /// Requests made, by "<verb> <resource>", for metrics and the API budget.
   std::map<std::string, uint64_t> request_counts() const;
+  /// When the API server last answered a request as a working server does (any status below 500
+  /// but 429: a 404 or a 409 is an answer too); the epoch of steady_clock when it never did.
+  std::chrono::steady_clock::time_point last_answer() const;
 
  private:
   struct Pool;
@@ -107,6 +110,7 @@ class KubeClient {
   std::chrono::steady_clock::time_point refilled_;
   mutable std::mutex counts_mu_;
   std::map<std::string, uint64_t> counts_;
+  std::atomic<int64_t> last_answer_ns_{0};  ///< steady_clock, since its epoch
 };
 
 /// "/api/v1/namespaces/ns/pods" style paths.

@@ -69,6 +69,27 @@ void Reflector::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+void Reflector::relist(std::map<std::string, std::string> known) {
+  std::lock_guard lock(stream_mu_);
+  relist_asked_ = true;
+  relist_known_ = std::move(known);
+  if (stream_) stream_->stop();
+}
+
+bool Reflector::take_relist() {
+  std::lock_guard lock(stream_mu_);
+  if (!relist_asked_) return false;
+  relist_asked_ = false;
+  known_ = std::move(relist_known_);
+  relist_known_.clear();
+  return true;
+}
+
+bool Reflector::relist_pending() {
+  std::lock_guard lock(stream_mu_);
+  return relist_asked_;
+}
+
 void Reflector::deliver(ReflectorEventType type, bool from_list, std::string object_json,
                         std::string resource_version) {
   ReflectorEvent ev;
@@ -155,6 +176,7 @@ std::string Reflector::watch_from(const std::string& rv, bool* gone) {
   auto stream = std::make_shared<http::WatchStream>(client_.config().endpoint, path);
   {
     std::lock_guard lock(stream_mu_);
+    if (relist_asked_) return rv;  // run() lists first
     stream_ = stream;
   }
   std::string last = rv;
@@ -244,6 +266,7 @@ void Reflector::run(std::string rv) {
     backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::seconds(10));
   };
   while (!stop_) {
+    if (take_relist()) rv.clear();
     if (rv.empty()) {
       rv = list_all();
       if (rv.empty()) {
@@ -259,6 +282,7 @@ void Reflector::run(std::string rv) {
       continue;
     }
     rv = last;
+    if (relist_pending()) continue;  // ended by relist(), not by the server
     if (const auto told = std::exchange(watch_retry_after_, std::chrono::milliseconds(0)); told.count() > 0) {
       // 429 with Retry-After: come back when the server said (bounded), not at the backoff's pace.
       sleep(std::min(told, options_.max_retry_after));

@@ -66,6 +66,11 @@ class Reflector {
   /// objects the consumer already holds, so that a later list is diffed against them.
   void start(const std::string& resume_from = "", std::map<std::string, std::string> known = {});
   void stop();
+  /// Lists again as soon as possible, diffed against `known` instead of what the reflector delivered:
+  /// for a consumer that could not keep some delivered events (its log was full) and holds `known`.
+  /// The watch running now is ended; what it delivered after `known` was taken comes again or as a
+  /// no-op, so the consumer ends up with the list's state either way. Thread-safe.
+  void relist(std::map<std::string, std::string> known);
   /// True once the first list was delivered.
   bool synced() const { return synced_; }
   /// Relists done (initial one included), for tests.
@@ -94,6 +99,13 @@ class Reflector {
   std::map<std::string, std::string> known_;
   std::mutex stream_mu_;
   std::shared_ptr<http::WatchStream> stream_;
+  /// A relist asked by relist() and not begun, with the consumer's objects (guarded by stream_mu_, so
+  /// that a watch starting as it is asked is ended too).
+  bool relist_asked_ = false;
+  std::map<std::string, std::string> relist_known_;
+  /// Takes an asked relist: known_ becomes the consumer's map. True when there was one.
+  bool take_relist();
+  bool relist_pending();
   /// The Retry-After of a watch answered 429, set by watch_from and waited out by run() (reflector
   /// thread only); 0 when the server named no time.
   std::chrono::milliseconds watch_retry_after_{0};

@@ -276,6 +276,44 @@ TEST_F(Reflectors, ExpiredContinueTokenNeverDeliversAPartialList) {
   EXPECT_TRUE(consumer.violations().empty()) << join(consumer.violations());
 }
 
+// A consumer that could not keep some events (its log was full, docs/degraded-modes.md) asks for a
+// list against what it holds: the watch alone never brings the lost changes back, the list does.
+TEST_F(Reflectors, RelistAgainstTheConsumersObjectsBringsBackDroppedChanges) {
+  ASSERT_FALSE(create(pod("a")).is_null());
+  ASSERT_FALSE(create(pod("b")).is_null());
+  StoreConsumer consumer("Pod");
+  Reflector::OnEvent deliver = consumer.on_event();
+  std::atomic<bool> dropping{false};
+  std::atomic<int> dropped{0};
+  Reflector reflector(
+      *client_, pod_reflector_options(),
+      [&](ReflectorEvent ev) {
+        if (dropping) {
+          ++dropped;
+          return;
+        }
+        deliver(std::move(ev));
+      },
+      consumer.on_error());
+  reflector.start();
+  ASSERT_TRUE(eventually([&] { return consumer.versions() == versions("v1", "Pod"); }));
+  const auto held = consumer.versions();
+  dropping = true;
+  ASSERT_FALSE(create(pod("c")).is_null());
+  ASSERT_TRUE(server_->delete_object("v1", "Pod", "default", "a").is_ok());
+  ASSERT_TRUE(eventually([&] { return dropped >= 2; }));
+  dropping = false;
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(consumer.versions(), held) << "the watch went on: what was dropped stays lost without a list";
+  const int lists = reflector.lists();
+  reflector.relist(consumer.versions());
+  ASSERT_TRUE(eventually([&] { return consumer.versions() == versions("v1", "Pod"); }));
+  EXPECT_EQ(consumer.versions().count("default/a"), 0u);
+  EXPECT_EQ(consumer.versions().count("default/c"), 1u);
+  EXPECT_EQ(reflector.lists(), lists + 1);
+  EXPECT_TRUE(consumer.violations().empty()) << join(consumer.violations());
+}
+
 // start(rv) watches from rv without listing: only the later changes arrive, and no list.
 TEST_F(Reflectors, ResumesFromAResourceVersionWithoutListing) {
   ASSERT_FALSE(create(pod("a")).is_null());

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   std::string lease_duration = "15s", renew_deadline = "10s", retry_period = "2s";
   bool gpu_sharing = true;
   std::string snapshot_period = "10m", retention_age = "168h", retention_size = "20Gi";
+  std::string min_free_disk = "256Mi";
   std::string staleness_grace = "60s";
   CLI::App app{"kai-scheduler: a KAI-compatible GPU scheduler with an event log"};
   app.add_option("--kubeconfig", o.kubeconfig,
@@ -99,6 +100,10 @@ int main(int argc, char** argv) {
   app.add_option("--retention-size", retention_size,
                  "delete the oldest logged events while the log is larger than this (quantity, 0 = no limit)")
       ->capture_default_str();
+  app.add_option("--min-free-disk", min_free_disk,
+                 "free space the event log's file system must keep (quantity); below it nothing is decided and "
+                 "/readyz answers 503 \"disk full\" until space returns (0 = no floor)")
+      ->capture_default_str();
   app.add_option("--snapshots-kept", o.snapshots.retention.keep_snapshots,
                  "snapshots kept, newest first (>= 1)")
       ->capture_default_str()
@@ -159,6 +164,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   o.snapshots.retention.max_bytes = static_cast<uint64_t>(size.value() / 1000);
+  auto floor = kai::model::parse_quantity_milli(min_free_disk);
+  if (!floor.is_ok() || floor.value() < 0) {
+    spdlog::critical("--min-free-disk {}: {}", min_free_disk, floor.is_ok() ? "must not be negative" : floor.message());
+    return 2;
+  }
+  o.min_free_disk = static_cast<uint64_t>(floor.value() / 1000);
 
   sigset_t signals;
   sigemptyset(&signals);
