@@ -10,6 +10,7 @@ namespace kai::core {
 
 /// 1: the first versioned behaviour (assumed decisions, job state and reservation clean-up in the
 /// cycle).
-inline constexpr uint32_t kBehaviourVersion = 1;
+/// 2: groups back off after failed binds (bind_backoff.hpp, docs/one-truth.md "Bind backoff").
+inline constexpr uint32_t kBehaviourVersion = 2;
 
 }  // namespace kai::core
