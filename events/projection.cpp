@@ -71,6 +71,40 @@ void remember(std::vector<std::optional<int64_t>>& expected, const std::optional
   if (expected.size() > kExpectedKept) expected.erase(expected.begin());
 }
 
+/// A bind's outcome in the pod's failed binds (docs/one-truth.md "Bind backoff"). Only what says
+/// something about the pod counts: the binder tried and the API server (or the reservation pod)
+/// refused. `cancelled` (the binder never started the job before its cap: it was busy or the API
+/// server slow) and `abandoned` (a restart, or a leader that lost its lease) say nothing about
+/// the pod and leave its count as it is.
+void count_bind(ScheduleRecords& records, const Decision& d, const BinderOutcome& o) {
+  if (d.kind != DecisionKind::kBind) return;
+  switch (o.outcome) {
+    case Outcome::kBound:
+      records.bind_failures.erase(d.pod);
+      return;
+    case Outcome::kBindFailed:
+    case Outcome::kReservationTimedOut:
+      break;
+    case Outcome::kCancelled:
+    case Outcome::kAbandoned:
+      return;
+  }
+  BindFailures& f = records.bind_failures[d.pod];
+  if (f.pod_uid != d.pod_uid) f = BindFailures{d.pod_uid};
+  ++f.failures;
+  f.failed_at_ms.reset();  // timed by the next CycleStart: the logged clock
+  f.reason = o.reason;
+}
+
+/// A CycleStart times the failures since the last one and drops those past kBindFailuresKeptMs.
+void time_bind_failures(ScheduleRecords& records, int64_t now_ms) {
+  for (auto it = records.bind_failures.begin(); it != records.bind_failures.end();) {
+    BindFailures& f = it->second;
+    if (!f.failed_at_ms) f.failed_at_ms = now_ms;
+    it = *f.failed_at_ms + kBindFailuresKeptMs < now_ms ? records.bind_failures.erase(it) : std::next(it);
+  }
+}
+
 }  // namespace
 
 bool apply_record(ScheduleRecords& records, const Event& event) {
@@ -81,6 +115,7 @@ bool apply_record(ScheduleRecords& records, const Event& event) {
   if (const auto* o = std::get_if<BinderOutcome>(&event.payload)) {
     auto it = records.assumed.find(o->decision_seq);
     if (it == records.assumed.end()) return true;
+    count_bind(records, it->second.decision, *o);
     if (o->outcome == Outcome::kBound && !o->settles) {
       it->second.reported = true;  // the watch confirms it (AssumedSettled)
     } else {
@@ -95,6 +130,9 @@ bool apply_record(ScheduleRecords& records, const Event& event) {
   if (const auto* c = std::get_if<CycleStart>(&event.payload)) {
     records.last_now_ms = std::max(records.last_now_ms, c->now_ms != 0 ? c->now_ms : c->now * 1000);
     records.scheduler_name = c->scheduler_name;
+    if (!records.bind_failures.empty()) {
+      time_bind_failures(records, records.last_now_ms);
+    }
     return true;
   }
   if (const auto* j = std::get_if<JobStateChange>(&event.payload)) {

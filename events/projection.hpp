@@ -47,8 +47,9 @@ Status apply(ClusterState& state, const Event& event);
 
 /// The records' part of apply, shared with the daemon's scheduler actor (which appends them): a bind
 /// or evict decision becomes assumed under the event's seq; a `bound` outcome marks it reported, any
-/// other outcome and AssumedSettled end it; a CycleStart sets last_now; a JobStateChange sets its
-/// field (docs/one-truth.md). Returns whether the event was one of these records.
+/// other outcome and AssumedSettled end it; a bind's outcome counts in its pod's failed binds; a
+/// CycleStart sets last_now and times the failed binds since the last one; a JobStateChange sets
+/// its field (docs/one-truth.md). Returns whether the event was one of these records.
 bool apply_record(ScheduleRecords& records, const Event& event);
 
 }  // namespace kai::events

@@ -1,8 +1,9 @@
 #pragma once
 // What the scheduler's own records add to a cycle's input (docs/one-truth.md): the decisions it
 // assumes done (sent to the binder, not yet seen on the watch, as kube-scheduler's cache "assumes"
-// pods) and the job state KAI keeps on PodGroups (last start, stale since). Both are folded from
-// logged records only, so the daemon, kai-sim and replay give a cycle the same input.
+// pods), the job state KAI keeps on PodGroups (last start, stale since) and the failed binds that
+// back a group off. All are folded from logged records only, so the daemon, kai-sim and replay
+// give a cycle the same input.
 
 #include <cstdint>
 #include <map>
@@ -44,13 +45,34 @@ struct JobState {
   }
 };
 
+/// How long the fold keeps a pod's failed binds after the last one (docs/one-truth.md "Bind
+/// backoff"): longer than the longest backoff, so that a pod still failing keeps its count.
+inline constexpr int64_t kBindFailuresKeptMs = 10 * 60 * 1000;
+
+/// The failed binds of one pod since its last successful one (docs/one-truth.md "Bind backoff").
+struct BindFailures {
+  std::string pod_uid;    ///< The pod they were about; another UID under the name starts afresh.
+  uint32_t failures = 0;  ///< Counted outcomes (bind failed, reservation timed out) in a row.
+  /// The logged clock of the last one: the `now` of the first cycle logged after it; empty until
+  /// that cycle (a cycle reading it takes its own `now`).
+  std::optional<int64_t> failed_at_ms = {};
+  std::string reason = {};  ///< The binder's reason for the last one.
+  bool operator==(const BindFailures&) const = default;
+};
+
 /// Everything the scheduler's records contribute to the next cycle's input.
 struct ScheduleRecords {
   std::map<uint64_t, AssumedDecision> assumed;  ///< By the decision's log sequence.
   std::map<std::string, JobState> job_states;   ///< By group UID.
   int64_t last_now_ms = 0;                      ///< The `now` of the last logged cycle, milliseconds.
   std::string scheduler_name = "kai-scheduler";  ///< The last logged cycle's.
+  /// Pods whose last binds failed, by "namespace/name" (docs/one-truth.md "Bind backoff").
+  std::map<std::string, BindFailures> bind_failures = {};
   bool operator==(const ScheduleRecords&) const = default;
+
+  /// Whether the next CycleStart changes the records by timing a failed bind: the daemon logs
+  /// that cycle even when it decides nothing.
+  bool has_untimed_failures() const;
 
   /// Decisions without a binder report (seq -> pod): logged as abandoned after a restart.
   std::map<uint64_t, std::string> open_decisions() const;
@@ -70,6 +92,13 @@ inline std::map<uint64_t, std::string> ScheduleRecords::open_decisions() const {
     if (!a.reported) out.emplace(seq, a.decision.pod);
   }
   return out;
+}
+
+inline bool ScheduleRecords::has_untimed_failures() const {
+  for (const auto& [pod, f] : bind_failures) {
+    if (!f.failed_at_ms) return true;
+  }
+  return false;
 }
 
 }  // namespace kai::events

@@ -158,9 +158,15 @@ void fields(S& x, F& f) {
   f(x.group, x.fields[0], x.fields[1]);
 }
 template <class S, class F>
+requires Is<S, BindFailures>
+void fields(S& x, F& f) {
+  f(x.pod_uid, x.failures, x.failed_at_ms, x.reason);
+}
+template <class S, class F>
 requires Is<S, ScheduleRecords>
 void fields(S& x, F& f) {
   f(x.assumed, x.job_states, x.last_now_ms, x.scheduler_name);
+  if (f.version >= 3) f(x.bind_failures);  // v2 upgrade: none (each backoff starts afresh)
 }
 /// The sections of a snapshot in order, named so that a decode error says where it is; the one list
 /// both directions follow. Version 1 held open_decisions (seq -> pod) where `records` is now.

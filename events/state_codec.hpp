@@ -15,12 +15,14 @@
 //   directions), every ObjectMeta, FieldError and nested struct included, so restore(encode(s)) == s.
 //
 //   records = assumed map<u64, (decision, reported bool)>, job_states map<str, (group str,
-//             (value opt<i64>, expected vec<opt<i64>>) x 2)>, last_now_ms i64, scheduler_name str;
-//             enums are u8
+//             (value opt<i64>, expected vec<opt<i64>>) x 2)>, last_now_ms i64, scheduler_name str,
+//             bind_failures map<str, (pod_uid str, failures u32, failed_at_ms opt<i64>, reason str)>
+//             (v3); enums are u8
 //
 // Versions: 1 = first (open_decisions map<u64, pod str>; pod conditions without
-// lastTransitionTime); 2 = current (the scheduler's records, docs/one-truth.md). A reader upgrades
-// older versions; a newer version is refused with its number.
+// lastTransitionTime); 2 = the scheduler's records (docs/one-truth.md); 3 = current (failed binds,
+// docs/one-truth.md "Bind backoff"; v2 reads as none). A reader upgrades older versions; a newer
+// version is refused with its number.
 
 #include <cstdint>
 #include <map>
@@ -33,7 +35,7 @@
 namespace kai::events {
 
 /// The snapshot format this build writes.
-inline constexpr uint8_t kStateSnapshotVersion = 2;
+inline constexpr uint8_t kStateSnapshotVersion = 3;
 
 /// Appends the binary snapshot of `state` to `out`.
 void encode_state(const ClusterState& state, std::string& out);

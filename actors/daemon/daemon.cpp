@@ -522,8 +522,9 @@ struct SchedulerCore {
     for (auto& u : changed_reasons(out.unschedulable)) add(std::move(u));
     add(events::CycleEnd{cycle_id, out.total_us, out.action_us});
     // Quiet cycles are logged now and then only, so that an idle cluster does not fill the disk; a
-    // quiet cycle changes nothing, so replay loses nothing by its absence.
-    const bool quiet = batch.size() == 2;
+    // quiet cycle changes nothing, so replay loses nothing by its absence. A CycleStart that times
+    // a failed bind changes the records (the backoff counts from it): that cycle is logged.
+    const bool quiet = batch.size() == 2 && !records.has_untimed_failures();
     if (!quiet || cycle_id % 60 == 1) {
       auto appended = log->append(batch);  // fsync before the binder acts (contracts.md §5)
       if (!appended.is_ok()) {

@@ -38,13 +38,13 @@ void StatusWriter::after_cycle(const CycleOutput& out) {
   for (const auto& p : out.pending) {
     still_pending.insert(p.pod);
     std::string& last = last_message_[p.pod];
-    if (last == p.message) continue;
-    last = p.message;
+    if (last == p.reason + ": " + p.message) continue;
+    last = p.reason + ": " + p.message;
     const size_t slash = p.pod.find('/');
     const std::string ns = p.pod.substr(0, slash), name = p.pod.substr(slash + 1);
-    enqueue([this, ns, name, uid = p.uid, message = p.message] {
-      client_.set_pod_condition(ns, name, "PodScheduled", "False", "Unschedulable", message);
-      client_.create_event(ns, "Pod", "v1", name, uid, "Warning", "Unschedulable", message, "Scheduling");
+    enqueue([this, ns, name, uid = p.uid, reason = p.reason, message = p.message] {
+      client_.set_pod_condition(ns, name, "PodScheduled", "False", reason, message);
+      client_.create_event(ns, "Pod", "v1", name, uid, "Warning", reason, message, "Scheduling");
     });
   }
   for (auto it = last_message_.begin(); it != last_message_.end();) {

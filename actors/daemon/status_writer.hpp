@@ -1,7 +1,7 @@
 #pragma once
 // Writes what users read with kubectl, coalesced and below the binds in priority: a pending pod's
-// PodScheduled=False / Unschedulable condition with KAI's message and a Warning event, written only
-// when the message changes; Evict events on evicted pods; a Scheduled event ("Successfully assigned
+// PodScheduled=False condition (reason Unschedulable, or BindingError while its group backs off
+// after failed binds) with KAI's message and a Warning event, written only when they change; Evict events on evicted pods; a Scheduled event ("Successfully assigned
 // ns/pod to node", as kube-scheduler writes it) per bound pod. One worker thread; a cycle that
 // produces the same reasons again writes nothing. Scheduled events wait until the other writes are
 // done and keep one per pod.

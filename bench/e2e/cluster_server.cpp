@@ -138,6 +138,13 @@ Loaded load(apiserver::ApiServer& server, const ClusterServerSettings& s) {
   for (const auto& p : c.pods) namespaces.insert(p.meta.namespace_);
   for (const auto& ns : namespaces)
     create(server, {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}});
+  // The runtime class admit() gives GPU pods, as the GPU operator installs it: the API server
+  // refuses a pod that names a RuntimeClass that does not exist.
+  const std::string runtime_class = admission::AdmissionOptions{}.gpu_pod_runtime_class;
+  create(server, {{"apiVersion", "node.k8s.io/v1"},
+                  {"kind", "RuntimeClass"},
+                  {"metadata", {{"name", runtime_class}}},
+                  {"handler", runtime_class}});
   for (const auto& pc : c.priority_classes) create(server, model::encode(pc));
   for (const auto& q : c.queues) create(server, model::encode(q));
   for (const auto& n : c.nodes) create(server, model::encode(n));

@@ -697,6 +697,38 @@ void Store::admit_pod_locked(Json& pod, const Json* old) {
   } else if (!spec.contains("preemptionPolicy")) {
     spec["preemptionPolicy"] = "PreemptLowerPriority";
   }
+  // The RuntimeClass admission plugin (after Priority, as the real server orders them): a pod may
+  // name only a RuntimeClass that exists, and takes its pod overhead.
+  const std::string rc = str_at(spec, "runtimeClassName");
+  if (!rc.empty()) {
+    const auto& rcs = objects_["node.k8s.io/runtimeclasses"];
+    auto it = rcs.find(obj_key("", rc));
+    if (it == rcs.end()) {
+      throw ApiError(403, "Forbidden",
+                     "pods \"" + name + "\" is forbidden: pod rejected: RuntimeClass \"" + rc + "\" not found",
+                     Json{{"name", name}, {"kind", "pods"}});
+    }
+    const Json* fixed = nullptr;
+    if (auto o = it->second->find("overhead"); o != it->second->end() && o->is_object()) {
+      if (auto f = o->find("podFixed"); f != o->end() && f->is_object()) fixed = &*f;
+    }
+    if (fixed != nullptr) {
+      if (spec.contains("overhead") && spec["overhead"] != *fixed) {
+        throw ApiError(403, "Forbidden",
+                       "pods \"" + name +
+                           "\" is forbidden: pod rejected: Pod's Overhead doesn't match RuntimeClass's defined "
+                           "Overhead",
+                       Json{{"name", name}, {"kind", "pods"}});
+      }
+      spec["overhead"] = *fixed;
+    } else if (spec.contains("overhead")) {
+      throw ApiError(403, "Forbidden",
+                     "pods \"" + name +
+                         "\" is forbidden: pod rejected: Pod Overhead set without corresponding RuntimeClass "
+                         "defined Overhead",
+                     Json{{"name", name}, {"kind", "pods"}});
+    }
+  }
   pod["status"] = Json{{"phase", "Pending"}, {"qosClass", pod_qos(pod)}};
 }
 
@@ -780,6 +812,13 @@ Json Store::create_locked(const ResourceInfo& r, const std::string& ns, Json bod
   } else if (r.kind == "PriorityClass") {
     if (!body.contains("value") || !body["value"].is_number_integer()) {
       throw invalid("PriorityClass", r.group, name, "value", "FieldValueRequired", "Required value");
+    }
+  } else if (r.kind == "RuntimeClass") {
+    const std::string handler = str_at(body, "handler");
+    if (handler.empty()) throw invalid("RuntimeClass", r.group, name, "handler", "FieldValueRequired", "Required value");
+    if (std::string err = name_error(handler, true); !err.empty()) {
+      throw invalid("RuntimeClass", r.group, name, "handler", "FieldValueInvalid",
+                    "Invalid value: \"" + handler + "\": " + err);
     }
   } else if (r.kind == "CustomResourceDefinition") {
     const Json spec = body.value("spec", Json::object());
@@ -1039,6 +1078,9 @@ Json Store::update_locked(const ResourceInfo& r, const std::string& ns, const st
             "additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set "
             "to 1 if it was previously negative)");
       }
+    } else if (r.kind == "RuntimeClass" && next.value("handler", Json()) != old.value("handler", Json())) {
+      throw invalid("RuntimeClass", r.group, name, "handler", "FieldValueInvalid",
+                    "Invalid value: " + next.value("handler", Json()).dump() + ": field is immutable");
     } else if (r.kind == "PriorityClass" && next.value("value", Json()) != old.value("value", Json())) {
       throw invalid("PriorityClass", r.group, name, "value", "FieldValueForbidden",
                     "Forbidden: may not be changed in an update.");

@@ -117,6 +117,36 @@ TEST_F(Kubectl, CreateGetLabelAnnotateDelete) {
   EXPECT_EQ(req("GET", "/apis/scheduling.run.ai/v2/queues/q1").status, 404);
 }
 
+TEST_F(Kubectl, RuntimeClassesAreServedAndAPodMayNameOnlyOneThatExists) {
+  const std::string pod_file = write("p.yaml", R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: gpu
+spec:
+  runtimeClassName: nvidia
+  containers:
+  - name: main
+    image: busybox
+)");
+  Cmd rejected = kubectl("create -f " + pod_file);
+  EXPECT_NE(rejected.code, 0);
+  EXPECT_NE(rejected.out.find("pods \"gpu\" is forbidden: pod rejected: RuntimeClass \"nvidia\" not found"),
+            std::string::npos)
+      << rejected.out;
+  Cmd rc = kubectl("create -f " + write("rc.yaml", R"(apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata:
+  name: nvidia
+handler: nvidia
+)"));
+  ASSERT_EQ(rc.code, 0) << rc.out;
+  EXPECT_NE(rc.out.find("runtimeclass.node.k8s.io/nvidia created"), std::string::npos) << rc.out;
+  Cmd list = kubectl("get runtimeclasses");
+  EXPECT_NE(list.out.find("nvidia"), std::string::npos) << list.out;
+  Cmd created = kubectl("create -f " + pod_file);
+  EXPECT_EQ(created.code, 0) << created.out;
+}
+
 TEST_F(Kubectl, ApplyCreatesThenPatches) {
   const std::string file = write("m.yaml", kManifest);
   Cmd first = kubectl("apply -f " + file);

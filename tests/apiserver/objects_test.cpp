@@ -84,6 +84,54 @@ TEST_F(Objects, PriorityAdmission) {
   EXPECT_EQ(body(bad)["reason"], "Forbidden");
 }
 
+TEST_F(Objects, RuntimeClassAdmission) {
+  Json p = pod("p1");
+  p["spec"]["runtimeClassName"] = "nvidia";
+  auto missing = req("POST", "/api/v1/namespaces/default/pods", p);
+  EXPECT_EQ(missing.status, 403) << missing.body;
+  EXPECT_EQ(body(missing)["reason"], "Forbidden");
+  EXPECT_EQ(body(missing)["message"], "pods \"p1\" is forbidden: pod rejected: RuntimeClass \"nvidia\" not found");
+  EXPECT_EQ(req("GET", "/api/v1/namespaces/default/pods/p1").status, 404) << "a rejected pod is not stored";
+
+  // A RuntimeClass needs a handler that is a DNS-1123 label, and keeps it.
+  const std::string rcs = "/apis/node.k8s.io/v1/runtimeclasses";
+  auto no_handler = req("POST", rcs, Json{{"metadata", {{"name", "nvidia"}}}});
+  EXPECT_EQ(no_handler.status, 422);
+  EXPECT_EQ(body(no_handler)["details"]["causes"][0]["field"], "handler");
+  EXPECT_EQ(req("POST", rcs, Json{{"metadata", {{"name", "nvidia"}}}, {"handler", "Not_A_Label"}}).status, 422);
+  auto rc = req("POST", rcs, Json{{"metadata", {{"name", "nvidia"}}}, {"handler", "nvidia"}});
+  ASSERT_EQ(rc.status, 201) << rc.body;
+  EXPECT_EQ(body(rc)["kind"], "RuntimeClass");
+  Json changed = body(rc);
+  changed["handler"] = "runc";
+  EXPECT_EQ(req("PUT", rcs + "/nvidia", changed).status, 422);
+
+  auto ok = req("POST", "/api/v1/namespaces/default/pods", p);
+  ASSERT_EQ(ok.status, 201) << ok.body;
+  EXPECT_EQ(body(ok)["spec"]["runtimeClassName"], "nvidia");
+
+  // Pod overhead comes from the RuntimeClass; a pod may not bring its own.
+  ASSERT_EQ(req("POST", rcs,
+                Json{{"metadata", {{"name", "kata"}}},
+                     {"handler", "kata"},
+                     {"overhead", {{"podFixed", {{"cpu", "250m"}, {"memory", "120Mi"}}}}}})
+                .status,
+            201);
+  Json k = pod("p2");
+  k["spec"]["runtimeClassName"] = "kata";
+  auto with_overhead = req("POST", "/api/v1/namespaces/default/pods", k);
+  ASSERT_EQ(with_overhead.status, 201) << with_overhead.body;
+  EXPECT_EQ(body(with_overhead)["spec"]["overhead"]["cpu"], "250m");
+  Json own = pod("p3");
+  own["spec"]["runtimeClassName"] = "nvidia";
+  own["spec"]["overhead"] = {{"cpu", "1"}};
+  auto forbidden = req("POST", "/api/v1/namespaces/default/pods", own);
+  EXPECT_EQ(forbidden.status, 403);
+  EXPECT_NE(body(forbidden)["message"].get<std::string>().find("Pod Overhead set without corresponding RuntimeClass"),
+            std::string::npos)
+      << forbidden.body;
+}
+
 TEST_F(Objects, UpdateConcurrencyAndImmutability) {
   Json p = body(create_pod("p1"));
   const std::string rv = p["metadata"]["resourceVersion"];

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "actors/scheduler/core/bind_backoff.hpp"
 #include "actors/scheduler/core/export_job_state.hpp"
 #include "actors/scheduler/core/grouping.hpp"
 #include "events/event_codec.hpp"
@@ -129,7 +130,7 @@ TEST(Cycle, AnAssumedBindHoldsItsPlaceUntilTheWatchShowsItAndIsThenSettled) {
   EXPECT_TRUE(after.decisions.empty());
 }
 
-TEST(Cycle, AFailedBindIsNoLongerAssumedAndThePodIsDecidedAgain) {
+TEST(Cycle, AFailedBindIsNoLongerAssumedAndThePodIsDecidedAgainAfterItsBackoff) {
   const auto objects = objects_of(Json::array({node("n1", 1), queue("q", "", -1), pod("p1", "u1", 1)}));
   events::ScheduleRecords records;
   events::Event d{20, 0, events::kSchemaVersion, events::DecisionEvent{1, bind("p1", "u1", "n1"), 0}};
@@ -138,7 +139,13 @@ TEST(Cycle, AFailedBindIsNoLongerAssumedAndThePodIsDecidedAgain) {
   events::Event failed{21, 0, events::kSchemaVersion,
                        events::BinderOutcome{20, "ns/p1", events::Outcome::kBindFailed, "409"}};
   ASSERT_TRUE(events::apply_record(records, failed));
-  const CycleResult r = cycle(objects, &records);
+  EXPECT_TRUE(records.assumed.empty());
+  EXPECT_TRUE(cycle(objects, &records).decisions.empty()) << "backing off for 1 s from this cycle";
+  events::CycleStart logged;  // that cycle's, which times the failure
+  logged.now = kNow;
+  logged.now_ms = kNow * 1000;
+  ASSERT_TRUE(events::apply_record(records, events::Event{22, 0, events::kSchemaVersion, logged}));
+  const CycleResult r = cycle(objects, &records, kNow + 1);
   ASSERT_EQ(r.decisions.size(), 1u);
   EXPECT_EQ(r.decisions[0].pod, "ns/p1");
 }
@@ -356,6 +363,152 @@ TEST(ExportJobState, ASynthesisedGroupComesOutAsAPodGroupWithItsJobState) {
   EXPECT_EQ(last_start(from_snapshot), kNow - 30);
   EXPECT_EQ(last_start(from_snapshot), last_start(from_records));
   EXPECT_EQ(from_snapshot.decisions.size(), from_records.decisions.size());
+}
+
+}  // namespace
+}  // namespace kai::core
+
+namespace kai::core {
+namespace {
+
+/// Folds a bind decision of `pod` (logged at `seq`) and its outcome into `records`.
+void bind_outcome(events::ScheduleRecords& records, uint64_t seq, const std::string& pod, const std::string& uid,
+                  events::Outcome outcome, const std::string& reason = "403 Forbidden: RuntimeClass not found") {
+  ASSERT_TRUE(events::apply_record(
+      records, events::Event{seq, 0, events::kSchemaVersion, events::DecisionEvent{1, kai::core::bind(pod, uid, "n1"), 0}}));
+  ASSERT_TRUE(events::apply_record(
+      records, events::Event{seq + 1, 0, events::kSchemaVersion, events::BinderOutcome{seq, "ns/" + pod, outcome, reason}}));
+}
+
+/// Folds a logged CycleStart at `now` (seconds).
+void cycle_start(events::ScheduleRecords& records, int64_t now) {
+  events::CycleStart c;
+  c.now = now;
+  c.now_ms = now * 1000;
+  ASSERT_TRUE(events::apply_record(records, events::Event{0, 0, events::kSchemaVersion, c}));
+}
+
+const events::UnschedulableEvent* reasons_of(const CycleResult& r, const std::string& group) {
+  for (const auto& u : r.unschedulable) {
+    if (u.pod_group == group) return &u;
+  }
+  return nullptr;
+}
+
+TEST(BindBackoff, DoublesFromOneSecondUpToAMinute) {
+  EXPECT_EQ(bind_backoff_ms(1), 1000);
+  EXPECT_EQ(bind_backoff_ms(2), 2000);
+  EXPECT_EQ(bind_backoff_ms(3), 4000);
+  EXPECT_EQ(bind_backoff_ms(6), 32000);
+  EXPECT_EQ(bind_backoff_ms(7), 60000);
+  EXPECT_EQ(bind_backoff_ms(1000), 60000);
+}
+
+// The scenario of docs/one-truth.md "Bind backoff": p1's binds keep failing. Its group waits 1 s,
+// then 2 s, each counted from the cycle that first saw the failure; meanwhile p2 (another group)
+// gets the room, and the group's reason says how many binds failed, why, and until when.
+TEST(BindBackoff, AGroupWaitsLongerAfterEachFailedBindAndOthersAreScheduledMeanwhile) {
+  const auto objects = objects_of(Json::array({node("n1", 2), queue("q", "", -1), pod("p1", "u1", 1)}));
+  events::ScheduleRecords records;
+  bind_outcome(records, 20, "p1", "u1", events::Outcome::kBindFailed);
+  ASSERT_EQ(records.bind_failures.count("ns/p1"), 1u);
+  EXPECT_FALSE(records.bind_failures["ns/p1"].failed_at_ms) << "timed by the next CycleStart";
+  EXPECT_TRUE(records.has_untimed_failures());
+
+  const auto with_p2 = objects_of(Json::array({node("n1", 2), queue("q", "", -1), pod("p1", "u1", 1),
+                                               pod("p2", "u2", 1)}));
+  const CycleResult held = cycle(with_p2, &records);
+  EXPECT_FALSE(decided_for(held, "p1"));
+  EXPECT_TRUE(decided_for(held, "p2")) << "a group in backoff does not block the others";
+  ASSERT_TRUE(held.next_deadline.has_value());
+  EXPECT_EQ(*held.next_deadline, kNow + 1);
+  const auto* why = reasons_of(held, "ns/pg-p1-u1");
+  ASSERT_NE(why, nullptr);
+  ASSERT_EQ(why->reasons.size(), 1u);
+  EXPECT_EQ(why->reasons[0].reason, kBindingErrorReason);
+  const std::string& m = why->reasons[0].message;
+  EXPECT_NE(m.find("is backing off after 1 failed bind (the last: 403 Forbidden: RuntimeClass not found)"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("retried at " + model::format_rfc3339(kNow + 1)), std::string::npos) << m;
+  ASSERT_FALSE(held.pending.empty());
+  EXPECT_EQ(held.pending[0].reason, kBindingErrorReason);
+
+  // The cycle was logged: its CycleStart times the failure.
+  cycle_start(records, kNow);
+  EXPECT_EQ(records.bind_failures["ns/p1"].failed_at_ms, kNow * 1000);
+  EXPECT_FALSE(decided_for(cycle(objects, &records, kNow), "p1"));
+  EXPECT_TRUE(decided_for(cycle(objects, &records, kNow + 1), "p1"));
+
+  // The second failure: 2 s.
+  bind_outcome(records, 30, "p1", "u1", events::Outcome::kReservationTimedOut, "no GPU reported");
+  cycle_start(records, kNow + 2);
+  EXPECT_EQ(records.bind_failures["ns/p1"].failures, 2u);
+  const CycleResult second = cycle(objects, &records, kNow + 3);
+  EXPECT_FALSE(decided_for(second, "p1"));
+  EXPECT_EQ(second.next_deadline, kNow + 4);
+  EXPECT_NE(reasons_of(second, "ns/pg-p1-u1")->reasons[0].message.find("after 2 failed binds (the last: no GPU reported)"),
+            std::string::npos);
+  EXPECT_TRUE(decided_for(cycle(objects, &records, kNow + 4), "p1"));
+
+  // A bind that succeeds clears the failures.
+  bind_outcome(records, 40, "p1", "u1", events::Outcome::kBound, "bound to n1");
+  EXPECT_TRUE(records.bind_failures.empty());
+}
+
+TEST(BindBackoff, CancelledAndAbandonedBindsDoNotCountAndAPodRecreatedStartsAfresh) {
+  const auto objects = objects_of(Json::array({node("n1", 2), queue("q", "", -1), pod("p1", "u1", 1)}));
+  events::ScheduleRecords records;
+  bind_outcome(records, 20, "p1", "u1", events::Outcome::kCancelled, "the binder was busy");
+  bind_outcome(records, 22, "p1", "u1", events::Outcome::kAbandoned, "restart");
+  EXPECT_TRUE(records.bind_failures.empty());
+  EXPECT_TRUE(decided_for(cycle(objects, &records), "p1"));
+
+  // An eviction that fails is not a bind.
+  events::Decision evict = bind("p1", "u1", "n1");
+  evict.kind = events::DecisionKind::kEvict;
+  ASSERT_TRUE(events::apply_record(records, events::Event{24, 0, events::kSchemaVersion, events::DecisionEvent{1, evict, 0}}));
+  ASSERT_TRUE(events::apply_record(
+      records, events::Event{25, 0, events::kSchemaVersion,
+                             events::BinderOutcome{24, "ns/p1", events::Outcome::kBindFailed, "eviction failed"}}));
+  EXPECT_TRUE(records.bind_failures.empty());
+
+  bind_outcome(records, 26, "p1", "u1", events::Outcome::kBindFailed);
+  bind_outcome(records, 28, "p1", "u1", events::Outcome::kBindFailed);
+  EXPECT_EQ(records.bind_failures["ns/p1"].failures, 2u);
+  // p1 deleted and created again under the name: the new pod is not held, and its first failure
+  // counts from 1.
+  const auto recreated = objects_of(Json::array({node("n1", 2), queue("q", "", -1), pod("p1", "u1-new", 1)}));
+  EXPECT_TRUE(decided_for(cycle(recreated, &records), "p1"));
+  bind_outcome(records, 30, "p1", "u1-new", events::Outcome::kBindFailed);
+  EXPECT_EQ(records.bind_failures["ns/p1"].failures, 1u);
+  EXPECT_EQ(records.bind_failures["ns/p1"].pod_uid, "u1-new");
+}
+
+TEST(BindBackoff, AGangWaitsForItsPodThatFailed) {
+  // A gang of two: p1's bind failed, p2's never ran. Neither is placed while p1 backs off.
+  const auto objects = objects_of(Json::array({node("n1", 2), queue("q", "", -1), pod_group("pg", "pg-uid", 2),
+                                               pod("p1", "u1", 1, "", {{"pod-group-name", "pg"}}),
+                                               pod("p2", "u2", 1, "", {{"pod-group-name", "pg"}})}));
+  events::ScheduleRecords records;
+  bind_outcome(records, 20, "p1", "u1", events::Outcome::kBindFailed);
+  cycle_start(records, kNow);
+  const CycleResult held = cycle(objects, &records);
+  EXPECT_TRUE(held.decisions.empty());
+  ASSERT_NE(reasons_of(held, "ns/pg"), nullptr);
+  EXPECT_EQ(reasons_of(held, "ns/pg")->pods.size(), 2u);
+  EXPECT_EQ(cycle(objects, &records, kNow + 1).decisions.size(), 2u);
+}
+
+TEST(BindBackoff, TheFoldForgetsAPodsFailuresTenMinutesAfterTheLast) {
+  events::ScheduleRecords records;
+  bind_outcome(records, 20, "p1", "u1", events::Outcome::kBindFailed);
+  cycle_start(records, kNow);
+  cycle_start(records, kNow + 600);
+  EXPECT_EQ(records.bind_failures.size(), 1u);
+  cycle_start(records, kNow + 601);
+  EXPECT_TRUE(records.bind_failures.empty());
+  EXPECT_FALSE(records.has_untimed_failures());
 }
 
 }  // namespace

@@ -78,6 +78,8 @@ ScheduleRecords sample_records() {
   r.job_states["uid-pg-1"] = st;
   r.last_now_ms = 1700000123456;
   r.scheduler_name = "other-scheduler";
+  r.bind_failures["team-a/p-1"] = {"u-1", 3, 1700000120000, "403 Forbidden"};
+  r.bind_failures["team-a/p-2"] = {"u-2", 1, std::nullopt, "reservation timed out"};
   return r;
 }
 
@@ -226,6 +228,40 @@ TEST(StateCodec, SectionsAssembleIntoTheSameSnapshot) {
   std::string assembled;
   encode_state(s.seq, s.resource_versions, s.records, parts, assembled);
   EXPECT_EQ(assembled, encoded(s));
+}
+
+}  // namespace
+}  // namespace kai::events
+
+namespace kai::events {
+namespace {
+
+// tests/fixtures/snapshot-v2/state.bin was written by the last format-2 build: three pods from
+// kai-gen's api_server_pod(0..2), sample_records() of that build (no failed binds), seq 4242, the
+// Pod resourceVersion 17. This build reads it with no failed binds (docs/one-truth.md).
+TEST(StateCodec, ReadsAFormat2Snapshot) {
+  std::ifstream in(fs::path(source_dir()) / "tests" / "fixtures" / "snapshot-v2" / "state.bin", std::ios::binary);
+  ASSERT_TRUE(in) << "fixture missing";
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  ASSERT_EQ(bytes.str()[3], 2) << "not a format-2 snapshot";
+  auto s = decode_state(bytes.str());
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_EQ(s->seq, 4242u);
+  EXPECT_EQ(s->resource_versions.at("Pod"), "17");
+  ASSERT_EQ(s->pods.size(), 3u);
+  for (const auto& [key, pod] : s->pods) {
+    EXPECT_FALSE(pod.containers.empty()) << key;
+    EXPECT_FALSE(pod.meta.uid.empty()) << key;
+  }
+  ScheduleRecords expected = sample_records();
+  expected.bind_failures.clear();
+  EXPECT_TRUE(s->records == expected);
+  EXPECT_TRUE(s->records.bind_failures.empty());
+  // Written again, it is format 3 and round-trips.
+  const std::string again = encoded(*s);
+  EXPECT_EQ(again[3], static_cast<char>(kStateSnapshotVersion));
+  expect_round_trip(*s);
 }
 
 }  // namespace

@@ -11,7 +11,8 @@ namespace kai::core {
 /// 1: the first versioned behaviour (assumed decisions, job state and reservation clean-up in the
 /// cycle).
 /// 2: reservation pods hold their group's device when no fraction pod does, and new fraction pods
-/// may join (adopt) such a group.
+/// may join (adopt) such a group; groups back off after failed binds (bind_backoff.hpp,
+/// docs/one-truth.md "Bind backoff").
 inline constexpr uint32_t kBehaviourVersion = 2;
 
 }  // namespace kai::core

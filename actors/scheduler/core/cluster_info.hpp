@@ -132,7 +132,8 @@ struct JobInfo {
   std::vector<uint32_t> tasks;
   /// Tasks in an active-allocated status, kept current by the session and the statement.
   int32_t active_allocated = 0;
-  /// Input errors that make the whole group unschedulable before any attempt (bad annotations...).
+  /// Input errors that make the whole group unschedulable before any attempt (bad annotations...),
+  /// and a bind backoff (bind_backoff.hpp): no action allocates the group or evicts for it.
   std::vector<FitReason> invalid;
   std::vector<FitReason> fit_errors;
   /// Unix seconds of the last start (annotation kai.scheduler/last-start-timestamp), set by allocate.

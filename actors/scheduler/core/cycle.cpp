@@ -7,6 +7,7 @@
 #include <set>
 
 #include "actors/scheduler/core/action.hpp"
+#include "actors/scheduler/core/bind_backoff.hpp"
 #include "actors/scheduler/core/grouping.hpp"
 #include "actors/scheduler/core/gpu_request.hpp"
 #include "actors/scheduler/core/pod_status.hpp"
@@ -289,7 +290,9 @@ void report(const CycleInput& in, const Session& ssn, CycleResult& out) {
     for (uint32_t t : job.tasks) {
       const TaskInfo& task = ssn.tasks[t];
       if (task.status != PodStatus::kPending) continue;
-      out.pending.push_back({task.key, task.uid, job.key, job.fit_errors.front().message});
+      const FitReason& why = job.fit_errors.front();
+      out.pending.push_back({task.key, task.uid, job.key, why.message,
+                             why.reason == kBindingErrorReason ? kBindingErrorReason : "Unschedulable"});
       u.pods.push_back({task.key, task.uid});
     }
     out.unschedulable.push_back(std::move(u));
@@ -321,6 +324,8 @@ CycleResult run_cycle(const CycleInput& in) {
   options.job_times = out.job_times.get();
   out.session = std::make_unique<Session>(out.refs, options);
   Session& ssn = *out.session;
+  std::optional<int64_t> backoff_ends;
+  if (in.records != nullptr) backoff_ends = hold_backing_off_jobs(*in.records, ssn);
   out.build_us = micros_since(start);
   for (const auto& action : options.config.actions) {
     const auto t = std::chrono::steady_clock::now();
@@ -333,6 +338,7 @@ CycleResult run_cycle(const CycleInput& in) {
   record_job_state(in, ssn, out);
   if (in.reservation_cleanup) find_orphaned_reservations(in, out);
   out.next_deadline = next_deadline(ssn);
+  if (backoff_ends && (!out.next_deadline || *backoff_ends < *out.next_deadline)) out.next_deadline = backoff_ends;
   report(in, ssn, out);
   out.total_us = micros_since(start);
   return out;

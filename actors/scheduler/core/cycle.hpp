@@ -10,11 +10,12 @@
 //      deleting), copying only the pods it changes;
 //   2. resolves each group's job state: the records', unless the PodGroup shows a value someone else
 //      wrote; without either, the annotations and then the pods' PodScheduled transition time;
-//   3. builds the session and runs the configured actions;
 //   4. turns the session's job state changes into records and forgets the job state of groups gone;
+//   3. holds back the groups whose binds failed less than their backoff ago (bind_backoff.hpp),
+//      builds the session and runs the configured actions;
 //   5. finds reservation pods whose GPU group nothing uses any more (their deletion is a decision);
 //   6. reports what waits and why, the queues' figures, and the earliest deadline at which a cycle
-//      would decide something new with nothing else changed.
+//      would decide something new with nothing else changed (a backoff's end among them).
 
 #include <cstdint>
 #include <deque>
@@ -53,6 +54,9 @@ struct PendingPod {
   std::string uid;
   std::string group;  ///< "namespace/name" of its pod group
   std::string message;
+  /// The condition's and the event's reason: Unschedulable, or BindingError for a group backing
+  /// off after failed binds (core/bind_backoff.hpp).
+  std::string reason = "Unschedulable";
 };
 
 struct QueueFigures {
@@ -72,8 +76,9 @@ struct CycleResult {
   std::vector<events::UnschedulableEvent> unschedulable;
   std::vector<PendingPod> pending;
   std::vector<QueueFigures> queues;
-  /// The earliest time (Unix seconds, after `now`) at which a deadline passes: a stale gang's grace
-  /// or a job's min-runtime ends. A cycle must run then even if nothing else changed.
+  /// The earliest time (Unix seconds, after `now`) at which a deadline passes: a stale gang's grace,
+  /// a job's min-runtime or a group's bind backoff ends. A cycle must run then even if nothing else
+  /// changed.
   std::optional<int64_t> next_deadline;
   std::vector<std::pair<std::string, uint64_t>> action_us;
   std::vector<std::string> skipped_actions;  ///< Configured actions this build does not have.
