@@ -145,7 +145,10 @@ class Demo {
     log_dir_ = dir_ + "/event-log";
     scheduler_log_ = dir_ + "/kai-scheduler.log";
     std::vector<std::string> args = {o_.scheduler_bin, "--kubeconfig", server_->kubeconfig_path(), "--log-dir",
-                                     log_dir_, "--schedule-period", "200ms"};
+                                     log_dir_, "--schedule-period", "200ms",
+                                     // the demo reads no endpoint: any free port, so that one in use
+                                     // (another scheduler, a test) does not stop the walkthrough
+                                     "--listen-address", ":0"};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
