@@ -1,4 +1,5 @@
 #include "storage/event_log.hpp"
+#include "storage/rocksdb_info_log.hpp"
 
 #include <rocksdb/compaction_filter.h>
 #include <rocksdb/db.h>
@@ -153,6 +154,9 @@ Result<std::unique_ptr<EventLog>> EventLog::open(const std::string& path, const 
   // off the ingest path without competing for the two cores.
   db_opts.max_background_jobs = 2;
   if (options.env != nullptr) db_opts.env = options.env;
+  // No LOG file next to the events: RocksDB aborts on a full disk when it writes to a failed one
+  // (storage/rocksdb_info_log.hpp).
+  db_opts.info_log = make_rocksdb_info_log();
   rocksdb::ColumnFamilyOptions cf_opts;
   cf_opts.write_buffer_size = options.write_buffer_size;
   // Audit keys arrive in random order (pod names), and a skip-list insert of a random key cost

@@ -43,10 +43,11 @@
 // writer looks at the free space of the log's file system (statvfs); below `min_free_bytes` the batch
 // is not written and fails with a "disk full" error, so RocksDB never meets ENOSPC in the common case.
 // When it does (no floor, or something else filled the disk), RocksDB answers "no space" and enters
-// its background-error state: a WAL or file writer of it has seen an error. The abort seen in the
-// field, `assert(sync_without_flush_called_)`, sits in WritableFileWriter::Append of Debian's 7.8.3
-// (built with asserts), which a writer that has seen an error reaches when it is written again; the
-// injected faults of tests/storage/disk_fault_test.cpp did not reproduce it. So after a "no space" answer the writer writes
+// its background-error state. The abort seen in the field, `assert(sync_without_flush_called_)` in
+// Debian's 7.8.3, came from RocksDB's own LOG file on the same disk: its error handler writes to that
+// file's writer after it failed (reproduced on a full tmpfs and in
+// tests/storage/disk_fault_test.cpp). RocksDB therefore logs to the process log
+// (storage/rocksdb_info_log.hpp), and after a "no space" answer the writer writes
 // nothing until DB::Resume() succeeds (RocksDB's own recovery from its SstFileManager may be running:
 // Resume then answers Busy and the batch fails as "disk full" once more). Resume flushes the
 // memtables and starts a new WAL; nothing acknowledged is lost. Any other write error stops the log

@@ -159,6 +159,46 @@ TEST_F(DiskFault, FullDiskFailsAppendsWithAClearErrorAndRecoversWhenSpaceReturns
   expect_all_there(acked);
 }
 
+/// An Env whose informational logger, when RocksDB asks for one, writes its LOG file through the
+/// full-disk file system, as the default Env does on a real disk (NewCompositeEnv's logger bypasses it).
+class LoggingThroughFs : public rocksdb::EnvWrapper {
+ public:
+  explicit LoggingThroughFs(rocksdb::Env* target) : EnvWrapper(target) {}
+  const char* Name() const override { return "LoggingThroughFs"; }
+  rocksdb::Status NewLogger(const std::string& fname, std::shared_ptr<rocksdb::Logger>* result) override {
+    return rocksdb::NewEnvLogger(fname, this, result);
+  }
+};
+
+// The abort seen on a full disk (Debian's 7.8.3: `Assertion 'sync_without_flush_called_' failed`):
+// RocksDB's error handler writes to its LOG file, whose writer has already failed. Reproduced here
+// with a LOG file on the full disk: before storage/rocksdb_info_log.hpp the process died on the
+// first failed append; now RocksDB logs to the process log and the event log recovers.
+TEST_F(DiskFault, RocksDbsOwnLogOnTheFullDiskDoesNotAbortTheProcess) {
+  LoggingThroughFs env(env_.get());
+  std::vector<uint64_t> acked;
+  {
+    EventLogOptions o;
+    o.env = &env;
+    auto log = EventLog::open(dir_.str(), o);
+    ASSERT_TRUE(log) << log.message();
+    auto r = (*log)->append({events::testing::decision_event(1, 1)});
+    ASSERT_TRUE(r) << r.message();
+    acked.push_back(r->last_seq);
+    fs_->full = true;
+    for (int i = 0; i < 3; ++i) {
+      auto failed = (*log)->append({events::testing::decision_event(1, 2)});
+      ASSERT_FALSE(failed);
+      EXPECT_TRUE(names_full_disk(failed.message())) << failed.message();
+    }
+    fs_->full = false;
+    auto again = append_once_space_is_back(**log, events::testing::decision_event(1, 3));
+    ASSERT_TRUE(again) << again.message();
+    acked.push_back(again->last_seq);
+  }
+  expect_all_there(acked);
+}
+
 TEST_F(DiskFault, FailedSyncIsADiskFullErrorAndRecovers) {
   std::vector<uint64_t> acked;
   {
