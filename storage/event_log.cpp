@@ -26,7 +26,7 @@ constexpr const char* kMetaCf = "meta";
 
 Status from_rocks(const rocksdb::Status& s, std::string_view what) {
   if (s.ok()) return Status::ok();
-  if (s.IsNoSpace()) return Status::error("disk full: " + std::string(what) + ": " + s.ToString());
+  if (s.IsNoSpace()) return Status::error(model::Code::kNoSpace, "disk full: " + std::string(what) + ": " + s.ToString());
   return Status::error(std::string(what) + ": " + s.ToString());
 }
 
@@ -373,7 +373,7 @@ void EventLog::note_write_error(const rocksdb::Status& s) {
   disk_full_ = nospace_;
 }
 
-void EventLog::fail_batch(std::vector<std::unique_ptr<Request>>& batch, const std::string& message) {
+void EventLog::fail_batch(std::vector<std::unique_ptr<Request>>& batch, const std::string& message, model::Code code) {
   std::deque<std::unique_ptr<Request>> behind;
   {
     std::lock_guard lk(mu_);
@@ -381,8 +381,8 @@ void EventLog::fail_batch(std::vector<std::unique_ptr<Request>>& batch, const st
     // The numbers handed out to these requests are handed out again, from the last written one on.
     next_assigned_ = next_seq_;
   }
-  for (auto& r : batch) r->done.set_value(Status::error(message));
-  for (auto& r : behind) r->done.set_value(Status::error(message));
+  for (auto& r : batch) r->done.set_value(Status::error(code, message));
+  for (auto& r : behind) r->done.set_value(Status::error(code, message));
 }
 
 void EventLog::write_batch(std::vector<std::unique_ptr<Request>>& batch) {
@@ -391,13 +391,13 @@ void EventLog::write_batch(std::vector<std::unique_ptr<Request>>& batch) {
     if (!failed_.empty()) {
       const std::string msg = failed_;
       lk.unlock();
-      fail_batch(batch, msg);
+      fail_batch(batch, msg, model::Code::kInternal);
       return;
     }
   }
   std::lock_guard write_lock(write_mu_);
   if (std::string why; !ready_to_write(&why)) {
-    fail_batch(batch, why);
+    fail_batch(batch, why, model::Code::kNoSpace);
     return;
   }
   rocksdb::WriteBatch wb;
@@ -470,7 +470,7 @@ void EventLog::write_batch(std::vector<std::unique_ptr<Request>>& batch) {
       std::lock_guard lk(mu_);
       failed_ = msg;
     }
-    fail_batch(batch, msg);
+    fail_batch(batch, msg, s.IsNoSpace() ? model::Code::kNoSpace : model::Code::kInternal);
     return;
   }
   next_seq_ = seq;

@@ -291,7 +291,8 @@ class EventLog {
   void write_batch(std::vector<std::unique_ptr<Request>>& batch);
   /// Fails `batch` and everything queued behind it with `message`, and hands their sequence numbers
   /// out again (writer thread).
-  void fail_batch(std::vector<std::unique_ptr<Request>>& batch, const std::string& message);
+  /// Fails `batch` and every request queued behind it with `message` (code kNoSpace for a full disk).
+  void fail_batch(std::vector<std::unique_ptr<Request>>& batch, const std::string& message, model::Code code);
   /// Whether a batch may be written now: free space above the floor, and RocksDB resumed after a
   /// "no space" error. Otherwise `why` says why not. Called with write_mu_ held.
   bool ready_to_write(std::string* why);

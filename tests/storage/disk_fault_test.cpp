@@ -146,6 +146,7 @@ TEST_F(DiskFault, FullDiskFailsAppendsWithAClearErrorAndRecoversWhenSpaceReturns
       auto failed = (*log)->append({events::testing::decision_event(1, 2)});
       ASSERT_FALSE(failed);
       EXPECT_TRUE(names_full_disk(failed.message())) << failed.message();
+      EXPECT_EQ(failed.status().code(), model::Code::kNoSpace);
     }
     EXPECT_EQ((*log)->health().state, LogHealth::State::kDiskFull) << (*log)->health().message;
     fs_->full = false;
@@ -336,6 +337,7 @@ TEST_F(DiskFault, BelowTheFloorNothingIsWrittenAndAppendsGoOnWhenSpaceReturns) {
       auto refused = (*log)->append({events::testing::decision_event(1, 2)});
       ASSERT_FALSE(refused);
       EXPECT_NE(refused.message().find("disk full: 10.0 MiB free"), std::string::npos) << refused.message();
+      EXPECT_EQ(refused.status().code(), model::Code::kNoSpace);
     }
     EXPECT_EQ((*log)->last_seq(), acked.back());
     EXPECT_EQ((*log)->last_assigned_seq(), acked.back());
