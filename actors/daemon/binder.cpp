@@ -4,9 +4,29 @@ namespace kai::daemon {
 
 namespace {
 
-/// The outcome a failed step is logged as: by the failure's code, never its text.
-events::Outcome outcome_of(const model::Status& s) {
-  return s.code() == model::Code::kTimedOut ? events::Outcome::kReservationTimedOut : events::Outcome::kBindFailed;
+constexpr const char* kNotLeader = "this replica is no longer the leader; the new leader decides again";
+
+/// Namespace and name of "namespace/name".
+std::pair<std::string, std::string> split_pod(const std::string& key) {
+  const size_t slash = key.find('/');
+  return {key.substr(0, slash), key.substr(slash + 1)};
+}
+
+events::BinderOutcome report(const BindJob& job, events::Outcome outcome, std::string reason) {
+  events::BinderOutcome out;
+  out.decision_seq = job.log_seq;
+  out.pod = job.decision.pod;
+  out.outcome = outcome;
+  out.reason = std::move(reason);
+  return out;
+}
+
+/// A failed step, logged by the failure's code, never its text.
+events::BinderOutcome failed(const BindJob& job, const model::Status& s) {
+  return report(job,
+                s.code() == model::Code::kTimedOut ? events::Outcome::kReservationTimedOut
+                                                   : events::Outcome::kBindFailed,
+                s.message());
 }
 
 }  // namespace
@@ -107,47 +127,36 @@ std::optional<events::BinderOutcome> Binder::step(Work& w) {
   return w.started ? continue_chain(w) : start(w);
 }
 
+std::optional<events::BinderOutcome> Binder::found_bound(const BindJob& job, const std::string& why) {
+  const auto [ns, name] = split_pod(job.decision.pod);
+  auto node = client_.pod_node(ns, name, job.decision.pod_uid);
+  if (!node.is_ok() || node.value().empty()) return std::nullopt;
+  return report(job, events::Outcome::kBound,
+                "already bound to " + node.value() + " (" + why + "); nothing of it was changed");
+}
+
 std::optional<events::BinderOutcome> Binder::start(Work& w) {
   const BindJob& job = w.job;
   const events::Decision& d = job.decision;
-  events::BinderOutcome out;
-  out.decision_seq = job.log_seq;
-  out.pod = d.pod;
-  const size_t slash = d.pod.find('/');
-  const std::string ns = d.pod.substr(0, slash);
-  const std::string name = d.pod.substr(slash + 1);
-  if (!may_act_()) {
-    out.outcome = events::Outcome::kAbandoned;
-    out.reason = "this replica is no longer the leader; the new leader decides again";
-    return out;
-  }
+  if (!may_act_()) return report(job, events::Outcome::kAbandoned, kNotLeader);
   if (Clock::now() > job.deadline) {
-    out.outcome = events::Outcome::kCancelled;
-    out.reason = "not started before its deadline (the binder was busy or the API server slow); decided again";
-    return out;
+    return report(job, events::Outcome::kCancelled,
+                  "not started before its deadline (the binder was busy or the API server slow); decided again");
   }
+  const auto [ns, name] = split_pod(d.pod);
   if (d.kind == events::DecisionKind::kEvict) {
     auto r = client_.delete_pod(ns, name, d.pod_uid);
     // Gone already, or a different pod by that name now: the eviction has nothing left to do.
     if (r.ok() || r.not_found() || r.conflict()) {
-      out.outcome = events::Outcome::kBound;
-      out.reason = r.ok() ? "evicted" : "already gone (" + r.describe() + ")";
-    } else {
-      out.outcome = events::Outcome::kBindFailed;
-      out.reason = "eviction failed: " + r.describe();
+      return report(job, events::Outcome::kBound, r.ok() ? "evicted" : "already gone (" + r.describe() + ")");
     }
-    return out;
+    return report(job, events::Outcome::kBindFailed, "eviction failed: " + r.describe());
   }
   w.started = true;
   if (d.gpu_groups.empty() || d.gpu_fraction <= 0) return bind(w);
   // A pod that is bound already (an earlier bind whose answer was lost, another replica) is left
   // alone: its group label, configmaps and reservation are what its GPU is, and must stay.
-  auto node = client_.pod_node(ns, name, d.pod_uid);
-  if (node.is_ok() && !node.value().empty()) {
-    out.outcome = events::Outcome::kBound;
-    out.reason = "already bound to " + node.value() + " (found before its GPU-sharing chain); nothing of it was changed";
-    return out;
-  }
+  if (auto bound = found_bound(job, "found before its GPU-sharing chain")) return bound;
   gpu_sharing::SharedBind& shared = w.shared;
   shared.ns = ns;
   shared.name = name;
@@ -165,9 +174,6 @@ std::optional<events::BinderOutcome> Binder::start(Work& w) {
 }
 
 std::optional<events::BinderOutcome> Binder::continue_chain(Work& w) {
-  events::BinderOutcome out;
-  out.decision_seq = w.job.log_seq;
-  out.pod = w.job.decision.pod;
   bool stopping = false;
   {
     std::lock_guard lock(mu_);
@@ -175,70 +181,37 @@ std::optional<events::BinderOutcome> Binder::continue_chain(Work& w) {
   }
   // Nothing was written to the pod yet (its labels and configmaps come when the chain is ready); its
   // reservation pods stay, to be adopted when it is decided again or cleaned up by a cycle.
-  if (!may_act_() || stopping) {
-    out.outcome = events::Outcome::kAbandoned;
-    out.reason = stopping ? "the scheduler stopped while the pod waited for its reservation pod; decided again"
-                          : "this replica is no longer the leader; the new leader decides again";
-    return out;
+  if (stopping) {
+    return report(w.job, events::Outcome::kAbandoned,
+                  "the scheduler stopped while the pod waited for its reservation pod; decided again");
   }
+  if (!may_act_()) return report(w.job, events::Outcome::kAbandoned, kNotLeader);
   auto r = chain_.advance(w.shared, *w.chain);
-  if (r.step == gpu_sharing::ChainStep::kFailed) {
-    out.outcome = outcome_of(r.status);
-    out.reason = r.status.message();
-    return out;
-  }
+  if (r.step == gpu_sharing::ChainStep::kFailed) return failed(w.job, r.status);
   if (r.step == gpu_sharing::ChainStep::kWaiting) {
-    if (Clock::now() < w.give_up_at) {
-      park(std::move(w));
-      return std::nullopt;
-    }
-    const model::Status s = chain_.give_up(w.shared, *w.chain);
-    out.outcome = outcome_of(s);
-    out.reason = s.message();
-    return out;
+    if (Clock::now() >= w.give_up_at) return failed(w.job, chain_.give_up(w.shared, *w.chain));
+    park(std::move(w));
+    return std::nullopt;
   }
-  if (auto s = chain_.finish(w.shared, *w.chain); !s.is_ok()) {
-    out.outcome = outcome_of(s);
-    out.reason = s.message();
-    return out;
-  }
+  if (auto s = chain_.finish(w.shared, *w.chain); !s.is_ok()) return failed(w.job, s);
   return bind(w);
 }
 
 events::BinderOutcome Binder::bind(const Work& w) {
   const events::Decision& d = w.job.decision;
-  events::BinderOutcome out;
-  out.decision_seq = w.job.log_seq;
-  out.pod = d.pod;
-  const size_t slash = d.pod.find('/');
-  const std::string ns = d.pod.substr(0, slash);
-  const std::string name = d.pod.substr(slash + 1);
   const bool shared = w.chain != nullptr;
   if (!may_act_()) {
     if (shared) chain_.rollback(w.shared);
-    out.outcome = events::Outcome::kAbandoned;
-    out.reason = "this replica is no longer the leader; the new leader decides again";
-    return out;
+    return report(w.job, events::Outcome::kAbandoned, kNotLeader);
   }
+  const auto [ns, name] = split_pod(d.pod);
   auto r = client_.bind_pod(ns, name, d.pod_uid, d.node);
-  if (r.ok()) {
-    out.outcome = events::Outcome::kBound;
-    out.reason = "bound to " + d.node;
-    return out;
-  }
+  if (r.ok()) return report(w.job, events::Outcome::kBound, "bound to " + d.node);
   // The bind may have happened with its answer lost (a 409 on a retry, a cut connection): a bound pod
   // is logged as bound where it is, and nothing of it is rolled back.
-  auto node = client_.pod_node(ns, name, d.pod_uid);
-  if (node.is_ok() && !node.value().empty()) {
-    out.outcome = events::Outcome::kBound;
-    out.reason = "already bound to " + node.value() + " (the bind answered " + r.describe() +
-                 "); nothing of it was changed";
-    return out;
-  }
+  if (auto bound = found_bound(w.job, "the bind answered " + r.describe())) return *bound;
   if (shared) chain_.rollback(w.shared);
-  out.outcome = events::Outcome::kBindFailed;
-  out.reason = "binding to " + d.node + " failed: " + r.describe();
-  return out;
+  return report(w.job, events::Outcome::kBindFailed, "binding to " + d.node + " failed: " + r.describe());
 }
 
 }  // namespace kai::daemon

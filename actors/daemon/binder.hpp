@@ -85,6 +85,8 @@ class Binder {
   std::optional<events::BinderOutcome> start(Work& w);
   std::optional<events::BinderOutcome> continue_chain(Work& w);
   events::BinderOutcome bind(const Work& w);
+  /// The pod of `job` as bound where the API server shows it, or nullopt when it is not bound.
+  std::optional<events::BinderOutcome> found_bound(const BindJob& job, const std::string& why);
   void park(Work w);
 
   k8s::KubeClient& client_;

@@ -1308,11 +1308,7 @@ Json Store::bind(const std::string& ns, const std::string& pod, const Json& bind
   } else {
     conds.push_back(cond);
   }
-  next["metadata"]["resourceVersion"] = next_rv_locked();
-  auto prev = it->second;
-  auto stored = std::make_shared<const Json>(std::move(next));
-  it->second = stored;
-  emit_locked("/pods", "MODIFIED", stored, prev);
+  auto stored = replace_pod_locked(it->second, std::move(next));
   if (options_.kubelet) schedule_locked("run", *stored);
   return Json{{"kind", "Status"},
               {"apiVersion", "v1"},
@@ -1432,11 +1428,7 @@ void Store::run_actions_locked(std::chrono::steady_clock::time_point now) {
       if (uuid.empty()) continue;
       Json next = old;
       next["metadata"]["annotations"]["run.ai/reserve_for_gpu_index"] = uuid;
-      next["metadata"]["resourceVersion"] = next_rv_locked();
-      auto prev = it->second;
-      auto stored = std::make_shared<const Json>(std::move(next));
-      it->second = stored;
-      emit_locked("/pods", "MODIFIED", stored, prev);
+      replace_pod_locked(it->second, std::move(next));
       continue;
     }
     const Json& old = *it->second;
@@ -1473,12 +1465,17 @@ void Store::run_actions_locked(std::chrono::steady_clock::time_point now) {
         next["metadata"]["annotations"]["run.ai/reserve_for_gpu_index"] = uuid;
       }
     }
-    next["metadata"]["resourceVersion"] = next_rv_locked();
-    auto prev = it->second;
-    auto stored = std::make_shared<const Json>(std::move(next));
-    it->second = stored;
-    emit_locked("/pods", "MODIFIED", stored, prev);
+    replace_pod_locked(it->second, std::move(next));
   }
+}
+
+std::shared_ptr<const Json> Store::replace_pod_locked(std::shared_ptr<const Json>& slot, Json next) {
+  next["metadata"]["resourceVersion"] = next_rv_locked();
+  auto prev = slot;
+  auto stored = std::make_shared<const Json>(std::move(next));
+  slot = stored;
+  emit_locked("/pods", "MODIFIED", stored, prev);
+  return stored;
 }
 
 // ------------------------------------------------------------------------------------ watch

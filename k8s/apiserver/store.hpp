@@ -205,6 +205,9 @@ class Store {
   /// A GPU UUID of `pod`'s node that no other pod there holds as its reservation, or "".
   std::string free_gpu_uuid_locked(const Json& pod);
   std::string next_rv_locked() { return std::to_string(++rv_); }
+  /// Stores `next` as the new version of the pod in `slot` (a new resourceVersion) and tells the
+  /// watchers (MODIFIED); returns it. For the server's own pod changes: binding, kubelet stand-in.
+  std::shared_ptr<const Json> replace_pod_locked(std::shared_ptr<const Json>& slot, Json next);
 
   StoreOptions options_;
   mutable std::mutex mu_;

@@ -12,18 +12,6 @@
 namespace kai::e2e {
 namespace {
 
-std::string run_kai_log(const std::string& args) {
-  const std::string cmd = std::string(KAI_LOG_BIN) + " " + args + " 2>&1";
-  std::string out;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return "popen failed";
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  ::pclose(p);
-  return out;
-}
-
 /// The counted failures (bind failed, reservation timed out) of binds of `pod` in the log so far.
 int failed_binds(const std::string& log_dir, const std::string& pod) {
   int n = 0;
@@ -105,6 +93,7 @@ TEST_F(BindBackoff, AFractionPodWhoseReservationPodIsForbiddenBacksOffAndBindsOn
                    {"handler", "runc"}});
   EXPECT_TRUE(Cluster::eventually([&] { return bound("team-a", "f"); }, 70s));
   EXPECT_EQ(cluster_.pods("kai-resource-reservation").size(), 1u);
+  stop_and_replay();  // the failures, the backoff and the bind replay without a difference
 }
 
 }  // namespace

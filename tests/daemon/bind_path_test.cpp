@@ -1,7 +1,8 @@
 // The bind path and the GPU-sharing chain under faults, end to end against kai-apiserver (issue 17):
 // a reservation pod left behind holds its GPU until it is cleaned up or adopted; whole-GPU binds do
 // not queue behind reservation pods that never report; slow reservation pods leave no second bind
-// and no bound fraction pod without its group's reservation pod.
+// and no bound fraction pod without its group's reservation pod. Each test replays the daemon's log
+// (0 differences).
 
 #include <map>
 #include <set>
@@ -82,6 +83,7 @@ TEST_F(BindPath, AnOrphanedReservationPodsGpuIsAdoptedByTheNextFractionPod) {
   EXPECT_EQ(left[0]["metadata"]["name"], "gpu-reservation-n1-left1");
   EXPECT_EQ(reported_gpu(left[0]), gpu);
   EXPECT_FALSE(bound("team-a", "whole")) << "the node's one GPU is the reservation's: the whole-GPU pod waits";
+  stop_and_replay();
 }
 
 // Item 1: an orphan nobody joins holds its device until the cycle's clean-up deletes it; only then
@@ -95,7 +97,7 @@ TEST_F(BindPath, AnOrphanedReservationPodHoldsItsGpuUntilItIsCleanedUp) {
   start_daemon(nullptr);
   ASSERT_TRUE(Cluster::eventually([&] { return bound("team-a", "whole"); }));
   EXPECT_TRUE(reservations(cluster_).empty());
-  daemon_->stop();
+  stop_and_replay();
 
   // In the log: the clean-up came first, the whole-GPU pod's bind in a later cycle, after the
   // reservation pod was seen deleting.
@@ -132,7 +134,7 @@ TEST_F(BindPath, WholeGpuBindsDoNotWaitBehindReservationPodsThatNeverReport) {
   };
   ASSERT_TRUE(Cluster::eventually([&] { return bound_whole() == 100; }, 60s)) << bound_whole() << " of 100";
   for (int i = 0; i < 8; ++i) EXPECT_FALSE(bound("team-a", "frac-" + std::to_string(i)));
-  daemon_->stop();
+  stop_and_replay();
 
   std::map<uint64_t, int64_t> decided_us;  // decision seq -> when logged
   int64_t worst_us = 0;
@@ -178,7 +180,7 @@ TEST_F(BindPath, SlowReservationPodsLeaveNoSecondBindAndNoFractionPodWithoutItsR
   };
   ASSERT_TRUE(Cluster::eventually(all_bound, 60s));
   std::this_thread::sleep_for(1s);  // clean-ups of the timed-out tries settle
-  daemon_->stop();
+  stop_and_replay();
 
   EXPECT_EQ(cluster_.server->request_counts()["create pods/binding"], 12u) << "one binding per pod";
   int timed_out = 0;

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -229,6 +230,21 @@ inline std::string expect_replay_matches(const std::string& log_dir, bool requir
   return out.str();
 }
 
+#ifdef KAI_LOG_BIN
+/// Runs `kai-log <args>` and returns what it printed (stdout and stderr).
+inline std::string run_kai_log(const std::string& args) {
+  const std::string cmd = std::string(KAI_LOG_BIN) + " " + args + " 2>&1";
+  std::string out;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return "popen failed";
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  ::pclose(p);
+  return out;
+}
+#endif
+
 /// A test with one in-process daemon against a fresh cluster; like every daemon end-to-end test, it
 /// ends with replay of the daemon's log.
 class DaemonTest : public ::testing::Test {
@@ -245,6 +261,13 @@ class DaemonTest : public ::testing::Test {
     daemon_ = std::make_unique<daemon::Daemon>(o);
     auto s = daemon_->start();
     ASSERT_TRUE(s.is_ok()) << s.message();
+  }
+  /// Stops the daemon and replays its log, expecting 0 differences (TearDown then has nothing left
+  /// to do); the log stays readable for the test.
+  std::string stop_and_replay() {
+    daemon_->stop();
+    daemon_.reset();
+    return expect_replay_matches(cluster_.dir + "/log", require_cycles_);
   }
   bool bound(const std::string& ns, const std::string& name) {
     return !Cluster::node_of(cluster_.get_pod(ns, name)).empty();

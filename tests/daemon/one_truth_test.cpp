@@ -246,17 +246,6 @@ TEST(OneTruthFailover, TheNewLeaderProtectsTheVictimUntilItsMinRuntimeEnds) {
 namespace kai::e2e {
 namespace {
 
-std::string run_kai_log(const std::string& args) {
-  const std::string cmd = std::string(KAI_LOG_BIN) + " " + args + " 2>&1";
-  std::string out;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  ::pclose(p);
-  return out;
-}
-
 // A pending pod of a group the scheduler named itself: its reasons are logged when they change (not
 // every cycle), `kai-log why ns/pod` finds them through the pod, and a pod recreated under the same
 // name is told apart from the old one by its UID.

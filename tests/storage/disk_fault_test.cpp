@@ -87,6 +87,23 @@ class FullDiskFs : public rocksdb::FileSystemWrapper {
   bool selects(const std::string& file) const { return only.empty() || file.find(only) != std::string::npos; }
 };
 
+bool names_full_disk(const std::string& message) {
+  return message.find("disk full") != std::string::npos && message.find("No space left on device") != std::string::npos;
+}
+
+/// Appends `e` until the log takes it: once space is back, RocksDB's own recovery (its SstFileManager
+/// looks every 5 s) may still hold the log for a few seconds, and each refused append says so.
+Result<AppendResult> append_once_space_is_back(EventLog& log, const events::Event& e, int* refused = nullptr) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  for (;;) {
+    auto r = log.append({e});
+    if (r || std::chrono::steady_clock::now() > until) return r;
+    EXPECT_NE(r.message().find("disk full"), std::string::npos) << r.message();
+    if (refused != nullptr) ++*refused;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
 class DiskFault : public ::testing::Test {
  protected:
   DiskFault() : fs_(std::make_shared<FullDiskFs>(rocksdb::FileSystem::Default())), env_(rocksdb::NewCompositeEnv(fs_)) {}
@@ -95,6 +112,37 @@ class DiskFault : public ::testing::Test {
     EventLogOptions o;
     o.env = env_.get();
     return EventLog::open(dir_.str(), o);
+  }
+
+  /// A log on `env` fills the disk: appends fail naming the cause, with code kNoSpace; once space is
+  /// back the same instance takes appends again, numbered on from the last written one, and nothing
+  /// acknowledged is lost.
+  void fill_then_free(rocksdb::Env* env) {
+    std::vector<uint64_t> acked;
+    {
+      EventLogOptions o;
+      o.env = env;
+      auto log = EventLog::open(dir_.str(), o);
+      ASSERT_TRUE(log) << log.message();
+      auto r = (*log)->append({events::testing::decision_event(1, 1)});
+      ASSERT_TRUE(r) << r.message();
+      acked.push_back(r->last_seq);
+      fs_->full = true;
+      for (int i = 0; i < 3; ++i) {
+        auto failed = (*log)->append({events::testing::decision_event(1, 2)});
+        ASSERT_FALSE(failed);
+        EXPECT_TRUE(names_full_disk(failed.message())) << failed.message();
+        EXPECT_EQ(failed.status().code(), model::Code::kNoSpace);
+      }
+      EXPECT_EQ((*log)->health().state, LogHealth::State::kDiskFull) << (*log)->health().message;
+      fs_->full = false;
+      auto again = append_once_space_is_back(**log, events::testing::decision_event(1, 3));
+      ASSERT_TRUE(again) << again.message();
+      EXPECT_EQ(again->first_seq, acked.back() + 1);
+      acked.push_back(again->last_seq);
+      EXPECT_EQ((*log)->health().state, LogHealth::State::kWritable) << (*log)->health().message;
+    }
+    expect_all_there(acked);
   }
 
   /// Every acknowledged sequence number is in the log (reopened without the fault), and it verifies.
@@ -116,49 +164,7 @@ class DiskFault : public ::testing::Test {
   std::unique_ptr<rocksdb::Env> env_;
 };
 
-bool names_full_disk(const std::string& message) {
-  return message.find("disk full") != std::string::npos && message.find("No space left on device") != std::string::npos;
-}
-
-/// Appends `e` until the log takes it: once space is back, RocksDB's own recovery (its SstFileManager
-/// looks every 5 s) may still hold the log for a few seconds, and each refused append says so.
-Result<AppendResult> append_once_space_is_back(EventLog& log, const events::Event& e, int* refused = nullptr) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  for (;;) {
-    auto r = log.append({e});
-    if (r || std::chrono::steady_clock::now() > until) return r;
-    EXPECT_NE(r.message().find("disk full"), std::string::npos) << r.message();
-    if (refused != nullptr) ++*refused;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-}
-
-TEST_F(DiskFault, FullDiskFailsAppendsWithAClearErrorAndRecoversWhenSpaceReturns) {
-  std::vector<uint64_t> acked;
-  {
-    auto log = open();
-    ASSERT_TRUE(log) << log.message();
-    auto r = (*log)->append({events::testing::decision_event(1, 1)});
-    ASSERT_TRUE(r) << r.message();
-    acked.push_back(r->last_seq);
-    fs_->full = true;
-    for (int i = 0; i < 3; ++i) {
-      auto failed = (*log)->append({events::testing::decision_event(1, 2)});
-      ASSERT_FALSE(failed);
-      EXPECT_TRUE(names_full_disk(failed.message())) << failed.message();
-      EXPECT_EQ(failed.status().code(), model::Code::kNoSpace);
-    }
-    EXPECT_EQ((*log)->health().state, LogHealth::State::kDiskFull) << (*log)->health().message;
-    fs_->full = false;
-    // Space is back: the same instance takes appends again, numbered on from the last written one.
-    auto again = append_once_space_is_back(**log, events::testing::decision_event(1, 3));
-    ASSERT_TRUE(again) << again.message();
-    EXPECT_EQ(again->first_seq, acked.back() + 1);
-    acked.push_back(again->last_seq);
-    EXPECT_EQ((*log)->health().state, LogHealth::State::kWritable) << (*log)->health().message;
-  }
-  expect_all_there(acked);
-}
+TEST_F(DiskFault, FullDiskFailsAppendsWithAClearErrorAndRecoversWhenSpaceReturns) { fill_then_free(env_.get()); }
 
 /// An Env whose informational logger, when RocksDB asks for one, writes its LOG file through the
 /// full-disk file system, as the default Env does on a real disk (NewCompositeEnv's logger bypasses it).
@@ -177,27 +183,7 @@ class LoggingThroughFs : public rocksdb::EnvWrapper {
 // first failed append; now RocksDB logs to the process log and the event log recovers.
 TEST_F(DiskFault, RocksDbsOwnLogOnTheFullDiskDoesNotAbortTheProcess) {
   LoggingThroughFs env(env_.get());
-  std::vector<uint64_t> acked;
-  {
-    EventLogOptions o;
-    o.env = &env;
-    auto log = EventLog::open(dir_.str(), o);
-    ASSERT_TRUE(log) << log.message();
-    auto r = (*log)->append({events::testing::decision_event(1, 1)});
-    ASSERT_TRUE(r) << r.message();
-    acked.push_back(r->last_seq);
-    fs_->full = true;
-    for (int i = 0; i < 3; ++i) {
-      auto failed = (*log)->append({events::testing::decision_event(1, 2)});
-      ASSERT_FALSE(failed);
-      EXPECT_TRUE(names_full_disk(failed.message())) << failed.message();
-    }
-    fs_->full = false;
-    auto again = append_once_space_is_back(**log, events::testing::decision_event(1, 3));
-    ASSERT_TRUE(again) << again.message();
-    acked.push_back(again->last_seq);
-  }
-  expect_all_there(acked);
+  fill_then_free(&env);
 }
 
 TEST_F(DiskFault, FailedSyncIsADiskFullErrorAndRecovers) {

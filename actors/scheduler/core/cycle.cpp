@@ -202,13 +202,15 @@ std::vector<std::string> gpu_groups_of(const model::Pod& pod) {
 /// Step 5: a reservation pod holds a device for its GPU group (KAI's SyncForNode). One whose group
 /// no pod on its node uses, bound, assumed or placed by this cycle, holds it for nothing; of two for one group, the one
 /// that did not report its device (or the later one) is a double reservation. Both are deleted.
-void find_orphaned_reservations(const CycleInput& in, CycleResult& out) {
+void find_orphaned_reservations(CycleResult& out) {
   std::map<std::string, std::set<std::string>> in_use;  // node -> groups
-  std::vector<const model::Pod*> reservations;
+  std::vector<std::pair<const model::Pod*, std::string>> reservations;  // with their group
   for (const model::Pod* pod : out.refs.pods) {
     if (pod->node_name.empty() || finished(*pod)) continue;
     if (pod->meta.namespace_ == kReservationNamespace) {
-      if (!pod->meta.deletion_timestamp) reservations.push_back(pod);
+      if (pod->meta.deletion_timestamp) continue;
+      auto groups = gpu_groups_of(*pod);
+      if (!groups.empty()) reservations.emplace_back(pod, std::move(groups.front()));
       continue;
     }
     for (auto& g : gpu_groups_of(*pod)) in_use[pod->node_name].insert(std::move(g));
@@ -223,17 +225,12 @@ void find_orphaned_reservations(const CycleInput& in, CycleResult& out) {
     auto it = p->meta.annotations.find(kReservedGpuAnnotation);
     return it != p->meta.annotations.end() && !it->second.empty();
   };
-  for (const model::Pod* pod : reservations) {
-    auto groups = gpu_groups_of(*pod);
-    if (groups.empty()) continue;
-    const model::Pod*& k = keep[{pod->node_name, groups.front()}];
+  for (const auto& [pod, group] : reservations) {
+    const model::Pod*& k = keep[{pod->node_name, group}];
     if (k == nullptr || (!reported(k) && reported(pod))) k = pod;
   }
   uint64_t seq = out.decisions.size();
-  for (const model::Pod* pod : reservations) {
-    auto groups = gpu_groups_of(*pod);
-    if (groups.empty()) continue;
-    const std::string& group = groups.front();
+  for (const auto& [pod, group] : reservations) {
     std::string reason;
     if (!in_use[pod->node_name].count(group)) {
       reason = "reservation pod of GPU group " + group + " on " + pod->node_name + ": no pod uses the group";
@@ -253,7 +250,6 @@ void find_orphaned_reservations(const CycleInput& in, CycleResult& out) {
     d.reason = std::move(reason);
     out.cleanups.push_back(std::move(d));
   }
-  (void)in;
 }
 
 /// Step 6: the earliest deadline after now: a stale gang's grace end, a running job's min-runtime end.
@@ -336,7 +332,7 @@ CycleResult run_cycle(const CycleInput& in) {
   out.warnings = ssn.warnings;
 
   record_job_state(in, ssn, out);
-  if (in.reservation_cleanup) find_orphaned_reservations(in, out);
+  if (in.reservation_cleanup) find_orphaned_reservations(out);
   out.next_deadline = next_deadline(ssn);
   if (backoff_ends && (!out.next_deadline || *backoff_ends < *out.next_deadline)) out.next_deadline = backoff_ends;
   report(in, ssn, out);
