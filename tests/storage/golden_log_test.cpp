@@ -17,11 +17,12 @@
 namespace kai::storage {
 namespace {
 
-/// A copy of the fixture: RocksDB writes to a directory it opens.
-std::string copy_fixture(const testing::TempDir& dir) {
+/// A copy of the fixture `name` (a directory under tests/fixtures): RocksDB writes to a directory
+/// it opens.
+std::string copy_fixture(const testing::TempDir& dir, const std::string& name = "log-v4") {
   const std::string to = dir.str() + "/log";
   const char* root = std::getenv("KAI_SOURCE_DIR");
-  std::filesystem::copy(std::string(root != nullptr ? root : KAI_DEFAULT_SOURCE_DIR) + "/tests/fixtures/log-v4", to);
+  std::filesystem::copy(std::string(root != nullptr ? root : KAI_DEFAULT_SOURCE_DIR) + "/tests/fixtures/" + name, to);
   return to;
 }
 
@@ -94,6 +95,46 @@ TEST(GoldenLogV4, ReplaysWithItsCyclesReportedAsOlderBehaviour) {
                            "older scheduling behaviour)"),
             std::string::npos)
       << out.str() << err.str();
+}
+
+// tests/fixtures/log-v5 was written by the last build before the code was restructured into a kinds
+// table, one action per file and a split daemon (docs/architecture.md): the same behaviour version, so
+// every recorded cycle must replay to the same decisions, not be skipped.
+TEST(GoldenLogV5, OpensVerifiesAndReplaysEveryCycleWithNoDifference) {
+  testing::TempDir dir;
+  auto log = EventLog::open(copy_fixture(dir, "log-v5"));
+  ASSERT_TRUE(log.is_ok()) << log.message();
+  auto report = log.value()->verify();
+  ASSERT_TRUE(report.is_ok()) << report.message();
+  EXPECT_TRUE(report.value().ok());
+  EXPECT_EQ(report.value().records, 140u);
+  EXPECT_EQ(report.value().snapshots, 2u);
+  std::ostringstream out, err;
+  const int code = kailog::replay(*log.value(), {}, out, err);
+  EXPECT_EQ(code, 0) << out.str() << err.str();
+  EXPECT_NE(out.str().find("replayed 13 cycles, 27 records, 0 differences"), std::string::npos)
+      << out.str() << err.str();
+}
+
+TEST(GoldenLogV5, ItsSnapshotsRestoreToTheFoldOfItsEvents) {
+  testing::TempDir dir;
+  auto log = EventLog::open(copy_fixture(dir, "log-v5"));
+  ASSERT_TRUE(log.is_ok()) << log.message();
+  for (uint64_t at : {63ull, 125ull, 140ull}) {
+    auto from_snapshot = restore_state(*log.value(), at);
+    ASSERT_TRUE(from_snapshot.is_ok()) << from_snapshot.message();
+    EXPECT_TRUE(from_snapshot.value().warnings.empty());
+    events::ClusterState upto;
+    (void)log.value()->read(1, at, [&](uint64_t, const Result<events::Event>& e) {
+      (void)events::apply(upto, e.value());
+      return true;
+    });
+    EXPECT_TRUE(from_snapshot.value().state.pods == upto.pods) << at;
+    EXPECT_TRUE(from_snapshot.value().state.nodes == upto.nodes) << at;
+    EXPECT_TRUE(from_snapshot.value().state.pod_groups == upto.pod_groups) << at;
+    EXPECT_TRUE(from_snapshot.value().state.queues == upto.queues) << at;
+    EXPECT_EQ(from_snapshot.value().state.records.open_decisions(), upto.records.open_decisions()) << at;
+  }
 }
 
 }  // namespace
