@@ -176,12 +176,7 @@ void sections(S& x, F&& section) {
   section("seq", x.seq);
   section("resource_versions", x.resource_versions);
   section("records", x.records);
-  section("nodes", x.nodes);
-  section("pods", x.pods);
-  section("queues", x.queues);
-  section("pod_groups", x.pod_groups);
-  section("priority_classes", x.priority_classes);
-  section("bind_requests", x.bind_requests);
+  model::for_each_kind([&](auto kind) { section(decltype(kind)::kSection, decltype(kind)::in(x)); });
 }
 
 struct Writer {
@@ -295,7 +290,7 @@ void encode_state(const ClusterState& state, std::string& out) {
   out.append(kMagic);
   binary::put_u8(out, kStateSnapshotVersion);
   Writer w{out};
-  sections(state, [&](const char*, const auto& member) { w.put(member); });
+  sections(state, [&](std::string_view, const auto& member) { w.put(member); });
 }
 
 namespace {
@@ -338,10 +333,7 @@ void encode_state(uint64_t seq, const std::map<std::string, std::string>& resour
   w.put(seq);
   w.put(resource_versions);
   w.put(records);
-  for (const std::string* part : {&sections.nodes, &sections.pods, &sections.queues, &sections.pod_groups,
-                                  &sections.priority_classes, &sections.bind_requests}) {
-    out.append(*part);
-  }
+  model::for_each_kind([&](auto kind) { out.append(decltype(kind)::in(sections)); });
 }
 
 Result<ClusterState> decode_state(std::string_view bytes) {
@@ -356,7 +348,7 @@ Result<ClusterState> decode_state(std::string_view bytes) {
   ClusterState state;
   Loader load{r, version};
   std::string failed;  // the first section that did not decode, for the message
-  auto section = [&](const char* name, auto& member) {
+  auto section = [&](std::string_view name, auto& member) {
     if constexpr (std::is_same_v<std::decay_t<decltype(member)>, ScheduleRecords>) {
       if (version == 1) {
         // v1 upgrade: only the pods of the decisions without an outcome were kept; they are

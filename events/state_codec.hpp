@@ -31,6 +31,7 @@
 #include <string_view>
 
 #include "events/projection.hpp"
+#include "k8s/model/kinds.hpp"
 
 namespace kai::events {
 
@@ -54,9 +55,9 @@ std::string encode_section(const SharedObjects<model::PriorityClass>& objects);
 std::string encode_section(const SharedObjects<model::BindRequest>& objects);
 
 /// The kind sections of a snapshot, encoded apart.
-struct StateSections {
-  std::string nodes, pods, queues, pod_groups, priority_classes, bind_requests;
-};
+template <class>
+using SectionBytes = std::string;
+struct StateSections : model::PerKind<SectionBytes> {};
 
 /// Appends a snapshot assembled from its parts: the same bytes as encode_state of the ClusterState
 /// that holds this content.

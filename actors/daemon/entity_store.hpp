@@ -10,10 +10,12 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "events/projection.hpp"
 #include "events/state_codec.hpp"
+#include "k8s/model/kinds.hpp"
 #include "k8s/model/objects.hpp"
 
 namespace kai::daemon {
@@ -21,25 +23,19 @@ namespace kai::daemon {
 template <class T>
 using SharedList = std::shared_ptr<const std::vector<std::shared_ptr<const T>>>;
 
-/// A store's objects at one log position; vectors in key order ("namespace/name"), null for kinds
-/// the store does not own.
-struct StoreView {
+/// A store's objects at one log position; per kind (k8s/model/kinds.hpp) a vector in key order
+/// (model::object_key), null for kinds the store does not own.
+struct StoreView : model::PerKind<SharedList> {
   uint64_t seq = 0;
   std::map<std::string, std::string> resource_versions;  ///< Of the store's kinds.
-  SharedList<model::Node> nodes;
-  SharedList<model::Pod> pods;
-  SharedList<model::Queue> queues;
-  SharedList<model::PodGroup> pod_groups;
-  SharedList<model::PriorityClass> priority_classes;
-  SharedList<model::BindRequest> bind_requests;
 };
 
 class EntityStore {
  public:
   /// `kinds`: the watch kinds it owns (Node, Pod, Queue, PodGroup, PriorityClass, BindRequest).
-  explicit EntityStore(std::set<std::string> kinds);
+  explicit EntityStore(std::set<std::string, std::less<>> kinds);
 
-  bool owns(const std::string& kind) const { return kinds_.count(kind) > 0; }
+  bool owns(std::string_view kind) const { return kinds_.count(kind) > 0; }
   /// Applies a watch event of one of its kinds. A bad object changes nothing and is returned as an
   /// error, as the projection does.
   model::Status apply(const events::WatchEvent& w);
@@ -64,13 +60,8 @@ class EntityStore {
   template <class T>
   static SharedList<T> publish(Kind<T>& k);
 
-  std::set<std::string> kinds_;
-  Kind<model::Node> nodes_;
-  Kind<model::Pod> pods_;
-  Kind<model::Queue> queues_;
-  Kind<model::PodGroup> pod_groups_;
-  Kind<model::PriorityClass> priority_classes_;
-  Kind<model::BindRequest> bind_requests_;
+  std::set<std::string, std::less<>> kinds_;
+  model::PerKind<Kind> objects_;
   std::map<std::string, std::string> resource_versions_;
 };
 

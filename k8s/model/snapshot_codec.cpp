@@ -1,3 +1,4 @@
+#include <array>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -5,6 +6,7 @@
 
 #include "k8s/model/codec.hpp"
 #include "k8s/model/json_codec.hpp"
+#include "k8s/model/kinds.hpp"
 
 namespace kai::model {
 namespace {
@@ -91,14 +93,16 @@ Result<ClusterObjects> decode_snapshot(std::string_view text) {
 }
 
 std::string encode_snapshot_json(const ClusterObjects& objects) {
-  json items = json::array();
   // Referenced kinds first (nodes, queues, classes, groups), then what refers to them.
-  for (const Node& x : objects.nodes) items.push_back(encode(x));
-  for (const Queue& x : objects.queues) items.push_back(encode(x));
-  for (const PriorityClass& x : objects.priority_classes) items.push_back(encode(x));
-  for (const PodGroup& x : objects.pod_groups) items.push_back(encode(x));
-  for (const BindRequest& x : objects.bind_requests) items.push_back(encode(x));
-  for (const Pod& x : objects.pods) items.push_back(encode(x));
+  std::array<json, kinds::kCount> by_rank;
+  for_each_kind([&](auto kind) {
+    json& part = by_rank[decltype(kind)::kReferenceRank] = json::array();
+    for (const auto& x : decltype(kind)::in(objects)) part.push_back(encode(x));
+  });
+  json items = json::array();
+  for (json& part : by_rank) {
+    for (json& x : part) items.push_back(std::move(x));
+  }
   const json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(items)}};
   // Strings from the API server may hold invalid UTF-8; replace rather than throw.
   return list.dump(-1, ' ', false, json::error_handler_t::replace);

@@ -39,9 +39,9 @@ std::vector<events::WatchEvent> stream() {
 
 std::vector<std::unique_ptr<EntityStore>> sharded() {
   std::vector<std::unique_ptr<EntityStore>> stores;
-  stores.push_back(std::make_unique<EntityStore>(std::set<std::string>{"Node"}));
-  stores.push_back(std::make_unique<EntityStore>(std::set<std::string>{"Queue", "PriorityClass"}));
-  stores.push_back(std::make_unique<EntityStore>(std::set<std::string>{"Pod", "PodGroup", "BindRequest"}));
+  stores.push_back(std::make_unique<EntityStore>(std::set<std::string, std::less<>>{"Node"}));
+  stores.push_back(std::make_unique<EntityStore>(std::set<std::string, std::less<>>{"Queue", "PriorityClass"}));
+  stores.push_back(std::make_unique<EntityStore>(std::set<std::string, std::less<>>{"Pod", "PodGroup", "BindRequest"}));
   return stores;
 }
 

@@ -1,5 +1,7 @@
 #include "actors/scheduler/core/cycle.hpp"
 
+#include "k8s/model/kinds.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -11,6 +13,7 @@
 #include "actors/scheduler/core/grouping.hpp"
 #include "actors/scheduler/core/gpu_request.hpp"
 #include "actors/scheduler/core/pod_status.hpp"
+#include "k8s/model/kinds.hpp"
 #include "k8s/model/time.hpp"
 
 namespace kai::core {
@@ -26,10 +29,6 @@ constexpr const char* kReservedGpuAnnotation = "run.ai/reserve_for_gpu_index";
 uint64_t micros_since(std::chrono::steady_clock::time_point t) {
   return static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t).count());
-}
-
-std::string key_of(const model::ObjectMeta& m) {
-  return m.namespace_.empty() ? m.name : m.namespace_ + "/" + m.name;
 }
 
 const char* annotation_of(JobField f) {
@@ -51,10 +50,10 @@ class PodFinder {
  public:
   explicit PodFinder(const std::vector<const model::Pod*>& pods) : pods_(pods) {
     sorted_ = std::is_sorted(pods.begin(), pods.end(), [](const model::Pod* a, const model::Pod* b) {
-      return key_of(a->meta) < key_of(b->meta);
+      return model::object_key(a->meta) < model::object_key(b->meta);
     });
     if (!sorted_) {
-      for (size_t i = 0; i < pods.size(); ++i) index_.emplace(key_of(pods[i]->meta), i);
+      for (size_t i = 0; i < pods.size(); ++i) index_.emplace(model::object_key(pods[i]->meta), i);
     }
   }
   /// The position of pod `key` in the refs, or npos.
@@ -64,8 +63,8 @@ class PodFinder {
       return it == index_.end() ? npos : it->second;
     }
     auto at = std::lower_bound(pods_.begin(), pods_.end(), key,
-                               [](const model::Pod* p, const std::string& k) { return key_of(p->meta) < k; });
-    if (at == pods_.end() || key_of((*at)->meta) != key) return npos;
+                               [](const model::Pod* p, const std::string& k) { return model::object_key(p->meta) < k; });
+    if (at == pods_.end() || model::object_key((*at)->meta) != key) return npos;
     return static_cast<size_t>(at - pods_.begin());
   }
   static constexpr size_t npos = static_cast<size_t>(-1);
@@ -243,7 +242,7 @@ void find_orphaned_reservations(CycleResult& out) {
     d.seq = ++seq;
     d.action = kCleanupAction;
     d.kind = events::DecisionKind::kEvict;
-    d.pod = key_of(pod->meta);
+    d.pod = model::object_key(pod->meta);
     d.pod_uid = pod->meta.uid;
     d.node = pod->node_name;
     d.gpu_groups = {group};

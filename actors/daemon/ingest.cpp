@@ -1,0 +1,104 @@
+#include "actors/daemon/ingest.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <utility>
+
+#include "actors/daemon/wall_clock.hpp"
+#include "k8s/model/log_redaction.hpp"
+
+namespace kai::daemon {
+
+events::WatchType watch_type(k8s::ReflectorEventType t) {
+  switch (t) {
+    case k8s::ReflectorEventType::kAdded:
+      return events::WatchType::kAdded;
+    case k8s::ReflectorEventType::kModified:
+      return events::WatchType::kModified;
+    case k8s::ReflectorEventType::kDeleted:
+      return events::WatchType::kDeleted;
+    case k8s::ReflectorEventType::kBookmark:
+      return events::WatchType::kBookmark;
+  }
+  return events::WatchType::kModified;
+}
+
+void IngestCore::drop(const std::string& kind, const std::string& why) {
+  if (!log_refusing) {
+    spdlog::error("event log takes no watch events ({}); they are dropped and listed again once it does", why);
+  }
+  log_refusing = true;
+  failed_since_cut = true;
+  dropped_kinds.insert(kind);
+}
+
+void IngestCore::settle(PendingWatch& p, const Forward& forward) {
+  auto r = p.appended.get();
+  if (!r.is_ok()) return drop(p.event->kind, r.message());
+  if (p.list_end) relisting_kinds.erase(p.event->kind);
+  forward(p.event);
+}
+
+void IngestCore::reap(const Forward& forward, bool wait) {
+  while (!pending.empty() &&
+         (wait || pending.front().appended.wait_for(std::chrono::seconds(0)) == std::future_status::ready)) {
+    settle(pending.front(), forward);
+    pending.pop_front();
+  }
+}
+
+void IngestCore::on_watch(const k8s::ReflectorEvent& ev, const Forward& forward) {
+  events::Event e;
+  e.timestamp_us = wall_us();
+  spdlog::trace("watch {} {} ({} bytes, resourceVersion {})", ev.kind, events::to_string(watch_type(ev.type)),
+                ev.object_json.size(), ev.resource_version);
+  // What scheduling never reads and may be secret (env values, managedFields) is not logged.
+  e.payload = events::WatchEvent{ev.kind, watch_type(ev.type), model::redact_for_log(ev.object_json),
+                                 ev.resource_version};
+  if (ev.type == k8s::ReflectorEventType::kBookmark && ev.from_list && unlisted_kinds.erase(ev.kind) &&
+      unlisted_kinds.empty()) {
+    spdlog::info("every kind listed");
+  }
+  if (metrics) metrics->events_ingested(ev.kind);
+  if (log_refusing) {
+    dropped_kinds.insert(ev.kind);
+  } else {
+    PendingWatch p;
+    p.appended = log->append_async({e});
+    p.event = std::make_shared<const events::WatchEvent>(std::get<events::WatchEvent>(std::move(e.payload)));
+    p.list_end = ev.type == k8s::ReflectorEventType::kBookmark && ev.from_list;
+    pending.push_back(std::move(p));
+  }
+  reap(forward, false);
+}
+
+std::set<std::string> IngestCore::recover(const Forward& forward) {
+  if (log_refusing) {
+    if (!log->probe().writable()) return {};
+    log_refusing = false;
+    spdlog::info("event log takes appends again: listing {} kind(s) again", dropped_kinds.size());
+  }
+  reap(forward, true);  // the stores hold every logged event before they are asked what they hold
+  if (log_refusing) return {};
+  std::set<std::string> kinds;
+  kinds.swap(dropped_kinds);
+  relisting_kinds.insert(kinds.begin(), kinds.end());
+  return kinds;
+}
+
+bool EarlyCycleTrigger::on_watch(const k8s::ReflectorEvent& ev, uint64_t& cuts) {
+  std::lock_guard lock(mu_);
+  cuts = cuts_;
+  if (ev.type == k8s::ReflectorEventType::kBookmark) {
+    return ev.from_list && unlisted_.erase(ev.kind) > 0 && unlisted_.empty();
+  }
+  return early_after_ > 0 && ++changes_since_cut_ == early_after_;
+}
+
+uint64_t EarlyCycleTrigger::cut_taken() {
+  std::lock_guard lock(mu_);
+  changes_since_cut_ = 0;
+  return ++cuts_;
+}
+
+}  // namespace kai::daemon

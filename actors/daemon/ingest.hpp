@@ -1,0 +1,94 @@
+#pragma once
+// What the ingest actor owns (docs/architecture.md "From watch to bind"): the log appends of watch
+// events, in the order the reflectors deliver them, and the kinds not listed yet. A watch event goes
+// to the store of its kind once its append is written (the stores are read only at cuts, which wait
+// for every append), so a store never holds what the log lacks. An event the log did not take (a
+// full disk, docs/degraded-modes.md) is dropped, and its kind is listed again, diffed against its
+// store, once the log takes appends. Plain C++: the actor around it is in daemon_actors.cpp.
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "actors/endpoints/metrics.hpp"
+#include "events/event.hpp"
+#include "k8s/client/reflector.hpp"
+#include "storage/event_log.hpp"
+
+namespace kai::daemon {
+
+/// A logged watch event on its way to the store of its kind.
+using WatchEventPtr = std::shared_ptr<const events::WatchEvent>;
+
+/// The log's name for a reflector's event type.
+events::WatchType watch_type(k8s::ReflectorEventType t);
+
+/// A watch event whose append is queued; it goes to its store once the log has it.
+struct PendingWatch {
+  std::future<storage::Result<storage::AppendResult>> appended;
+  WatchEventPtr event;
+  bool list_end = false;  ///< The BOOKMARK that ends a list.
+};
+
+struct IngestCore {
+  using Forward = std::function<void(const WatchEventPtr&)>;
+  storage::EventLog* log = nullptr;
+  endpoints::SchedulerMetrics* metrics = nullptr;
+  std::deque<PendingWatch> pending;
+  /// The log refused an append and recover() has not found it writable since: events are dropped.
+  bool log_refusing = false;
+  /// Kinds with a dropped event: their stores lack it until the kind is listed again.
+  std::set<std::string> dropped_kinds;
+  /// Kinds whose relist was asked and has not ended (its BOOKMARK not logged yet).
+  std::set<std::string> relisting_kinds;
+  /// Kinds whose first list has not been delivered yet: no cycle runs on a partial cluster (a pod
+  /// bound to a node whose other pods are not known yet could overcommit it).
+  std::set<std::string> unlisted_kinds;
+  /// An append failed since the last cut.
+  bool failed_since_cut = false;
+
+  /// Every kind's store holds what the log holds of it and what the API server said last.
+  bool current() const { return unlisted_kinds.empty() && dropped_kinds.empty() && relisting_kinds.empty(); }
+
+  /// Appends `ev` (redacted) to the log without waiting and hands on the events already written.
+  void on_watch(const k8s::ReflectorEvent& ev, const Forward& forward);
+  /// Hands on the events whose appends are written, in order; with `wait`, waits for all of them.
+  void reap(const Forward& forward, bool wait);
+  /// While events are dropped: whether the log takes appends again (it resumes RocksDB when the space
+  /// is back); then the kinds that lost events are to be listed again. Returns those kinds.
+  std::set<std::string> recover(const Forward& forward);
+
+ private:
+  void drop(const std::string& kind, const std::string& why);
+  void settle(PendingWatch& p, const Forward& forward);
+};
+
+/// When watch changes ask for a cycle before the period is up: once `early_after` changes arrived
+/// since the last cut (0: never), and once when the last kind's first list ends, so that the first
+/// cycle runs then and not a period later. Called by the reflector threads and by the ingest actor
+/// at each cut; it lets the reflectors wake the scheduler directly, so that the ingest actor holds
+/// no handle to it.
+class EarlyCycleTrigger {
+ public:
+  EarlyCycleTrigger(uint64_t early_after, std::set<std::string> unlisted_kinds)
+      : early_after_(early_after), unlisted_(std::move(unlisted_kinds)) {}
+
+  /// Counts `ev`; true when the scheduler should cycle now. `cuts` is set to the cuts taken so far.
+  bool on_watch(const k8s::ReflectorEvent& ev, uint64_t& cuts);
+  /// A cut was taken: the count starts again. Returns the cut's number (1 for the first).
+  uint64_t cut_taken();
+
+ private:
+  std::mutex mu_;
+  const uint64_t early_after_;
+  std::set<std::string> unlisted_;
+  uint64_t changes_since_cut_ = 0;
+  uint64_t cuts_ = 0;
+};
+
+}  // namespace kai::daemon

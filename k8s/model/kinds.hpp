@@ -1,0 +1,164 @@
+#pragma once
+// The one table of the object kinds the scheduler watches, projects, snapshots and exports. Each
+// entry names the kind, where the API server lists it, its codec entry points and where its
+// objects live in every per-kind holder (ClusterObjects, ObjectRefs, the projected state, the
+// snapshot sections, a store's view): holders name their per-kind members alike (`nodes`, `pods`,
+// ...), so `Kind::in(holder)` reaches any of them. Code that handles every kind iterates the table
+// with for_each_kind() or picks one by name with with_kind(); adding a kind is adding its struct,
+// its codec and one entry here (docs/architecture.md "Object kinds").
+
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <string_view>
+#include <tuple>
+
+#include "k8s/model/objects.hpp"
+#include "k8s/model/status.hpp"
+
+namespace kai::model {
+
+/// "namespace/name", or "name" for a cluster-scoped object: the key of every per-kind map, of the
+/// log's object references and of `kai-log why`.
+inline std::string object_key(const ObjectMeta& meta) {
+  return meta.namespace_.empty() ? meta.name : meta.namespace_ + "/" + meta.name;
+}
+
+// The per-kind decoders (json_codec.hpp); declared here so that the table can name them without
+// pulling nlohmann's full header into every unit that iterates kinds.
+Result<Node> decode_node(const nlohmann::json& j);
+Result<Pod> decode_pod(const nlohmann::json& j);
+Result<Queue> decode_queue(const nlohmann::json& j);
+Result<PodGroup> decode_pod_group(const nlohmann::json& j);
+Result<PriorityClass> decode_priority_class(const nlohmann::json& j);
+Result<BindRequest> decode_bind_request(const nlohmann::json& j);
+
+namespace kinds {
+
+/// Every field of an entry:
+///   Object            the typed struct (objects.hpp)
+///   kName             the watch kind, as the API server spells it
+///   kSection          the name of its member in every holder, and of its snapshot section
+///   kApiGroup         its API group ("" = core); another group with the same kind name is another kind
+///   kListPath         where the daemon lists and watches it (every namespace)
+///   kReferenceRank    position in an exported List: referenced kinds before the kinds that refer to
+///                     them, so that `kubectl apply -f` of an export creates nodes and queues first
+///   kEntityStore      which of the daemon's entity stores owns it: nodes (0); queues and priority
+///                     classes (1); pod groups with their pods and bind requests (2)
+///   decode            its JSON decoder; the encoder is the overload model::encode(const Object&)
+///   in(holder)        its member in any per-kind holder
+struct Node {
+  using Object = model::Node;
+  static constexpr std::string_view kName = "Node";
+  static constexpr std::string_view kSection = "nodes";
+  static constexpr std::string_view kApiGroup = "";
+  static constexpr std::string_view kListPath = "/api/v1/nodes";
+  static constexpr int kReferenceRank = 0;
+  static constexpr int kEntityStore = 0;
+  static constexpr auto decode = &decode_node;
+  template <class H>
+  static auto& in(H& h) { return h.nodes; }
+};
+struct Pod {
+  using Object = model::Pod;
+  static constexpr std::string_view kName = "Pod";
+  static constexpr std::string_view kSection = "pods";
+  static constexpr std::string_view kApiGroup = "";
+  static constexpr std::string_view kListPath = "/api/v1/pods";
+  static constexpr int kReferenceRank = 5;
+  static constexpr int kEntityStore = 2;
+  static constexpr auto decode = &decode_pod;
+  template <class H>
+  static auto& in(H& h) { return h.pods; }
+};
+struct Queue {
+  using Object = model::Queue;
+  static constexpr std::string_view kName = "Queue";
+  static constexpr std::string_view kSection = "queues";
+  static constexpr std::string_view kApiGroup = "scheduling.run.ai";
+  static constexpr std::string_view kListPath = "/apis/scheduling.run.ai/v2/queues";
+  static constexpr int kReferenceRank = 1;
+  static constexpr int kEntityStore = 1;
+  static constexpr auto decode = &decode_queue;
+  template <class H>
+  static auto& in(H& h) { return h.queues; }
+};
+struct PodGroup {
+  using Object = model::PodGroup;
+  static constexpr std::string_view kName = "PodGroup";
+  static constexpr std::string_view kSection = "pod_groups";
+  static constexpr std::string_view kApiGroup = "scheduling.run.ai";
+  static constexpr std::string_view kListPath = "/apis/scheduling.run.ai/v2alpha2/podgroups";
+  static constexpr int kReferenceRank = 3;
+  static constexpr int kEntityStore = 2;
+  static constexpr auto decode = &decode_pod_group;
+  template <class H>
+  static auto& in(H& h) { return h.pod_groups; }
+};
+struct PriorityClass {
+  using Object = model::PriorityClass;
+  static constexpr std::string_view kName = "PriorityClass";
+  static constexpr std::string_view kSection = "priority_classes";
+  static constexpr std::string_view kApiGroup = "scheduling.k8s.io";
+  static constexpr std::string_view kListPath = "/apis/scheduling.k8s.io/v1/priorityclasses";
+  static constexpr int kReferenceRank = 2;
+  static constexpr int kEntityStore = 1;
+  static constexpr auto decode = &decode_priority_class;
+  template <class H>
+  static auto& in(H& h) { return h.priority_classes; }
+};
+struct BindRequest {
+  using Object = model::BindRequest;
+  static constexpr std::string_view kName = "BindRequest";
+  static constexpr std::string_view kSection = "bind_requests";
+  static constexpr std::string_view kApiGroup = "scheduling.run.ai";
+  static constexpr std::string_view kListPath = "/apis/scheduling.run.ai/v1alpha2/bindrequests";
+  static constexpr int kReferenceRank = 4;
+  static constexpr int kEntityStore = 2;
+  static constexpr auto decode = &decode_bind_request;
+  template <class H>
+  static auto& in(H& h) { return h.bind_requests; }
+};
+
+/// The table, in the order of the snapshot sections on disk (events/state_codec.hpp).
+using All = std::tuple<Node, Pod, Queue, PodGroup, PriorityClass, BindRequest>;
+inline constexpr size_t kCount = std::tuple_size_v<All>;
+inline constexpr int kEntityStores = 3;
+
+}  // namespace kinds
+
+/// A holder with one `C<Object>` per kind, named as every holder names them.
+template <template <class> class C>
+struct PerKind {
+  C<model::Node> nodes;
+  C<model::Pod> pods;
+  C<model::Queue> queues;
+  C<model::PodGroup> pod_groups;
+  C<model::PriorityClass> priority_classes;
+  C<model::BindRequest> bind_requests;
+};
+
+/// Calls `f(Kind{})` for every kind, in table order.
+template <class F>
+void for_each_kind(F&& f) {
+  std::apply([&](auto... kind) { (f(kind), ...); }, kinds::All{});
+}
+
+/// Calls `f(Kind{})` for the kind named `name`; false when no kind has that name.
+template <class F>
+bool with_kind(std::string_view name, F&& f) {
+  bool found = false;
+  for_each_kind([&](auto kind) {
+    if (!found && decltype(kind)::kName == name) {
+      found = true;
+      f(kind);
+    }
+  });
+  return found;
+}
+
+/// Whether `name` is one of the table's kinds.
+inline bool is_known_kind(std::string_view name) {
+  return with_kind(name, [](auto) {});
+}
+
+}  // namespace kai::model

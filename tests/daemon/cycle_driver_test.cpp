@@ -1,0 +1,190 @@
+// The cycle driver without CAF or an API server (actors/daemon/cycle_driver.hpp): a cycle's records
+// are in the log before anything executes them, bind jobs carry their decision's sequence number,
+// outcomes are folded into the assumed decisions once written, and no cycle runs on a cut that is
+// not listed, on one taken after a refused append, for a standby, or while the daemon stops.
+#include "actors/daemon/cycle_driver.hpp"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "actors/daemon/ingest.hpp"
+#include "events/state_codec.hpp"
+#include "k8s/model/json_codec.hpp"
+#include "k8s/model/kinds.hpp"
+#include "tests/storage/temp_dir.hpp"
+#include "tools/kai-gen/generator.hpp"
+
+namespace kai::daemon {
+namespace {
+
+/// A small generated cluster with pending gangs, in the three stores the daemon shards into.
+struct Stores {
+  std::vector<std::unique_ptr<EntityStore>> stores;
+
+  Stores() {
+    for (std::set<std::string, std::less<>> kinds :
+         {std::set<std::string, std::less<>>{"Node"}, std::set<std::string, std::less<>>{"Queue", "PriorityClass"},
+          std::set<std::string, std::less<>>{"Pod", "PodGroup", "BindRequest"}}) {
+      stores.push_back(std::make_unique<EntityStore>(std::move(kinds)));
+    }
+    const model::ClusterObjects c = gen::generate(gen::ClusterSpec::scaled(0.002));
+    model::for_each_kind([&](auto kind) {
+      using K = decltype(kind);
+      for (const auto& x : K::in(c)) {
+        events::WatchEvent w{std::string(K::kName), events::WatchType::kAdded, model::encode(x).dump(),
+                             x.meta.resource_version};
+        for (auto& s : stores) {
+          if (s->owns(K::kName)) {
+            EXPECT_TRUE(s->apply(w).is_ok());
+          }
+        }
+      }
+    });
+  }
+
+  CutPtr cut(uint64_t seq, bool listed = true, bool appends_failed = false) {
+    auto r = std::make_shared<CutResult>();
+    r->cut.seq = seq;
+    for (auto& s : stores) r->cut.views.push_back(s->view(seq));
+    r->listed = listed;
+    r->appends_failed = appends_failed;
+    r->cut_number = 1;
+    return r;
+  }
+};
+
+struct DriverTest : ::testing::Test {
+  storage::testing::TempDir dir;
+  std::unique_ptr<storage::EventLog> log;
+  Leadership leadership{false};
+  bool stopping = false;
+  std::vector<BindJob> executed;
+  std::vector<uint64_t> last_seq_when_executed;
+  int published = 0;
+  std::unique_ptr<CycleDriver> driver;
+
+  void SetUp() override {
+    auto opened = storage::EventLog::open(dir.str() + "/log");
+    ASSERT_TRUE(opened.is_ok()) << opened.message();
+    log = std::move(opened).value();
+    make_driver(leadership);
+  }
+
+  void make_driver(const Leadership& lead) {
+    CycleDriverPorts ports;
+    ports.log = log.get();
+    ports.leadership = &lead;
+    ports.execute = [this](BindJob job) {
+      last_seq_when_executed.push_back(log->last_seq());
+      executed.push_back(std::move(job));
+    };
+    ports.write_job_state = [](const events::JobStateChange&) {};
+    ports.publish = [this](std::shared_ptr<const LastCycle>) { ++published; };
+    ports.stopping = [this] { return stopping; };
+    DaemonOptions options;
+    options.test_clock = [] { return int64_t{1'700'000'000}; };
+    options.test_seed = 7;
+    core::SessionOptions session;
+    driver = std::make_unique<CycleDriver>(options, session, /*config_hash=*/1, std::move(ports),
+                                           events::ScheduleRecords{}, /*last_cycle_id=*/0);
+  }
+
+  /// Every record in the log, in order.
+  std::vector<events::Event> records() {
+    std::vector<events::Event> out;
+    (void)log->read(1, UINT64_MAX, [&](uint64_t, const storage::Result<events::Event>& e) {
+      if (e.is_ok()) out.push_back(e.value());
+      return true;
+    });
+    return out;
+  }
+};
+
+TEST_F(DriverTest, ACyclesDecisionsAreLoggedBeforeTheyAreExecutedAndCarryTheirSequence) {
+  Stores stores;
+  const CycleDriver::Plan plan = driver->plan();
+  ASSERT_TRUE(plan.cycle);
+  driver->on_cut(stores.cut(log->last_seq()), plan);
+  ASSERT_FALSE(executed.empty()) << "the generated cluster has pending gangs that fit";
+  EXPECT_EQ(published, 1);
+  std::map<uint64_t, events::Decision> decisions;
+  for (const auto& e : records()) {
+    if (const auto* d = std::get_if<events::DecisionEvent>(&e.payload)) decisions[e.seq] = d->decision;
+  }
+  for (size_t i = 0; i < executed.size(); ++i) {
+    const BindJob& job = executed[i];
+    ASSERT_TRUE(decisions.count(job.log_seq)) << job.decision.pod;
+    EXPECT_EQ(decisions[job.log_seq].pod, job.decision.pod);
+    EXPECT_GE(last_seq_when_executed[i], job.log_seq) << "executed before it was logged";
+    EXPECT_TRUE(driver->records().assumed.count(job.log_seq)) << "a logged decision is assumed";
+  }
+  const auto all = records();
+  ASSERT_GE(all.size(), 3u);
+  EXPECT_TRUE(std::holds_alternative<events::CycleStart>(all.front().payload));
+  EXPECT_TRUE(std::holds_alternative<events::CycleEnd>(all.back().payload));
+}
+
+TEST_F(DriverTest, AnOutcomeIsFoldedIntoTheAssumedDecisionsOnceWritten) {
+  Stores stores;
+  driver->on_cut(stores.cut(log->last_seq()), driver->plan());
+  ASSERT_FALSE(executed.empty());
+  const BindJob job = executed.front();
+  ASSERT_EQ(job.decision.kind, events::DecisionKind::kBind);
+  driver->on_outcome(job, events::BinderOutcome{job.log_seq, job.decision.pod, events::Outcome::kBound, "bound"});
+  EXPECT_TRUE(driver->drain_appends());
+  ASSERT_TRUE(driver->records().assumed.count(job.log_seq));
+  EXPECT_TRUE(driver->records().assumed.at(job.log_seq).reported);
+  driver->on_outcome(job, events::BinderOutcome{job.log_seq, job.decision.pod, events::Outcome::kBindFailed, "no"});
+  EXPECT_TRUE(driver->drain_appends());
+  EXPECT_FALSE(driver->records().assumed.count(job.log_seq)) << "a failed bind ends the assumption";
+}
+
+TEST_F(DriverTest, NoCycleOnACutNotListedOrAfterARefusedAppend) {
+  Stores stores;
+  driver->on_cut(stores.cut(log->last_seq(), /*listed=*/false), driver->plan());
+  driver->on_cut(stores.cut(log->last_seq(), /*listed=*/true, /*appends_failed=*/true), driver->plan());
+  EXPECT_TRUE(executed.empty());
+  EXPECT_EQ(published, 0);
+  EXPECT_TRUE(records().empty());
+}
+
+TEST_F(DriverTest, AStandbyAndAStoppingDaemonPlanNoCycle) {
+  stopping = true;
+  EXPECT_FALSE(driver->plan().cycle);
+  stopping = false;
+  Leadership standby{true};  // electing, and no lease taken: may not act
+  make_driver(standby);
+  EXPECT_FALSE(driver->plan().cycle);
+}
+
+TEST(EarlyCycleTrigger, AsksForACycleAfterEnoughChangesAndWhenTheFirstListsEnd) {
+  EarlyCycleTrigger trigger(3, {"Node", "Pod"});
+  uint64_t cuts = 0;
+  auto event = [](const char* kind, k8s::ReflectorEventType type, bool from_list) {
+    k8s::ReflectorEvent e;
+    e.kind = kind;
+    e.type = type;
+    e.from_list = from_list;
+    return e;
+  };
+  const auto added = event("Pod", k8s::ReflectorEventType::kAdded, true);
+  EXPECT_FALSE(trigger.on_watch(event("Node", k8s::ReflectorEventType::kBookmark, true), cuts));
+  EXPECT_TRUE(trigger.on_watch(event("Pod", k8s::ReflectorEventType::kBookmark, true), cuts))
+      << "the last first list ended";
+  EXPECT_FALSE(trigger.on_watch(event("Pod", k8s::ReflectorEventType::kBookmark, true), cuts)) << "once only";
+  EXPECT_FALSE(trigger.on_watch(added, cuts));
+  EXPECT_FALSE(trigger.on_watch(added, cuts));
+  EXPECT_TRUE(trigger.on_watch(added, cuts)) << "the third change since the last cut";
+  EXPECT_FALSE(trigger.on_watch(added, cuts)) << "once per cut";
+  EXPECT_EQ(cuts, 0u);
+  EXPECT_EQ(trigger.cut_taken(), 1u);
+  EXPECT_FALSE(trigger.on_watch(added, cuts));
+  EXPECT_EQ(cuts, 1u);
+  EXPECT_FALSE(trigger.on_watch(added, cuts));
+  EXPECT_TRUE(trigger.on_watch(added, cuts)) << "counted again from the cut";
+}
+
+}  // namespace
+}  // namespace kai::daemon
