@@ -1,3 +1,6 @@
+// EventLog: open and recovery, the group-commit writer (append, batches, the audit index entries of
+// each batch) and the log's health on a full disk. Reads, snapshots and retention are in
+// event_log_read.cpp, event_log_snapshots.cpp and event_log_retention.cpp.
 #include "storage/event_log.hpp"
 #include "storage/rocksdb_info_log.hpp"
 
@@ -10,11 +13,10 @@
 #include <sys/statvfs.h>
 
 #include <cstdio>
-#include <map>
 
 #include "events/event_codec.hpp"
-#include "events/state_codec.hpp"
 #include "storage/crc32c.hpp"
+#include "storage/event_log_internal.hpp"
 
 namespace kai::storage {
 namespace {
@@ -23,12 +25,6 @@ constexpr const char* kEventsCf = "events";
 constexpr const char* kSnapshotsCf = "snapshots";
 constexpr const char* kAuditCf = "audit";
 constexpr const char* kMetaCf = "meta";
-
-Status from_rocks(const rocksdb::Status& s, std::string_view what) {
-  if (s.ok()) return Status::ok();
-  if (s.IsNoSpace()) return Status::error(model::Code::kNoSpace, "disk full: " + std::string(what) + ": " + s.ToString());
-  return Status::error(std::string(what) + ": " + s.ToString());
-}
 
 /// "256 MiB" for a message a person reads.
 std::string human_bytes(uint64_t b) {
@@ -44,35 +40,6 @@ std::string human_bytes(uint64_t b) {
   return buf;
 }
 
-uint64_t decode_seq(std::string_view key) {
-  uint64_t v = 0;
-  for (char c : key) v = (v << 8) | static_cast<uint8_t>(c);
-  return v;
-}
-
-uint32_t get_le32(std::string_view b) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(static_cast<uint8_t>(b[i])) << (8 * i);
-  return v;
-}
-
-/// Checks the frame of a stored value and decodes the event in it.
-Result<events::Event> decode_value(uint64_t seq, std::string_view key, std::string_view value) {
-  if (value.size() < 4) return Status::error("record shorter than its checksum");
-  std::string_view body = value.substr(4);
-  uint32_t want = get_le32(value);
-  uint32_t got = crc32c(key, crc32c(body));
-  if (want != got) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "checksum mismatch (stored %08x, computed %08x)", want, got);
-    return Status::error(buf);
-  }
-  auto e = events::decode_event(body);
-  if (!e) return Status::error("decode: " + e.message());
-  e.value().seq = seq;
-  return e;
-}
-
 std::string audit_key(AuditKey dim, std::string_view name, uint64_t seq) {
   std::string k;
   k.reserve(name.size() + 10);
@@ -81,52 +48,6 @@ std::string audit_key(AuditKey dim, std::string_view name, uint64_t seq) {
   k.push_back('\0');
   k.append(seq_key(seq));
   return k;
-}
-
-void put_le(std::string& out, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
-}
-
-uint64_t get_le(std::string_view b, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i)
-    v |= static_cast<uint64_t>(static_cast<uint8_t>(b[static_cast<size_t>(i)])) << (8 * i);
-  return v;
-}
-
-/// Snapshots are stored in parts of this size, so that no RocksDB value is huge.
-constexpr size_t kSnapshotPart = 4u << 20;
-
-std::string snapshot_part_key(uint64_t seq, uint32_t part) {
-  std::string k = seq_key(seq);
-  for (int i = 3; i >= 0; --i) k.push_back(static_cast<char>(part >> (8 * i)));
-  return k;
-}
-
-/// Drops audit entries whose event retention deleted (the entry's key ends with the event's seq).
-class AuditRetentionFilter : public rocksdb::CompactionFilter {
- public:
-  explicit AuditRetentionFilter(const std::atomic<uint64_t>* retained_from) : retained_from_(retained_from) {}
-  bool Filter(int /*level*/, const rocksdb::Slice& key, const rocksdb::Slice& /*value*/,
-              std::string* /*new_value*/, bool* /*value_changed*/) const override {
-    if (key.size() < 9) return false;
-    return decode_seq(std::string_view(key.data() + key.size() - 8, 8)) <
-           retained_from_->load(std::memory_order_relaxed);
-  }
-  const char* Name() const override { return "kai.AuditRetentionFilter"; }
-
- private:
-  const std::atomic<uint64_t>* retained_from_;
-};
-
-std::string hex(std::string_view s) {
-  static const char* d = "0123456789abcdef";
-  std::string out;
-  for (char c : s) {
-    out.push_back(d[static_cast<uint8_t>(c) >> 4]);
-    out.push_back(d[static_cast<uint8_t>(c) & 15]);
-  }
-  return out;
 }
 
 }  // namespace
@@ -165,7 +86,7 @@ Result<std::unique_ptr<EventLog>> EventLog::open(const std::string& path, const 
   // flushed. The vector memtable does not take concurrent inserts, which the single writer never does.
   rocksdb::ColumnFamilyOptions audit_opts = cf_opts;
   audit_opts.memtable_factory = std::make_shared<rocksdb::VectorRepFactory>();
-  log->audit_filter_ = std::make_unique<AuditRetentionFilter>(&log->retained_from_);
+  log->audit_filter_ = make_audit_retention_filter(&log->retained_from_);
   audit_opts.compaction_filter = log->audit_filter_.get();
   db_opts.allow_concurrent_memtable_write = false;
   std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {{rocksdb::kDefaultColumnFamilyName, cf_opts},
@@ -520,348 +441,6 @@ LogHealth EventLog::probe() {
     }
   }
   return health();
-}
-
-Status EventLog::read(uint64_t from, uint64_t to,
-                      const std::function<bool(uint64_t, const Result<events::Event>&)>& f) const {
-  rocksdb::ReadOptions ro;
-  std::string upper = to == UINT64_MAX ? std::string() : seq_key(to + 1);
-  rocksdb::Slice upper_slice(upper);
-  if (!upper.empty()) ro.iterate_upper_bound = &upper_slice;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, events_cf_));
-  for (it->Seek(seq_key(from)); it->Valid(); it->Next()) {
-    std::string_view key = it->key().ToStringView();
-    if (key.size() != 8) {
-      if (!f(0, Result<events::Event>(Status::error("bad key " + hex(key))))) break;
-      continue;
-    }
-    uint64_t seq = decode_seq(key);
-    if (!f(seq, decode_value(seq, key, it->value().ToStringView()))) break;
-  }
-  return from_rocks(it->status(), "read");
-}
-
-Result<VerifyReport> EventLog::verify() const {
-  VerifyReport rep;
-  rocksdb::ReadOptions ro;
-  ro.verify_checksums = true;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, events_cf_));
-  uint64_t prev = 0;
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    std::string_view key = it->key().ToStringView();
-    if (key.size() != 8) {
-      rep.bad_keys.push_back(hex(key));
-      continue;
-    }
-    uint64_t seq = decode_seq(key);
-    ++rep.records;
-    if (rep.first_seq == 0) rep.first_seq = seq;
-    if (prev != 0 && seq != prev + 1) rep.gaps.emplace_back(prev, seq);
-    prev = seq;
-    rep.last_seq = seq;
-    auto e = decode_value(seq, key, it->value().ToStringView());
-    if (!e) rep.corrupt.push_back({seq, e.message()});
-  }
-  if (!it->status().ok()) return from_rocks(it->status(), "verify");
-  // Records before retained_from were deleted on purpose; a hole right after it was not.
-  rep.retained_from = retained_from();
-  if (rep.records > 0 && rep.first_seq > rep.retained_from)
-    rep.gaps.emplace_back(rep.retained_from - 1, rep.first_seq);
-  auto snaps = snapshots();
-  if (!snaps) return snaps.status();
-  for (const SnapshotInfo& info : *snaps) {
-    ++rep.snapshots;
-    auto bytes = read_snapshot(info.seq);
-    if (!bytes) {
-      rep.corrupt_snapshots.push_back({info.seq, bytes.message()});
-      continue;
-    }
-    auto state = events::decode_state(*bytes);
-    if (!state) rep.corrupt_snapshots.push_back({info.seq, state.message()});
-  }
-  return rep;
-}
-
-Result<std::vector<uint64_t>> EventLog::audit(AuditKey dimension, std::string_view name, size_t limit) const {
-  std::string prefix;
-  prefix.push_back(static_cast<char>(dimension));
-  prefix.append(name);
-  prefix.push_back('\0');
-  std::string upper = prefix;
-  upper.back() = '\x01';  // names never contain NUL, so this bounds exactly the prefix
-  rocksdb::ReadOptions ro;
-  rocksdb::Slice upper_slice(upper);
-  ro.iterate_upper_bound = &upper_slice;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, audit_cf_));
-  std::vector<uint64_t> out;
-  const uint64_t floor = retained_from();
-  for (it->SeekToLast(); it->Valid() && out.size() < limit; it->Prev()) {
-    std::string_view k = it->key().ToStringView();
-    if (k.size() != prefix.size() + 8 || k.substr(0, prefix.size()) != prefix) {
-      if (k < std::string_view(prefix)) break;
-      continue;
-    }
-    const uint64_t seq = decode_seq(k.substr(prefix.size()));
-    // Entries of events retention deleted stay until compaction drops them; they name nothing now.
-    if (seq < floor) break;
-    out.push_back(seq);
-  }
-  if (!it->status().ok()) return from_rocks(it->status(), "audit");
-  return out;
-}
-
-Result<std::string> EventLog::get_meta(std::string_view key) const {
-  std::string v;
-  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), meta_cf_, rocksdb::Slice(key.data(), key.size()), &v);
-  if (s.IsNotFound()) return std::string();
-  if (!s.ok()) return from_rocks(s, "get meta");
-  return v;
-}
-
-Result<std::string> EventLog::get_raw(uint64_t seq) const {
-  std::string v;
-  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), events_cf_, seq_key(seq), &v);
-  if (!s.ok()) return from_rocks(s, "get " + std::to_string(seq));
-  return v;
-}
-
-Status EventLog::put_raw(uint64_t seq, std::string_view value) {
-  rocksdb::WriteOptions wo;
-  wo.sync = true;
-  return from_rocks(db_->Put(wo, events_cf_, seq_key(seq), rocksdb::Slice(value.data(), value.size())),
-                    "put " + std::to_string(seq));
-}
-
-Result<EventLog::Stats> EventLog::stats() const {
-  Stats st;
-  std::map<std::string, uint64_t> kinds;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), events_cf_));
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    std::string_view key = it->key().ToStringView();
-    if (key.size() != 8) continue;
-    uint64_t seq = decode_seq(key);
-    ++st.records;
-    st.bytes += key.size() + it->value().size();
-    if (st.first_seq == 0) st.first_seq = seq;
-    st.last_seq = seq;
-    auto e = decode_value(seq, key, it->value().ToStringView());
-    if (e) {
-      ++kinds[events::kind_name(e->payload)];
-    } else {
-      ++st.undecodable;
-    }
-  }
-  if (!it->status().ok()) return from_rocks(it->status(), "stats");
-  st.by_kind.assign(kinds.begin(), kinds.end());
-  st.retained_from = retained_from();
-  auto snaps = snapshots();
-  if (!snaps) return snaps.status();
-  st.snapshots = std::move(snaps).value();
-  return st;
-}
-
-}  // namespace kai::storage
-
-namespace kai::storage {
-
-void EventLog::cancel_manual_compaction() {
-  if (db_) db_->DisableManualCompaction();
-}
-
-uint64_t EventLog::retained_from() const {
-  return retained_from_.load(std::memory_order_acquire);
-}
-
-Status EventLog::write_snapshot(uint64_t seq, std::string_view bytes) {
-  if (options_.read_only) return Status::error("event log opened read-only");
-  if (LogHealth h = health(); !h.writable()) return Status::error("snapshot " + std::to_string(seq) + ": " + h.message);
-  if (seq == 0 || seq > last_seq()) {
-    return Status::error("snapshot at " + std::to_string(seq) + " is past the log's end " +
-                         std::to_string(last_seq()));
-  }
-  rocksdb::WriteBatch wb;
-  const uint64_t parts = (bytes.size() + kSnapshotPart - 1) / kSnapshotPart;
-  for (uint64_t p = 0; p < parts; ++p) {
-    const std::string key = snapshot_part_key(seq, static_cast<uint32_t>(p));
-    const std::string_view chunk = bytes.substr(p * kSnapshotPart, kSnapshotPart);
-    std::string value;
-    value.reserve(chunk.size() + 4);
-    put_le(value, crc32c(key, crc32c(chunk)), 4);
-    value.append(chunk);
-    wb.Put(snapshots_cf_, key, value).PermitUncheckedError();
-  }
-  std::string manifest;
-  put_le(manifest, parts, 4);
-  put_le(manifest, bytes.size(), 8);
-  put_le(manifest, crc32c(manifest), 4);
-  wb.Put(snapshots_cf_, seq_key(seq), manifest).PermitUncheckedError();
-  rocksdb::WriteOptions wo;
-  // Without the WAL a snapshot costs the event writer nothing; it is durable once flushed below, and
-  // a crash before that loses only this snapshot (the previous one and the log still cover it).
-  wo.disableWAL = true;
-  rocksdb::Status ws = db_->Write(wo, &wb);
-  note_write_error(ws);
-  if (Status st = from_rocks(ws, "write snapshot " + std::to_string(seq)); !st) return st;
-  rocksdb::FlushOptions fo;
-  fo.wait = true;
-  fo.allow_write_stall = true;
-  rocksdb::Status fs = db_->Flush(fo, snapshots_cf_);
-  note_write_error(fs);
-  return from_rocks(fs, "flush snapshot " + std::to_string(seq));
-}
-
-Result<std::vector<SnapshotInfo>> EventLog::snapshots() const {
-  std::vector<SnapshotInfo> out;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), snapshots_cf_));
-  for (it->SeekToFirst(); it->Valid();) {
-    const std::string_view key = it->key().ToStringView();
-    const std::string_view value = it->value().ToStringView();
-    if (key.size() != 8) {  // a part whose manifest is gone (a damaged snapshot): go on
-      it->Next();
-      continue;
-    }
-    // A manifest of the wrong size is listed all the same, so that verify and restore report it.
-    const uint64_t seq = decode_seq(key);
-    out.push_back({seq, value.size() == 16 ? get_le(value.substr(4), 8) : 0});
-    // Skip the parts (megabytes each) instead of reading them: the next manifest is past them.
-    if (seq == UINT64_MAX) break;
-    it->Seek(seq_key(seq + 1));
-  }
-  if (!it->status().ok()) return from_rocks(it->status(), "list snapshots");
-  return out;
-}
-
-Result<std::string> EventLog::read_snapshot(uint64_t seq) const {
-  const std::string where = "snapshot " + std::to_string(seq) + ": ";
-  std::string manifest;
-  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), snapshots_cf_, seq_key(seq), &manifest);
-  if (s.IsNotFound()) return Status::error(where + "not found");
-  if (!s.ok()) return from_rocks(s, where + "read");
-  if (manifest.size() != 16 ||
-      get_le(std::string_view(manifest).substr(12), 4) != crc32c(manifest.substr(0, 12))) {
-    return Status::error(where + "damaged manifest");
-  }
-  const uint64_t parts = get_le(manifest, 4);
-  const uint64_t total = get_le(std::string_view(manifest).substr(4), 8);
-  if (total > parts * kSnapshotPart || parts > total / kSnapshotPart + 1) {
-    return Status::error(where + "damaged manifest (size)");
-  }
-  std::string out;
-  out.reserve(total);
-  for (uint64_t p = 0; p < parts; ++p) {
-    const std::string key = snapshot_part_key(seq, static_cast<uint32_t>(p));
-    std::string value;
-    s = db_->Get(rocksdb::ReadOptions(), snapshots_cf_, key, &value);
-    if (s.IsNotFound()) return Status::error(where + "part " + std::to_string(p) + " missing");
-    if (!s.ok()) return from_rocks(s, where + "read");
-    if (value.size() < 4) return Status::error(where + "part " + std::to_string(p) + " too short");
-    const std::string_view chunk = std::string_view(value).substr(4);
-    if (get_le(value, 4) != crc32c(key, crc32c(chunk))) {
-      return Status::error(where + "part " + std::to_string(p) + " checksum mismatch");
-    }
-    out.append(chunk);
-  }
-  if (out.size() != total) return Status::error(where + "size differs from its manifest");
-  return out;
-}
-
-Result<RetentionReport> EventLog::apply_retention(const RetentionPolicy& policy, int64_t now_us) {
-  if (options_.read_only) return Status::error("event log opened read-only");
-  std::lock_guard lock(retention_mu_);
-  RetentionReport report;
-  auto listed = snapshots();
-  if (!listed) return listed.status();
-  std::vector<SnapshotInfo> snaps = std::move(listed).value();
-  const size_t keep = std::max<size_t>(1, policy.keep_snapshots);
-  rocksdb::WriteOptions wo;
-  wo.sync = true;
-  if (snaps.size() > keep) {
-    const uint64_t first_kept = snaps[snaps.size() - keep].seq;
-    Status st =
-        from_rocks(db_->DeleteRange(wo, snapshots_cf_, seq_key(snaps.front().seq), seq_key(first_kept)),
-                   "delete snapshots");
-    if (!st) return st;
-    report.snapshots_deleted = snaps.size() - keep;
-    snaps.erase(snaps.begin(), snaps.end() - static_cast<std::ptrdiff_t>(keep));
-  }
-  const uint64_t from = retained_from();
-  report.retained_from = from;
-  // Nothing older than the oldest kept snapshot may go: it and the log after it rebuild the state.
-  if (snaps.empty() || snaps.front().seq < from) return report;
-  const uint64_t floor = snaps.front().seq;
-  uint64_t cut = from - 1;  // delete [from, cut]
-
-  // Age: the oldest events, up to the first one young enough (wall-clock stamps are nearly ordered,
-  // so the scan stops at the first young or unreadable one).
-  if (policy.max_age.count() > 0) {
-    const int64_t oldest_kept_us =
-        now_us - std::chrono::duration_cast<std::chrono::microseconds>(policy.max_age).count();
-    rocksdb::ReadOptions ro;
-    const std::string upper = seq_key(floor + 1);
-    rocksdb::Slice upper_slice(upper);
-    ro.iterate_upper_bound = &upper_slice;
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, events_cf_));
-    for (it->Seek(seq_key(from)); it->Valid(); it->Next()) {
-      if (it->key().size() != 8 || it->value().size() < 4) break;
-      auto ts = events::peek_timestamp(it->value().ToStringView().substr(4));
-      if (!ts || *ts >= oldest_kept_us) break;
-      cut = decode_seq(it->key().ToStringView());
-    }
-    if (!it->status().ok()) return from_rocks(it->status(), "retention scan");
-  }
-
-  // Size, as stored (compressed SST files): the smallest cut that leaves at most max_bytes after it.
-  // The memtable is flushed first because RocksDB's estimate of a memtable range is a guess; the
-  // files' estimate is exact to a data block. That costs one memtable write per retention pass.
-  if (policy.max_bytes > 0) {
-    rocksdb::FlushOptions fo;
-    fo.wait = true;
-    fo.allow_write_stall = true;
-    const rocksdb::Status flushed = db_->Flush(fo, events_cf_);
-    note_write_error(flushed);
-    if (Status st = from_rocks(flushed, "retention flush"); !st) return st;
-    const uint64_t last = last_seq();
-    auto size_after = [&](uint64_t seq) {  // bytes of events (seq, last]
-      const std::string a = seq_key(seq + 1), b = seq_key(last + 1);
-      rocksdb::Range range(a, b);
-      uint64_t size = 0;
-      rocksdb::SizeApproximationOptions so;
-      so.include_memtables = false;
-      so.include_files = true;
-      db_->GetApproximateSizes(so, events_cf_, &range, 1, &size).PermitUncheckedError();
-      return size;
-    };
-    if (size_after(cut) > policy.max_bytes) {
-      uint64_t lo = cut + 1, hi = floor;  // sizes shrink as the cut grows
-      while (lo < hi) {
-        const uint64_t mid = lo + (hi - lo) / 2;
-        if (size_after(mid) > policy.max_bytes) {
-          lo = mid + 1;
-        } else {
-          hi = mid;
-        }
-      }
-      cut = std::max(cut, lo);
-    }
-  }
-
-  if (cut < from) return report;
-  rocksdb::WriteBatch wb;
-  wb.DeleteRange(events_cf_, seq_key(from), seq_key(cut + 1)).PermitUncheckedError();
-  wb.Put(meta_cf_, "retained_from", std::to_string(cut + 1)).PermitUncheckedError();
-  const rocksdb::Status written = db_->Write(wo, &wb);
-  note_write_error(written);
-  if (Status st = from_rocks(written, "retention"); !st) return st;
-  retained_from_.store(cut + 1, std::memory_order_release);
-  report.retained_from = cut + 1;
-  report.events_deleted = cut + 1 - from;
-  // Reclaim the space in the background; ingest goes on (RocksDB compacts without blocking writes).
-  rocksdb::CompactRangeOptions co;
-  co.exclusive_manual_compaction = false;
-  const std::string end_key = seq_key(cut + 1);
-  rocksdb::Slice end_slice(end_key);
-  db_->CompactRange(co, events_cf_, nullptr, &end_slice).PermitUncheckedError();
-  return report;
 }
 
 }  // namespace kai::storage

@@ -1,0 +1,135 @@
+// Pruning and validation of custom resources against their CRD's openAPIV3Schema (crd_schema.hpp).
+#include "k8s/apiserver/crd_schema.hpp"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kai::apiserver {
+namespace {
+
+/// Structural pruning as the real server does for custom resources: fields the schema does not
+/// declare are dropped, unless x-kubernetes-preserve-unknown-fields.
+void prune(Json& v, const Json& s) {
+  if (!s.is_object()) return;
+  const bool preserve = s.value("x-kubernetes-preserve-unknown-fields", false);
+  if (v.is_object()) {
+    auto props = s.find("properties");
+    auto addl = s.find("additionalProperties");
+    for (auto it = v.begin(); it != v.end();) {
+      if (props != s.end() && props->contains(it.key())) {
+        prune(it.value(), (*props)[it.key()]);
+      } else if (addl != s.end() && addl->is_object()) {
+        prune(it.value(), *addl);
+      } else if (!preserve && !(addl != s.end() && addl->is_boolean() && addl->get<bool>())) {
+        it = v.erase(it);
+        continue;
+      }
+      ++it;
+    }
+  } else if (v.is_array()) {
+    if (auto items = s.find("items"); items != s.end()) {
+      for (auto& e : v) prune(e, *items);
+    }
+  }
+}
+
+/// Structural-schema validation of a custom resource, as the real server's OpenAPI validator: type,
+/// required, enum, nullable, int-or-string, minimum / maximum. Appends "field: detail" causes.
+void validate(const Json& v, const Json& s, const std::string& path,
+              std::vector<std::pair<std::string, std::string>>& errs) {
+  if (!s.is_object()) return;
+  if (v.is_null()) {
+    if (!s.value("nullable", false) && s.contains("type")) {
+      errs.emplace_back(path, "Invalid value: \"null\": " + path + " in body must be of type " +
+                                  s["type"].get<std::string>() + ": \"null\"");
+    }
+    return;
+  }
+  const std::string type = s.value("type", "");
+  const char* got = v.is_object()           ? "object"
+                    : v.is_array()          ? "array"
+                    : v.is_string()         ? "string"
+                    : v.is_boolean()        ? "boolean"
+                    : v.is_number_integer() ? "integer"
+                                            : "number";
+  const bool int_or_string = s.value("x-kubernetes-int-or-string", false);
+  bool ok = type.empty() || type == got || (type == "number" && std::string(got) == "integer");
+  if (int_or_string) ok = v.is_number_integer() || v.is_string();
+  if (!ok) {
+    errs.emplace_back(path, "Invalid value: \"" + std::string(got) + "\": " + path +
+                                " in body must be of type " +
+                                (int_or_string ? std::string("integer,string") : type) + ": \"" + got + "\"");
+    return;
+  }
+  if (auto e = s.find("enum");
+      e != s.end() && e->is_array() && std::find(e->begin(), e->end(), v) == e->end()) {
+    std::string allowed;
+    for (const auto& a : *e) allowed += (allowed.empty() ? "" : ", ") + a.dump();
+    errs.emplace_back(path, "Unsupported value: " + v.dump() + ": supported values: " + allowed);
+  }
+  if (v.is_number()) {
+    if (s.contains("minimum") && s["minimum"].is_number() && v.get<double>() < s["minimum"].get<double>()) {
+      errs.emplace_back(path, "Invalid value: " + v.dump() + ": " + path +
+                                  " in body should be greater than or equal to " + s["minimum"].dump());
+    }
+    if (s.contains("maximum") && s["maximum"].is_number() && v.get<double>() > s["maximum"].get<double>()) {
+      errs.emplace_back(path, "Invalid value: " + v.dump() + ": " + path +
+                                  " in body should be less than or equal to " + s["maximum"].dump());
+    }
+  }
+  const std::string prefix = path.empty() ? "" : path + ".";
+  if (v.is_object()) {
+    for (const auto& req : s.value("required", Json::array())) {
+      if (req.is_string() && !v.contains(req.get<std::string>())) {
+        errs.emplace_back(prefix + req.get<std::string>(), "Required value");
+      }
+    }
+    auto props = s.find("properties");
+    auto addl = s.find("additionalProperties");
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      if (path.empty() && (it.key() == "metadata" || it.key() == "apiVersion" || it.key() == "kind"))
+        continue;
+      if (props != s.end() && props->contains(it.key())) {
+        validate(it.value(), (*props)[it.key()], prefix + it.key(), errs);
+      } else if (addl != s.end() && addl->is_object()) {
+        validate(it.value(), *addl, prefix + it.key(), errs);
+      }
+    }
+  } else if (v.is_array()) {
+    if (auto items = s.find("items"); items != s.end()) {
+      for (size_t i = 0; i < v.size(); ++i)
+        validate(v[i], *items, path + "[" + std::to_string(i) + "]", errs);
+    }
+  }
+}
+
+}  // namespace
+
+void check_custom(const ResourceInfo& r, Json& obj) {
+  if (!r.schema.is_object()) return;
+  Json m = obj["metadata"];
+  prune(obj, r.schema);
+  obj["metadata"] = m;
+  obj["apiVersion"] = r.api_version();
+  obj["kind"] = r.kind;
+  std::vector<std::pair<std::string, std::string>> errs;
+  validate(obj, r.schema, "", errs);
+  if (errs.empty()) return;
+  const std::string name = m.value("name", "");
+  std::string msg;
+  Json causes = Json::array();
+  for (const auto& [field, detail] : errs) {
+    msg += (msg.empty() ? "" : ", ") + field + ": " + detail;
+    causes.push_back(
+        {{"reason", detail.rfind("Required", 0) == 0 ? "FieldValueRequired" : "FieldValueInvalid"},
+         {"message", detail},
+         {"field", field}});
+  }
+  if (errs.size() > 1) msg = "[" + msg + "]";
+  throw ApiError(422, "Invalid", r.kind + "." + r.group + " \"" + name + "\" is invalid: " + msg,
+                 Json{{"name", name}, {"group", r.group}, {"kind", r.kind}, {"causes", causes}});
+}
+
+}  // namespace kai::apiserver

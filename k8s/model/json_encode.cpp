@@ -1,0 +1,317 @@
+// The per-kind JSON encoders of json_codec.hpp: each writes back the fields its decoder reads, with
+// the object's apiVersion and kind.
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "k8s/model/json_codec.hpp"
+#include "k8s/model/pod_constraint_paths.hpp"
+#include "k8s/model/quantity.hpp"
+#include "k8s/model/time.hpp"
+
+namespace kai::model {
+
+using namespace json_detail;
+
+namespace {
+
+using nlohmann::json;
+
+// ---------------------------------------------------------------------------------- time
+
+/// Formats nanoseconds the way Go's Duration.String() does ("1h30m0s", "500ms", "1.5s").
+std::string format_go_duration(int64_t ns) {
+  if (ns == 0) return "0s";
+  std::string sign = ns < 0 ? "-" : "";
+  const unsigned __int128 mag = ns < 0 ? static_cast<unsigned __int128>(-static_cast<__int128>(ns))
+                                       : static_cast<unsigned __int128>(ns);
+  auto with_fraction = [](uint64_t v, uint64_t unit, int unit_digits) {
+    std::string out = std::to_string(v / unit);
+    uint64_t frac = v % unit;
+    if (frac != 0) {
+      std::string f = std::to_string(frac);
+      f.insert(0, static_cast<size_t>(unit_digits) - f.size(), '0');
+      while (!f.empty() && f.back() == '0') f.pop_back();
+      out += "." + f;
+    }
+    return out;
+  };
+  const auto v = static_cast<uint64_t>(mag);
+  if (v < 1'000) return sign + std::to_string(v) + "ns";
+  if (v < 1'000'000) return sign + with_fraction(v, 1'000, 3) + "us";
+  if (v < 1'000'000'000) return sign + with_fraction(v, 1'000'000, 6) + "ms";
+  std::string out = sign;
+  const uint64_t hours = v / 3'600'000'000'000;
+  const uint64_t minutes = v / 60'000'000'000 % 60;
+  if (hours > 0) out += std::to_string(hours) + "h";
+  if (hours > 0 || minutes > 0) out += std::to_string(minutes) + "m";
+  return out + with_fraction(v % 60'000'000'000, 1'000'000'000, 9) + "s";
+}
+
+// ------------------------------------------------------------------------------- encoding helpers
+
+/// Writes `items` as the array `obj[key]`, each element from `encode_one`; writes nothing when empty.
+template <class T, class F>
+void put_array(json& obj, const char* key, const std::vector<T>& items, F&& encode_one) {
+  if (items.empty()) return;
+  json arr = json::array();
+  for (const T& item : items) arr.push_back(encode_one(item));
+  obj[key] = std::move(arr);
+}
+
+json encode_meta(const ObjectMeta& m) {
+  json md = json::object();
+  md["name"] = m.name;
+  if (!m.namespace_.empty()) md["namespace"] = m.namespace_;
+  if (!m.uid.empty()) md["uid"] = m.uid;
+  if (!m.resource_version.empty()) md["resourceVersion"] = m.resource_version;
+  if (m.generation != 0) md["generation"] = m.generation;
+  if (m.creation_timestamp != 0) md["creationTimestamp"] = format_rfc3339(m.creation_timestamp);
+  if (m.deletion_timestamp) md["deletionTimestamp"] = format_rfc3339(*m.deletion_timestamp);
+  if (!m.labels.empty()) md["labels"] = m.labels;
+  if (!m.annotations.empty()) md["annotations"] = m.annotations;
+  put_array(md, "ownerReferences", m.owner_references, [](const OwnerReference& r) {
+    json o = {{"apiVersion", r.api_version}, {"kind", r.kind}, {"name", r.name}, {"uid", r.uid}};
+    if (r.controller) o["controller"] = true;
+    return o;
+  });
+  return md;
+}
+
+json header(std::string_view api_version, std::string_view kind, const ObjectMeta& m) {
+  return json{{"apiVersion", api_version}, {"kind", kind}, {"metadata", encode_meta(m)}};
+}
+
+json encode_resources(const ResourceList& r) {
+  json out = json::object();
+  for (const auto& [name, milli] : r) out[name] = format_quantity_milli(milli);
+  return out;
+}
+
+void put_if(json& obj, const char* key, const std::string& value) {
+  if (!value.empty()) obj[key] = value;
+}
+
+json encode_requirements(const std::vector<NodeSelectorRequirement>& reqs) {
+  json out = json::array();
+  for (const NodeSelectorRequirement& r : reqs) {
+    json o = {{"key", r.key}, {"operator", r.op}};
+    if (!r.values.empty()) o["values"] = r.values;
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+json encode_topology_constraint(const TopologyConstraint& t) {
+  json o = json::object();
+  put_if(o, "topology", t.topology);
+  put_if(o, "requiredTopologyLevel", t.required_level);
+  put_if(o, "preferredTopologyLevel", t.preferred_level);
+  return o;
+}
+
+json encode_containers(const std::vector<Container>& containers, bool init, const Pod& pod) {
+  json out = json::array();
+  for (size_t ci = 0; ci < containers.size(); ++ci) {
+    const Container& c = containers[ci];
+    json o = {{"name", c.name}};
+    json resources = json::object();
+    // Requests equal to a limit were possibly defaulted from it; writing them is harmless because
+    // decoding keeps an explicit request.
+    if (!c.requests.empty()) resources["requests"] = encode_resources(c.requests);
+    if (!c.limits.empty()) resources["limits"] = encode_resources(c.limits);
+    if (!resources.empty()) o["resources"] = std::move(resources);
+    if (c.has_host_port) {
+      // The host port numbers are not kept; write ports with a host port at the recorded indices so
+      // that decoding reproduces the same unsupported-constraint paths.
+      std::vector<size_t> ports;
+      for (const std::string& path : pod.unsupported_constraints) {
+        bool is_init = false;
+        size_t pc = 0, pp = 0;
+        if (parse_host_port_path(path, is_init, pc, pp) && is_init == init && pc == ci) ports.push_back(pp);
+      }
+      if (ports.empty()) ports.push_back(0);
+      json arr = json::array();
+      for (size_t pp : ports) {
+        while (arr.size() < pp) arr.push_back({{"containerPort", 1}});
+        if (arr.size() == pp) arr.push_back({{"containerPort", 1}, {"hostPort", 1}});
+      }
+      o["ports"] = std::move(arr);
+    }
+    if (init && c.restart_policy_always) o["restartPolicy"] = "Always";
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+bool lists(const Pod& pod, std::string_view path) {
+  for (const std::string& p : pod.unsupported_constraints) {
+    if (p == path) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------ encoders
+
+json encode(const Node& x) {
+  json j = header("v1", "Node", x.meta);
+  json spec = json::object();
+  if (x.unschedulable) spec["unschedulable"] = true;
+  put_array(spec, "taints", x.taints, [](const Taint& t) {
+    json o = {{"key", t.key}, {"effect", t.effect}};
+    put_if(o, "value", t.value);
+    return o;
+  });
+  j["spec"] = std::move(spec);
+  json status = json::object();
+  if (!x.capacity.empty()) status["capacity"] = encode_resources(x.capacity);
+  if (!x.allocatable.empty()) status["allocatable"] = encode_resources(x.allocatable);
+  put_array(status, "conditions", x.conditions,
+            [](const NodeCondition& c) { return json{{"type", c.type}, {"status", c.status}}; });
+  j["status"] = std::move(status);
+  return j;
+}
+
+json encode(const Pod& x) {
+  json j = header("v1", "Pod", x.meta);
+  json spec = json::object();
+  put_if(spec, "schedulerName", x.scheduler_name);
+  put_if(spec, "nodeName", x.node_name);
+  put_if(spec, "priorityClassName", x.priority_class_name);
+  if (x.priority) spec["priority"] = *x.priority;
+  if (!x.node_selector.empty()) spec["nodeSelector"] = x.node_selector;
+  json affinity = json::object();
+  if (x.required_node_affinity) {
+    json terms = json::array();
+    for (const NodeSelectorTerm& t : *x.required_node_affinity) {
+      json term = json::object();
+      if (!t.match_expressions.empty()) term["matchExpressions"] = encode_requirements(t.match_expressions);
+      if (!t.match_fields.empty()) term["matchFields"] = encode_requirements(t.match_fields);
+      terms.push_back(std::move(term));
+    }
+    affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] =
+        std::move(terms);
+  }
+  // The terms of required pod (anti-)affinity and hard spread constraints are not kept (the pod is
+  // refused for having them); write a placeholder so that a decoded copy is refused the same way.
+  const json pod_term =
+      json::array({{{"topologyKey", "kubernetes.io/hostname"}, {"labelSelector", json::object()}}});
+  if (lists(x, kPodAffinityPath)) {
+    affinity["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = pod_term;
+  }
+  if (lists(x, kPodAntiAffinityPath)) {
+    affinity["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = pod_term;
+  }
+  if (!affinity.empty()) spec["affinity"] = std::move(affinity);
+  if (lists(x, kTopologySpreadPath)) {
+    spec["topologySpreadConstraints"] = json::array({{{"maxSkew", 1},
+                                                      {"topologyKey", "kubernetes.io/hostname"},
+                                                      {"whenUnsatisfiable", "DoNotSchedule"}}});
+  }
+  put_array(spec, "tolerations", x.tolerations, [](const Toleration& t) {
+    json o = {{"operator", t.op}};
+    put_if(o, "key", t.key);
+    put_if(o, "value", t.value);
+    put_if(o, "effect", t.effect);
+    return o;
+  });
+  spec["containers"] = encode_containers(x.containers, false, x);
+  if (!x.init_containers.empty()) spec["initContainers"] = encode_containers(x.init_containers, true, x);
+  if (!x.overhead.empty()) spec["overhead"] = encode_resources(x.overhead);
+  if (x.scheduling_gates > 0) {
+    json gates = json::array();
+    for (int i = 0; i < x.scheduling_gates; ++i) gates.push_back({{"name", "gate-" + std::to_string(i)}});
+    spec["schedulingGates"] = std::move(gates);
+  }
+  if (lists(x, kResourceClaimsPath)) spec["resourceClaims"] = json::array({{{"name", "claim-0"}}});
+  j["spec"] = std::move(spec);
+  json status = json::object();
+  put_if(status, "phase", x.phase);
+  put_if(status, "nominatedNodeName", x.nominated_node_name);
+  put_array(status, "conditions", x.conditions, [](const PodCondition& c) {
+    json o = {{"type", c.type}, {"status", c.status}};
+    put_if(o, "reason", c.reason);
+    put_if(o, "message", c.message);
+    if (c.last_transition_time) o["lastTransitionTime"] = format_rfc3339(*c.last_transition_time);
+    return o;
+  });
+  j["status"] = std::move(status);
+  return j;
+}
+
+json encode(const Queue& x) {
+  json j = header("scheduling.run.ai/v2", "Queue", x.meta);
+  json spec = json::object();
+  put_if(spec, "displayName", x.display_name);
+  put_if(spec, "parentQueue", x.parent_queue);
+  spec["priority"] = x.priority;
+  if (x.has_resources) {
+    auto res = [](const QueueResource& r) {
+      return json{{"quota", r.quota}, {"overQuotaWeight", r.over_quota_weight}, {"limit", r.limit}};
+    };
+    spec["resources"] = {{"gpu", res(x.gpu)}, {"cpu", res(x.cpu)}, {"memory", res(x.memory)}};
+  }
+  auto duration = [](double seconds) { return format_go_duration(std::llround(seconds * 1e9)); };
+  if (x.preempt_min_runtime_seconds) spec["preemptMinRuntime"] = duration(*x.preempt_min_runtime_seconds);
+  if (x.reclaim_min_runtime_seconds) spec["reclaimMinRuntime"] = duration(*x.reclaim_min_runtime_seconds);
+  j["spec"] = std::move(spec);
+  return j;
+}
+
+json encode(const PodGroup& x) {
+  json j = header("scheduling.run.ai/v2alpha2", "PodGroup", x.meta);
+  json spec = {{"minMember", x.min_member}};
+  put_if(spec, "queue", x.queue);
+  put_if(spec, "priorityClassName", x.priority_class_name);
+  put_if(spec, "preemptibility", x.preemptibility);
+  if (x.mark_unschedulable) spec["markUnschedulable"] = *x.mark_unschedulable;
+  if (x.scheduling_backoff) spec["schedulingBackoff"] = *x.scheduling_backoff;
+  if (!x.topology_constraint.empty())
+    spec["topologyConstraint"] = encode_topology_constraint(x.topology_constraint);
+  put_array(spec, "subGroups", x.sub_groups, [](const SubGroup& s) {
+    json o = {{"name", s.name}, {"minMember", s.min_member}};
+    if (s.parent) o["parent"] = *s.parent;
+    if (!s.topology_constraint.empty())
+      o["topologyConstraint"] = encode_topology_constraint(s.topology_constraint);
+    return o;
+  });
+  j["spec"] = std::move(spec);
+  return j;
+}
+
+json encode(const PriorityClass& x) {
+  json j = header("scheduling.k8s.io/v1", "PriorityClass", x.meta);
+  j["value"] = x.value;
+  if (x.global_default) j["globalDefault"] = true;
+  put_if(j, "preemptionPolicy", x.preemption_policy);
+  return j;
+}
+
+json encode(const BindRequest& x) {
+  json j = header("scheduling.run.ai/v1alpha2", "BindRequest", x.meta);
+  json spec = json::object();
+  put_if(spec, "podName", x.pod_name);
+  put_if(spec, "selectedNode", x.selected_node);
+  put_if(spec, "receivedResourceType", x.received_resource_type);
+  if (x.received_gpu_count != 0 || !x.received_gpu_portion.empty()) {
+    json gpu = {{"count", x.received_gpu_count}};
+    put_if(gpu, "portion", x.received_gpu_portion);
+    spec["receivedGPU"] = std::move(gpu);
+  }
+  if (!x.selected_gpu_groups.empty()) spec["selectedGPUGroups"] = x.selected_gpu_groups;
+  if (x.backoff_limit) spec["backoffLimit"] = *x.backoff_limit;
+  j["spec"] = std::move(spec);
+  json status = json::object();
+  put_if(status, "phase", x.phase);
+  put_if(status, "reason", x.reason);
+  if (x.failed_attempts != 0) status["failedAttempts"] = x.failed_attempts;
+  j["status"] = std::move(status);
+  return j;
+}
+
+}  // namespace kai::model
