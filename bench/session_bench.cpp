@@ -5,7 +5,7 @@
 #include <map>
 #include <memory>
 
-#include "actors/scheduler/core/allocate.hpp"
+#include "actors/scheduler/core/actions/allocate.hpp"
 #include "actors/scheduler/core/plugin.hpp"
 #include "actors/scheduler/core/session.hpp"
 #include "tools/kai-gen/generator.hpp"
