@@ -632,13 +632,19 @@ void Session::open_plugins() {
   }
   // The fast path is exact only when GPU placement is binpack and no other scorer reorders whole-GPU
   // tasks: gpusharingorder and resourcetype never score them, nodeavailability outweighs placement.
-  const PluginConfig* placement = options_.config.plugin("nodeplacement");
-  const bool gpu_binpack = placement != nullptr &&
-                           (!placement->arguments.count("gpu") || placement->arguments.at("gpu") != "spread");
-  prefers_idle_nodes = options_.config.plugin("nodeavailability") != nullptr;
-  honours_nominated_node = options_.config.plugin("nominatednode") != nullptr;
-  prefers_shared_groups = options_.config.plugin("gpusharingorder") != nullptr;
-  gpu_fast_path = gpu_binpack;
+  // Each plugin declares what it changes (Plugin::capabilities); the first plugin that ranks GPU nodes
+  // by allocation decides whether placement is binpack.
+  bool placement_seen = false;
+  for (const auto& plugin : plugins_) {
+    const PluginCapabilities c = plugin->capabilities();
+    if (!placement_seen && c.gpu_node_placement != GpuNodePlacement::kNone) {
+      placement_seen = true;
+      gpu_fast_path = c.gpu_node_placement == GpuNodePlacement::kMostAllocated;
+    }
+    prefers_idle_nodes = prefers_idle_nodes || c.prefers_idle_nodes;
+    honours_nominated_node = honours_nominated_node || c.honours_nominated_node;
+    prefers_shared_groups = prefers_shared_groups || c.orders_shared_gpu_groups_first;
+  }
 }
 
 uint32_t Session::scalar_id(const std::string& name) {

@@ -1,5 +1,6 @@
 #pragma once
-// The consolidation action (kai-behaviour.md §4.5, §4.7): running pods are moved elsewhere to make room for a pending job, through the victim solver.
+// The consolidation action: running pods are moved elsewhere to make room for a pending job, through the
+// victim solver.
 
 #include <string_view>
 

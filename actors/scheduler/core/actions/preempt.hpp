@@ -1,5 +1,6 @@
 #pragma once
-// The preempt action (kai-behaviour.md §4.5, §4.7): a pending job evicts lower-priority preemptible jobs of its own queue, through the victim solver.
+// The preempt action: a pending job evicts lower-priority preemptible jobs of its own queue, through the
+// victim solver.
 
 #include <string_view>
 

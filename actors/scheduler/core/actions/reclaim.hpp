@@ -1,5 +1,6 @@
 #pragma once
-// The reclaim action (kai-behaviour.md §4.5, §4.7): a pending job takes resources from other queues that are over their fair share, through the victim solver.
+// The reclaim action: a pending job takes resources from other queues that are over their fair share, through
+// the victim solver.
 
 #include <string_view>
 

@@ -1,5 +1,6 @@
 #pragma once
-// The stale-gang eviction action: a gang that stays below minMember longer than the grace period loses its remaining pods.
+// The stale-gang eviction action: a gang that stays below minMember longer than the grace period loses its
+// remaining pods.
 
 #include <string_view>
 
