@@ -5,8 +5,9 @@
 #include <map>
 #include <memory>
 
-#include "actors/scheduler/core/allocate.hpp"
+#include "actors/scheduler/core/actions/allocate.hpp"
 #include "actors/scheduler/core/plugin.hpp"
+#include "actors/scheduler/core/plugins/proportion.hpp"
 #include "actors/scheduler/core/session.hpp"
 #include "tools/kai-gen/generator.hpp"
 
@@ -224,11 +225,11 @@ void BM_ReclaimShape(benchmark::State& state) {
 void BM_FairShare(benchmark::State& state) {
   const auto& objects = cluster(state.range(0), false);
   SessionOptions options = allocate_only();
-  options.config.plugins = {kai::core::PluginConfig{"proportion", {}}};
+  options.config.plugins = {kai::core::PluginConfig{std::string(kai::core::plugins::kProportionName), {}}};
   auto ssn = std::make_unique<Session>(objects, options);
-  const auto* plugin_factory = kai::core::builtin_plugins().find("proportion");
+  const auto* plugin_factory = kai::core::builtin_plugins().find(kai::core::plugins::kProportionName);
   for (auto _ : state) {
-    auto plugin = (*plugin_factory)(kai::core::PluginConfig{"proportion", {}});
+    auto plugin = (*plugin_factory)(kai::core::PluginConfig{std::string(kai::core::plugins::kProportionName), {}});
     plugin->on_session_open(*ssn);
     benchmark::DoNotOptimize(ssn->queues.data());
   }

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "actors/scheduler/core/action.hpp"
-#include "actors/scheduler/core/allocate.hpp"
+#include "actors/scheduler/core/actions/allocate.hpp"
 #include "actors/scheduler/core/node_fit.hpp"
 #include "actors/scheduler/core/session.hpp"
 #include "tools/kai-gen/generator.hpp"

@@ -2,6 +2,7 @@
 // An action runs once per session over all jobs (KAI framework/interface.go Action).
 
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,18 @@ class Action {
   virtual std::string_view name() const = 0;
   virtual void execute(Session& ssn) = 0;
 };
+
+/// Makes a new instance of one action.
+using ActionFactory = std::unique_ptr<Action> (*)();
+
+/// One entry of the action registry.
+struct ActionEntry {
+  std::string_view name;
+  ActionFactory make = nullptr;
+};
+
+/// The action registry: every built-in action by name (action.cpp), the one list of them.
+std::span<const ActionEntry> builtin_actions();
 
 /// The action called `name`, or null when it is unknown or not built yet.
 std::unique_ptr<Action> make_action(std::string_view name);

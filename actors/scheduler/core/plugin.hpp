@@ -2,6 +2,7 @@
 // The plugin interface (kube-scheduler framework/interface.go, KAI framework/plugins.go): a plugin
 // registers the hooks it implements on the session when the session opens.
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -14,10 +15,34 @@ namespace kai::core {
 
 class Session;
 
+/// How a plugin ranks GPU nodes for GPU tasks by how much of them is allocated.
+enum class GpuNodePlacement : uint8_t {
+  kNone,            ///< does not rank nodes by allocation
+  kMostAllocated,   ///< binpack: the fullest GPU nodes first
+  kLeastAllocated,  ///< spread: the emptiest GPU nodes first
+};
+
+/// What a plugin changes in node ordering, declared by the plugin itself. The session reads it from
+/// the configured plugins to decide whether allocate may place GPU tasks by walking its GPU indexes
+/// instead of scoring every node (actions/allocate.cpp), so it never needs to know plugin names.
+struct PluginCapabilities {
+  /// How GPU nodes are ranked for GPU tasks (nodeplacement). Default: kNone.
+  GpuNodePlacement gpu_node_placement = GpuNodePlacement::kNone;
+  /// Nodes where the task fits idle resources go before the others, above placement's scores
+  /// (nodeavailability). Default: false.
+  bool prefers_idle_nodes = false;
+  /// A task's nominated node goes first (nominatednode). Default: false.
+  bool honours_nominated_node = false;
+  /// For a shared-GPU task, nodes with a GPU group it fits go first (gpusharingorder). Default: false.
+  bool orders_shared_gpu_groups_first = false;
+};
+
 class Plugin {
  public:
   virtual ~Plugin() = default;
   virtual std::string_view name() const = 0;
+  /// What this plugin changes in node ordering; nothing unless it says so.
+  virtual PluginCapabilities capabilities() const { return {}; }
   /// Registers this plugin's hooks on `ssn`.
   virtual void on_session_open(Session& ssn) = 0;
 };
@@ -27,7 +52,9 @@ using PluginFactory = std::function<std::unique_ptr<Plugin>(const PluginConfig& 
 /// Plugin factories by name.
 class PluginRegistry {
  public:
-  void add(std::string name, PluginFactory factory) { factories_[std::move(name)] = std::move(factory); }
+  void add(std::string_view name, PluginFactory factory) {
+    factories_[std::string(name)] = std::move(factory);
+  }
   const PluginFactory* find(std::string_view name) const {
     auto it = factories_.find(std::string(name));
     return it == factories_.end() ? nullptr : &it->second;

@@ -3,6 +3,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "actors/scheduler/core/actions/allocate.hpp"
+#include "actors/scheduler/core/actions/consolidation.hpp"
+#include "actors/scheduler/core/actions/preempt.hpp"
+#include "actors/scheduler/core/actions/reclaim.hpp"
+#include "actors/scheduler/core/actions/stale_gang_eviction.hpp"
+#include "actors/scheduler/core/plugins/builtin.hpp"
 #include "k8s/model/json_codec.hpp"
 
 namespace kai::core {
@@ -32,14 +38,22 @@ std::vector<std::string> split_actions(std::string_view text) {
 
 SchedulerConfig SchedulerConfig::defaults() {
   SchedulerConfig c;
-  c.actions = split_actions("allocate, consolidation, reclaim, preempt, stalegangeviction");
-  for (const char* name : {"predicates", "proportion", "priority", "elastic", "kubeflow", "ray",
-                           "nodeavailability", "gpusharingorder", "gpupack", "resourcetype", "subgrouporder",
-                           "taskorder", "nominatednode", "dynamicresources"}) {
-    c.plugins.push_back(PluginConfig{name, {}});
+  for (std::string_view name : {AllocateAction::kName, ConsolidationAction::kName, ReclaimAction::kName,
+                                PreemptAction::kName, StaleGangEvictionAction::kName}) {
+    c.actions.emplace_back(name);
   }
-  c.plugins.push_back(PluginConfig{"nodeplacement", {{"cpu", "binpack"}, {"gpu", "binpack"}}});
-  for (const char* name : {"minruntime", "topology", "snapshot"}) c.plugins.push_back(PluginConfig{name, {}});
+  for (std::string_view name :
+       {plugins::kPredicatesName, plugins::kProportionName, plugins::kPriorityName, plugins::kElasticName,
+        plugins::kKubeflowName, plugins::kRayName, plugins::kNodeAvailabilityName,
+        plugins::kGpuSharingOrderName, plugins::kGpuPackName, plugins::kResourceTypeName,
+        plugins::kSubGroupOrderName, plugins::kTaskOrderName, plugins::kNominatedNodeName,
+        plugins::kDynamicResourcesName}) {
+    c.plugins.push_back(PluginConfig{std::string(name), {}});
+  }
+  c.plugins.push_back(
+      PluginConfig{std::string(plugins::kNodePlacementName), {{"cpu", "binpack"}, {"gpu", "binpack"}}});
+  for (std::string_view name : {plugins::kMinRuntimeName, plugins::kTopologyName, plugins::kSnapshotName})
+    c.plugins.push_back(PluginConfig{std::string(name), {}});
   return c;
 }
 

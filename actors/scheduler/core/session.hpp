@@ -158,14 +158,15 @@ class Session {
   /// The GPU nodes with a shared device that has room left, same order.
   GpuFreeIndex shared_room_index;
   /// GPU tasks may be placed by walking the GPU indexes instead of scoring every node. Set when the
-  /// configured node-order plugins rank such tasks in index order (GPU binpack, see allocate.cpp); tests
+  /// configured node-order plugins rank such tasks in index order (GPU binpack, see actions/allocate.cpp); tests
   /// turn it off to check that both ways decide the same.
   bool gpu_fast_path = false;
-  /// Whether nodeavailability / nominatednode take part in node ordering (the fast path needs to know).
+  /// What the configured plugins declare about node ordering (PluginCapabilities; the fast path needs
+  /// to know): idle nodes first, the nominated node first, shared-GPU groups first.
   bool prefers_idle_nodes = false;
   bool honours_nominated_node = false;
-  bool prefers_shared_groups = false;  ///< gpusharingorder is configured
-  /// The eviction actions' victim order, cached while nothing is committed (eviction.cpp).
+  bool prefers_shared_groups = false;
+  /// The eviction actions' victim order, cached while nothing is committed (actions/eviction_common.cpp).
   std::shared_ptr<VictimPool> victim_pool;
 
   // --- ordering helpers over the hooks ---

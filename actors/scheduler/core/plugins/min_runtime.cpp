@@ -7,6 +7,8 @@
 #include <optional>
 #include <set>
 
+#include "actors/scheduler/core/actions/preempt.hpp"
+#include "actors/scheduler/core/actions/reclaim.hpp"
 #include "actors/scheduler/core/plugins/builtin.hpp"
 #include "actors/scheduler/core/session.hpp"
 #include "k8s/model/time.hpp"
@@ -29,17 +31,17 @@ class MinRuntimePlugin final : public Plugin {
     if (auto it = c.arguments.find("reclaimResolveMethod"); it != c.arguments.end())
       lca_ = it->second != "queue";
   }
-  std::string_view name() const override { return "minruntime"; }
+  std::string_view name() const override { return kMinRuntimeName; }
 
   void on_session_open(Session& ssn) override {
     ssn.victim_filter_fns.push_back([this, &ssn](const std::string& action, const JobInfo& preemptor,
                                                  const JobInfo& victim, bool core) {
       if (!core || !victim.last_start || victim.queue == kNoQueue) return true;
       double runtime = 0;
-      if (action == "preempt") {
+      if (action == PreemptAction::kName) {
         runtime =
             resolve(ssn, victim.queue, kNoQueue, &QueueInfo::preempt_min_runtime).value_or(default_preempt_);
-      } else if (action == "reclaim") {
+      } else if (action == ReclaimAction::kName) {
         const int32_t stop = lca_ ? lowest_common_ancestor(ssn, victim.queue, preemptor.queue) : kNoQueue;
         runtime =
             resolve(ssn, victim.queue, stop, &QueueInfo::reclaim_min_runtime).value_or(default_reclaim_);
@@ -75,7 +77,7 @@ class MinRuntimePlugin final : public Plugin {
 }  // namespace
 
 void register_min_runtime_plugin(PluginRegistry& r) {
-  r.add("minruntime", [](const PluginConfig& c) { return std::make_unique<MinRuntimePlugin>(c); });
+  r.add(kMinRuntimeName, [](const PluginConfig& c) { return std::make_unique<MinRuntimePlugin>(c); });
 }
 
 }  // namespace kai::core::plugins

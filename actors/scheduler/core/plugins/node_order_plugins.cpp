@@ -19,7 +19,12 @@ constexpr double kMaxPlacementScore = 9;
 
 class NominatedNodePlugin final : public Plugin {
  public:
-  std::string_view name() const override { return "nominatednode"; }
+  std::string_view name() const override { return kNominatedNodeName; }
+  PluginCapabilities capabilities() const override {
+    PluginCapabilities c;
+    c.honours_nominated_node = true;
+    return c;
+  }
   void on_session_open(Session& ssn) override {
     ssn.node_order_fns.push_back(
         [&ssn](const TaskInfo& task, std::span<const uint32_t> nodes, std::span<double> scores) {
@@ -33,7 +38,12 @@ class NominatedNodePlugin final : public Plugin {
 
 class GpuSharingOrderPlugin final : public Plugin {
  public:
-  std::string_view name() const override { return "gpusharingorder"; }
+  std::string_view name() const override { return kGpuSharingOrderName; }
+  PluginCapabilities capabilities() const override {
+    PluginCapabilities c;
+    c.orders_shared_gpu_groups_first = true;
+    return c;
+  }
   void on_session_open(Session& ssn) override {
     ssn.node_order_fns.push_back(
         [&ssn](const TaskInfo& task, std::span<const uint32_t> nodes, std::span<double> scores) {
@@ -47,7 +57,12 @@ class GpuSharingOrderPlugin final : public Plugin {
 
 class NodeAvailabilityPlugin final : public Plugin {
  public:
-  std::string_view name() const override { return "nodeavailability"; }
+  std::string_view name() const override { return kNodeAvailabilityName; }
+  PluginCapabilities capabilities() const override {
+    PluginCapabilities c;
+    c.prefers_idle_nodes = true;
+    return c;
+  }
   void on_session_open(Session& ssn) override {
     ssn.node_order_fns.push_back(
         [&ssn](const TaskInfo& task, std::span<const uint32_t> nodes, std::span<double> scores) {
@@ -60,7 +75,7 @@ class NodeAvailabilityPlugin final : public Plugin {
 
 class ResourceTypePlugin final : public Plugin {
  public:
-  std::string_view name() const override { return "resourcetype"; }
+  std::string_view name() const override { return kResourceTypeName; }
   void on_session_open(Session& ssn) override {
     ssn.node_order_fns.push_back(
         [&ssn](const TaskInfo& task, std::span<const uint32_t> nodes, std::span<double> scores) {
@@ -76,7 +91,7 @@ class ResourceTypePlugin final : public Plugin {
 class GpuOrderPlugin final : public Plugin {
  public:
   explicit GpuOrderPlugin(bool pack) : pack_(pack) {}
-  std::string_view name() const override { return pack_ ? "gpupack" : "gpuspread"; }
+  std::string_view name() const override { return pack_ ? kGpuPackName : kGpuSpreadName; }
   void on_session_open(Session& ssn) override {
     const bool pack = pack_;
     ssn.gpu_order_fns.push_back([pack](const TaskInfo&, const NodeInfo&, const GpuCandidate& c) {
@@ -98,7 +113,13 @@ class NodePlacementPlugin final : public Plugin {
     if (auto it = config.arguments.find("cpu"); it != config.arguments.end())
       cpu_spread_ = it->second == "spread";
   }
-  std::string_view name() const override { return "nodeplacement"; }
+  std::string_view name() const override { return kNodePlacementName; }
+  /// GPU binpack ranks the most allocated GPU nodes first, GPU spread the least allocated.
+  PluginCapabilities capabilities() const override {
+    PluginCapabilities c;
+    c.gpu_node_placement = gpu_spread_ ? GpuNodePlacement::kLeastAllocated : GpuNodePlacement::kMostAllocated;
+    return c;
+  }
   void on_session_open(Session& ssn) override {
     ssn.node_pre_order_fns.push_back([this, &ssn](const TaskInfo& task) {
       const bool gpu = !task.is_cpu_only();
@@ -157,13 +178,14 @@ class NodePlacementPlugin final : public Plugin {
 }  // namespace
 
 void register_node_order_plugins(PluginRegistry& r) {
-  r.add("nominatednode", [](const PluginConfig&) { return std::make_unique<NominatedNodePlugin>(); });
-  r.add("gpusharingorder", [](const PluginConfig&) { return std::make_unique<GpuSharingOrderPlugin>(); });
-  r.add("nodeavailability", [](const PluginConfig&) { return std::make_unique<NodeAvailabilityPlugin>(); });
-  r.add("resourcetype", [](const PluginConfig&) { return std::make_unique<ResourceTypePlugin>(); });
-  r.add("gpupack", [](const PluginConfig&) { return std::make_unique<GpuOrderPlugin>(true); });
-  r.add("gpuspread", [](const PluginConfig&) { return std::make_unique<GpuOrderPlugin>(false); });
-  r.add("nodeplacement", [](const PluginConfig& c) { return std::make_unique<NodePlacementPlugin>(c); });
+  r.add(kNominatedNodeName, [](const PluginConfig&) { return std::make_unique<NominatedNodePlugin>(); });
+  r.add(kGpuSharingOrderName, [](const PluginConfig&) { return std::make_unique<GpuSharingOrderPlugin>(); });
+  r.add(kNodeAvailabilityName,
+        [](const PluginConfig&) { return std::make_unique<NodeAvailabilityPlugin>(); });
+  r.add(kResourceTypeName, [](const PluginConfig&) { return std::make_unique<ResourceTypePlugin>(); });
+  r.add(kGpuPackName, [](const PluginConfig&) { return std::make_unique<GpuOrderPlugin>(true); });
+  r.add(kGpuSpreadName, [](const PluginConfig&) { return std::make_unique<GpuOrderPlugin>(false); });
+  r.add(kNodePlacementName, [](const PluginConfig& c) { return std::make_unique<NodePlacementPlugin>(c); });
 }
 
 }  // namespace kai::core::plugins

@@ -9,7 +9,7 @@ namespace {
 /// Higher PodGroup priority first.
 class PriorityPlugin final : public Plugin {
  public:
-  std::string_view name() const override { return "priority"; }
+  std::string_view name() const override { return kPriorityName; }
   void on_session_open(Session& ssn) override {
     ssn.job_order_fns.push_back([](const JobInfo& a, const JobInfo& b) {
       return a.priority == b.priority ? 0 : (a.priority > b.priority ? -1 : 1);
@@ -20,7 +20,7 @@ class PriorityPlugin final : public Plugin {
 /// Jobs below minMember first, then jobs exactly at minMember before jobs above it.
 class ElasticPlugin final : public Plugin {
  public:
-  std::string_view name() const override { return "elastic"; }
+  std::string_view name() const override { return kElasticName; }
   void on_session_open(Session& ssn) override {
     ssn.job_order_fns.push_back([&ssn](const JobInfo& a, const JobInfo& b) {
       auto rank = [&ssn](const JobInfo& j) {
@@ -36,7 +36,7 @@ class ElasticPlugin final : public Plugin {
 /// Tasks with label kai.scheduler/task-priority first, higher value first.
 class TaskOrderPlugin final : public Plugin {
  public:
-  std::string_view name() const override { return "taskorder"; }
+  std::string_view name() const override { return kTaskOrderName; }
   void on_session_open(Session& ssn) override {
     ssn.task_order_fns.push_back([](const TaskInfo& a, const TaskInfo& b) {
       if (a.task_priority.has_value() != b.task_priority.has_value()) return a.task_priority ? -1 : 1;
@@ -63,7 +63,7 @@ class LeaderFirstPlugin final : public Plugin {
 /// Pod sets below minAvailable first, then the lower allocated / minAvailable ratio.
 class SubGroupOrderPlugin final : public Plugin {
  public:
-  std::string_view name() const override { return "subgrouporder"; }
+  std::string_view name() const override { return kSubGroupOrderName; }
   void on_session_open(Session& ssn) override {
     ssn.pod_set_order_fns.push_back([&ssn](const JobInfo&, const PodSetInfo& a, const PodSetInfo& b) {
       const int32_t aa = ssn.pod_set_active_allocated(a), ab = ssn.pod_set_active_allocated(b);
@@ -80,12 +80,12 @@ class SubGroupOrderPlugin final : public Plugin {
 }  // namespace
 
 void register_ordering_plugins(PluginRegistry& r) {
-  r.add("priority", [](const PluginConfig&) { return std::make_unique<PriorityPlugin>(); });
-  r.add("elastic", [](const PluginConfig&) { return std::make_unique<ElasticPlugin>(); });
-  r.add("taskorder", [](const PluginConfig&) { return std::make_unique<TaskOrderPlugin>(); });
-  r.add("kubeflow", [](const PluginConfig&) { return std::make_unique<LeaderFirstPlugin>("kubeflow"); });
-  r.add("ray", [](const PluginConfig&) { return std::make_unique<LeaderFirstPlugin>("ray"); });
-  r.add("subgrouporder", [](const PluginConfig&) { return std::make_unique<SubGroupOrderPlugin>(); });
+  r.add(kPriorityName, [](const PluginConfig&) { return std::make_unique<PriorityPlugin>(); });
+  r.add(kElasticName, [](const PluginConfig&) { return std::make_unique<ElasticPlugin>(); });
+  r.add(kTaskOrderName, [](const PluginConfig&) { return std::make_unique<TaskOrderPlugin>(); });
+  r.add(kKubeflowName, [](const PluginConfig&) { return std::make_unique<LeaderFirstPlugin>(kKubeflowName); });
+  r.add(kRayName, [](const PluginConfig&) { return std::make_unique<LeaderFirstPlugin>(kRayName); });
+  r.add(kSubGroupOrderName, [](const PluginConfig&) { return std::make_unique<SubGroupOrderPlugin>(); });
 }
 
 }  // namespace kai::core::plugins

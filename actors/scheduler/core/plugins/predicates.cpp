@@ -109,14 +109,14 @@ std::optional<std::string> check(const TaskInfo& task, const NodeInfo& node) {
 
 class PredicatesPlugin final : public Plugin {
  public:
-  std::string_view name() const override { return "predicates"; }
+  std::string_view name() const override { return kPredicatesName; }
   void on_session_open(Session& ssn) override { ssn.static_predicate_fns.push_back(check); }
 };
 
 }  // namespace
 
 void register_predicates_plugin(PluginRegistry& r) {
-  r.add("predicates", [](const PluginConfig&) { return std::make_unique<PredicatesPlugin>(); });
+  r.add(kPredicatesName, [](const PluginConfig&) { return std::make_unique<PredicatesPlugin>(); });
 }
 
 }  // namespace kai::core::plugins

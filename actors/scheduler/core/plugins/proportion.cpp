@@ -325,7 +325,7 @@ class ProportionPlugin final : public Plugin {
     if (reclaimer.queue != kNoQueue) m += "\n" + queue_line(ssn.queues[reclaimer.queue]);
     return m;
   }
-  std::string_view name() const override { return "proportion"; }
+  std::string_view name() const override { return kProportionName; }
 
   void on_session_open(Session& ssn) override {
     std::vector<uint32_t> roots;
@@ -446,7 +446,7 @@ class ProportionPlugin final : public Plugin {
 }  // namespace
 
 void register_proportion_plugin(PluginRegistry& r) {
-  r.add("proportion", [](const PluginConfig& c) { return std::make_unique<ProportionPlugin>(c); });
+  r.add(kProportionName, [](const PluginConfig& c) { return std::make_unique<ProportionPlugin>(c); });
 }
 
 }  // namespace kai::core::plugins

@@ -25,8 +25,10 @@ void register_builtin_plugins(PluginRegistry& registry) {
   plugins::register_predicates_plugin(registry);
   plugins::register_proportion_plugin(registry);
   plugins::register_min_runtime_plugin(registry);
-  for (const char* name : {"dynamicresources", "topology", "snapshot"}) {
-    registry.add(name, [name](const PluginConfig&) { return std::make_unique<AcceptedPlugin>(name); });
+  for (std::string_view name :
+       {plugins::kDynamicResourcesName, plugins::kTopologyName, plugins::kSnapshotName}) {
+    registry.add(name,
+                 [name](const PluginConfig&) { return std::make_unique<AcceptedPlugin>(std::string(name)); });
   }
 }
 

@@ -1,17 +1,16 @@
 #pragma once
-// The eviction actions (kai-behaviour.md §4.5, §4.7): reclaim (from other queues over their fair share),
-// preempt (lower priority in the same queue) and consolidation (move pods to make room), sharing one
-// victim solver.
+// The victim solver shared by the eviction actions (kai-behaviour.md §4.5, §4.7): reclaim (from other
+// queues over their fair share), preempt (lower priority in the same queue) and consolidation (move pods
+// to make room) each hand it victim entries in victim order; it finds the ones whose eviction lets the
+// preemptor in.
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "actors/scheduler/core/action.hpp"
 #include "actors/scheduler/core/statement.hpp"
 
 namespace kai::core {
@@ -22,14 +21,6 @@ struct VictimEntry {
   uint32_t job = 0;
   std::vector<uint32_t> tasks;
   bool core = false;
-};
-
-/// Every possible victim entry of a session, in victim order, with each queue's entries indexed.
-struct VictimPool {
-  std::vector<VictimEntry> entries;
-  std::vector<std::vector<uint32_t>> by_queue;  ///< per queue id: entry indexes, in victim order
-  size_t built_at_decision = 0;                 ///< ssn.decisions.size() when built
-  size_t limit = SIZE_MAX;                      ///< victim jobs ordered (the first `limit`)
 };
 
 /// The entries of a victim job in eviction order (extras in reverse task order, then the core).
@@ -52,29 +43,5 @@ struct SolverOptions {
 /// the evictions and the pipelined tasks; on failure it is rolled back.
 bool solve_with_victims(Session& ssn, Statement& stmt, uint32_t preemptor,
                         const std::vector<const VictimEntry*>& entries, const SolverOptions& options);
-
-class ReclaimAction final : public Action {
- public:
-  std::string_view name() const override { return "reclaim"; }
-  void execute(Session& ssn) override;
-};
-
-class PreemptAction final : public Action {
- public:
-  std::string_view name() const override { return "preempt"; }
-  void execute(Session& ssn) override;
-};
-
-class ConsolidationAction final : public Action {
- public:
-  std::string_view name() const override { return "consolidation"; }
-  void execute(Session& ssn) override;
-};
-
-class StaleGangEvictionAction final : public Action {
- public:
-  std::string_view name() const override { return "stalegangeviction"; }
-  void execute(Session& ssn) override;
-};
 
 }  // namespace kai::core

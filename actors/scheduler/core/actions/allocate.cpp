@@ -1,11 +1,10 @@
-#include "actors/scheduler/core/allocate.hpp"
+#include "actors/scheduler/core/actions/allocate.hpp"
 
 #include <algorithm>
 #include <functional>
 #include <map>
 #include <numeric>
 
-#include "actors/scheduler/core/eviction.hpp"
 #include "actors/scheduler/core/grouping.hpp"
 #include "actors/scheduler/core/job_queue_tree.hpp"
 #include "actors/scheduler/core/node_fit.hpp"
@@ -318,28 +317,6 @@ void AllocateAction::execute(Session& ssn) {
     }
     if (ssn.has_pending_tasks(job)) tree.push(j);
   }
-}
-
-std::unique_ptr<Action> make_action(std::string_view name) {
-  if (name == "allocate") return std::make_unique<AllocateAction>();
-  if (name == "reclaim") return std::make_unique<ReclaimAction>();
-  if (name == "preempt") return std::make_unique<PreemptAction>();
-  if (name == "consolidation") return std::make_unique<ConsolidationAction>();
-  if (name == "stalegangeviction") return std::make_unique<StaleGangEvictionAction>();
-  return nullptr;
-}
-
-std::vector<std::string> run_actions(Session& ssn, const std::vector<std::string>& actions) {
-  std::vector<std::string> skipped;
-  for (const auto& a : actions) {
-    auto action = make_action(a);
-    if (!action) {
-      skipped.push_back(a);
-      continue;
-    }
-    action->execute(ssn);
-  }
-  return skipped;
 }
 
 }  // namespace kai::core

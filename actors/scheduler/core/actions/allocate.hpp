@@ -3,6 +3,8 @@
 // elastic growth one pod per attempt, pipelining onto releasing resources.
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 #include "actors/scheduler/core/action.hpp"
 #include "actors/scheduler/core/statement.hpp"
@@ -11,7 +13,8 @@ namespace kai::core {
 
 class AllocateAction final : public Action {
  public:
-  std::string_view name() const override { return "allocate"; }
+  static constexpr std::string_view kName = "allocate";
+  std::string_view name() const override { return kName; }
   void execute(Session& ssn) override;
 };
 

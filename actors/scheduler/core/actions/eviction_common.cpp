@@ -1,0 +1,178 @@
+#include "actors/scheduler/core/actions/eviction_common.hpp"
+
+#include <algorithm>
+
+#include "actors/scheduler/core/grouping.hpp"
+
+namespace kai::core {
+
+std::vector<uint32_t> pending_jobs(Session& ssn, bool preemptible_only) {
+  std::vector<uint32_t> out;
+  for (uint32_t j = 0; j < ssn.jobs.size(); ++j) {
+    const JobInfo& job = ssn.jobs[j];
+    if (!job.invalid.empty() || job.queue == kNoQueue || !ssn.has_pending_tasks(job)) continue;
+    if (preemptible_only && !job.preemptible) continue;
+    bool ready = true;
+    for (const auto& ps : job.pod_sets) {
+      int32_t alive = 0;
+      for (uint32_t t : ps.tasks)
+        alive += is_alive(ssn.tasks[t].status) && ssn.tasks[t].status != PodStatus::kGated;
+      ready = ready && alive >= ps.min_available;
+    }
+    if (ready) out.push_back(j);
+  }
+  return out;
+}
+
+namespace {
+
+/// Preemptible jobs with pods on nodes: the possible victims of every eviction action.
+std::vector<uint32_t> running_preemptible_jobs(const Session& ssn) {
+  std::vector<uint32_t> out;
+  for (uint32_t j = 0; j < ssn.jobs.size(); ++j) {
+    const JobInfo& job = ssn.jobs[j];
+    if (job.preemptible && job.queue != kNoQueue && ssn.active_allocated_count(job) > 0) out.push_back(j);
+  }
+  return out;
+}
+
+/// Victim order (§4.4, both comparisons reversed): the most over-served queue first (over its fair
+/// share in every resource, then lower queue priority, then the larger share of its fair share in use),
+/// and within it the job that would be scheduled last (lower priority, then newer). As in KAI, a queue's
+/// standing is re-evaluated with the victims already taken from it removed, so victims alternate
+/// between equally over-served queues.
+void order_victims(const Session& ssn, std::vector<uint32_t>& jobs, size_t limit) {
+  using Field = double QueueQuantities::*;
+  constexpr Field kFields[] = {&QueueQuantities::gpu, &QueueQuantities::cpu, &QueueQuantities::memory};
+  struct QueueState {
+    std::vector<uint32_t> jobs;  // in reverse job order
+    size_t next = 0;
+    QueueQuantities allocated;
+    bool over = false;  // cached from allocated
+    double usage = 0;   // cached from allocated
+  };
+  std::vector<QueueState> state(ssn.queues.size());
+  auto refresh = [&](int32_t q) {
+    QueueState& st = state[q];
+    const QueueInfo& info = ssn.queues[q];
+    st.over = true;
+    st.usage = 0;
+    for (Field r : kFields) {
+      const double fs = info.fair_share.*r, a = st.allocated.*r;
+      st.over = st.over && fs < a;
+      st.usage = std::max(st.usage, fs > 0 ? a / fs : (a > 0 ? 1e12 : 0));
+    }
+  };
+  for (uint32_t j : jobs) state[ssn.jobs[j].queue].jobs.push_back(j);
+  std::vector<char> sorted(state.size(), 0);  // a queue's jobs are sorted when it first gives a victim
+  for (int32_t q = 0; q < static_cast<int32_t>(state.size()); ++q) {
+    if (state[q].jobs.empty()) continue;
+    state[q].allocated = ssn.queues[q].allocated;
+    refresh(q);
+  }
+  auto first = [&](int32_t a, int32_t b) {  // does queue a give its next victim before queue b?
+    const QueueInfo &qa = ssn.queues[a], &qb = ssn.queues[b];
+    const QueueState &sa = state[a], &sb = state[b];
+    if (sa.over != sb.over) return sa.over;
+    if (qa.priority != qb.priority) return qa.priority < qb.priority;
+    if (sa.usage != sb.usage) return sa.usage > sb.usage;
+    if (qa.creation != qb.creation) return qa.creation > qb.creation;
+    return qa.name > qb.name;
+  };
+  // Queues ordered by `first`; a queue is taken out before its state changes and put back after.
+  auto cmp = [&](int32_t a, int32_t b) { return first(a, b); };
+  std::set<int32_t, decltype(cmp)> ready(cmp);
+  for (int32_t q = 0; q < static_cast<int32_t>(state.size()); ++q) {
+    if (!state[q].jobs.empty()) ready.insert(q);
+  }
+  jobs.clear();
+  while (!ready.empty() && jobs.size() < limit) {
+    const int32_t best = *ready.begin();
+    ready.erase(ready.begin());
+    QueueState& st = state[best];
+    if (!sorted[best]) {
+      std::stable_sort(st.jobs.begin(), st.jobs.end(),
+                       [&](uint32_t a, uint32_t b) { return ssn.job_less(ssn.jobs[b], ssn.jobs[a]); });
+      sorted[best] = 1;
+    }
+    const uint32_t j = st.jobs[st.next++];
+    jobs.push_back(j);
+    for (uint32_t t : ssn.jobs[j].tasks) {
+      if (!is_active_allocated(ssn.tasks[t].status)) continue;
+      const QueueQuantities q = ssn.allocated_quantities(ssn.tasks[t]);
+      for (Field r : kFields) st.allocated.*r -= q.*r;
+    }
+    refresh(best);
+    if (st.next < st.jobs.size()) ready.insert(best);
+  }
+}
+
+bool victim_allowed(const Session& ssn, const std::string& action, const JobInfo& preemptor,
+                    const JobInfo& victim, bool core) {
+  for (const auto& fn : ssn.victim_filter_fns) {
+    if (!fn(action, preemptor, victim, core)) return false;
+  }
+  return true;
+}
+
+VictimPool build_victim_pool(const Session& ssn, size_t limit) {
+  std::vector<uint32_t> victims = running_preemptible_jobs(ssn);
+  order_victims(ssn, victims, limit);
+  VictimPool pool;
+  pool.by_queue.resize(ssn.queues.size());
+  for (uint32_t v : victims) {
+    for (auto& e : victim_entries(ssn, v)) {
+      pool.by_queue[ssn.jobs[v].queue].push_back(static_cast<uint32_t>(pool.entries.size()));
+      pool.entries.push_back(std::move(e));
+    }
+  }
+  return pool;
+}
+
+}  // namespace
+
+const VictimPool& victim_pool(Session& ssn, size_t limit) {
+  if (ssn.victim_pool && ssn.victim_pool->built_at_decision == ssn.decisions.size() &&
+      ssn.victim_pool->limit >= limit) {
+    return *ssn.victim_pool;
+  }
+  ssn.victim_pool = std::make_shared<VictimPool>(build_victim_pool(ssn, limit));
+  ssn.victim_pool->built_at_decision = ssn.decisions.size();
+  ssn.victim_pool->limit = limit;
+  return *ssn.victim_pool;
+}
+
+std::vector<std::optional<VictimEntry>> first_victim_entries(const Session& ssn, bool& exact) {
+  exact = true;
+  std::vector<int64_t> best(ssn.queues.size(), -1);
+  for (uint32_t j : running_preemptible_jobs(ssn)) {
+    int64_t& b = best[ssn.jobs[j].queue];
+    // Stable order: a later job goes first only when it is strictly "scheduled later".
+    if (b < 0 || ssn.job_less(ssn.jobs[b], ssn.jobs[j])) b = j;
+  }
+  std::vector<std::optional<VictimEntry>> out(ssn.queues.size());
+  for (size_t q = 0; q < best.size(); ++q) {
+    if (best[q] < 0) continue;
+    auto entries = victim_entries(ssn, static_cast<uint32_t>(best[q]));
+    if (entries.empty()) {
+      exact = false;
+      continue;
+    }
+    out[q] = std::move(entries.front());
+  }
+  return out;
+}
+
+bool take_entry(const Session& ssn, const std::string& action, const JobInfo& preemptor, const VictimEntry& e,
+                std::vector<const VictimEntry*>& out, std::set<uint32_t>& jobs, int32_t max_jobs) {
+  const JobInfo& victim = ssn.jobs[e.job];
+  if (&victim == &preemptor || !victim_allowed(ssn, action, preemptor, victim, e.core)) return true;
+  if (max_jobs >= 0 && !jobs.count(e.job)) {
+    if (static_cast<int32_t>(jobs.size()) >= max_jobs) return false;
+    jobs.insert(e.job);
+  }
+  out.push_back(&e);
+  return true;
+}
+
+}  // namespace kai::core

@@ -1,0 +1,52 @@
+#include "actors/scheduler/core/actions/stale_gang_eviction.hpp"
+
+#include <optional>
+#include <string>
+
+#include "actors/scheduler/core/grouping.hpp"
+#include "actors/scheduler/core/statement.hpp"
+#include "k8s/model/time.hpp"
+
+namespace kai::core {
+
+void StaleGangEvictionAction::execute(Session& ssn) {
+  const int64_t grace = ssn.options().stale_grace_period_seconds;
+  for (uint32_t j = 0; j < ssn.jobs.size(); ++j) {
+    JobInfo& job = ssn.jobs[j];
+    bool succeeded = false;
+    for (uint32_t t : job.tasks) succeeded = succeeded || ssn.tasks[t].status == PodStatus::kSucceeded;
+    bool stale = false;
+    if (!succeeded && ssn.active_used_count(job) > 0) {
+      for (const auto& ps : job.pod_sets) {
+        int32_t used = 0;
+        for (uint32_t t : ps.tasks) used += is_active_used(ssn.tasks[t].status);
+        stale = stale || used < ps.min_available;
+      }
+    }
+    if (!stale) {
+      if (job.stale_since) {
+        job.stale_since.reset();
+        ssn.annotation_updates[j][kStaleSinceAnnotation] = std::nullopt;
+      }
+      continue;
+    }
+    if (!job.stale_since) {
+      job.stale_since = ssn.record_time();
+      ssn.annotation_updates[j][kStaleSinceAnnotation] = model::format_rfc3339(*job.stale_since);
+    }
+    if (grace < 0 || ssn.now_ms() < (*job.stale_since + grace) * 1000) continue;
+    Statement stmt(ssn);
+    int32_t min_available = 0;
+    for (const auto& ps : job.pod_sets) min_available += ps.min_available;
+    for (uint32_t t : job.tasks) {
+      if (!is_active_allocated(ssn.tasks[t].status) || ssn.tasks[t].node == kNoNode) continue;
+      stmt.evict(t,
+                 "Workload doesn't meet the minimum required number of pods (" +
+                     std::to_string(min_available) + "), evicting remaining pod: " + ssn.tasks[t].key,
+                 job.key);
+    }
+    stmt.commit(std::string(name()), job.key);
+  }
+}
+
+}  // namespace kai::core

@@ -1,0 +1,204 @@
+#include "actors/scheduler/core/actions/victim_solver.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "actors/scheduler/core/actions/allocate.hpp"
+#include "actors/scheduler/core/grouping.hpp"
+#include "actors/scheduler/core/node_fit.hpp"
+
+namespace kai::core {
+namespace {
+
+/// Copies of `req` that fit `avail` (cpu, memory, pods and whole GPUs), an upper bound used to skip
+/// scenarios that cannot work before simulating them.
+int64_t copies_fitting(const Resources& req, const NodeInfo& n) {
+  int64_t copies = INT64_MAX;
+  auto limit = [&](int64_t need, int64_t have) {
+    if (need > 0) copies = std::min(copies, std::max<int64_t>(0, have) / need);
+  };
+  limit(req.milli_cpu, n.idle.milli_cpu + n.releasing.milli_cpu);
+  limit(req.memory, n.idle.memory + n.releasing.memory);
+  limit(req.milli_gpu, n.idle.milli_gpu + n.releasing.milli_gpu);
+  limit(req.pods, n.idle.pods + n.releasing.pods);
+  return copies == INT64_MAX ? 1'000'000 : copies;
+}
+
+/// Tracks, node by node, how many of the preemptor's tasks could fit if the victims evicted so far
+/// were gone; simulation runs only once the total reaches the number of tasks.
+class RoomTracker {
+ public:
+  RoomTracker(Session& ssn, const std::vector<uint32_t>& tasks) : ssn_(ssn), need_(tasks.size()) {
+    // The smallest request per resource: the bound must never rule out a feasible scenario.
+    bool first = true;
+    for (uint32_t t : tasks) {
+      const Resources& r = ssn.tasks[t].req;
+      if (first) {
+        min_req_ = r;
+        min_req_.scalars.clear();
+        first = false;
+      } else {
+        min_req_.milli_cpu = std::min(min_req_.milli_cpu, r.milli_cpu);
+        min_req_.memory = std::min(min_req_.memory, r.memory);
+        min_req_.milli_gpu = std::min(min_req_.milli_gpu, r.milli_gpu);
+        min_req_.pods = std::min(min_req_.pods, r.pods);
+      }
+    }
+    const std::vector<char>& mask = ssn.static_fit_mask(ssn.tasks[tasks.front()]);
+    mask_ = &mask;
+    room_.assign(ssn.nodes.size(), 0);
+    for (uint32_t n = 0; n < ssn.nodes.size(); ++n) {
+      if (mask[n]) room_[n] = copies_fitting(min_req_, ssn.nodes[n]);
+      total_ += room_[n];
+    }
+  }
+  void node_changed(int32_t n) {
+    if (n == kNoNode || !(*mask_)[n]) return;
+    total_ -= room_[n];
+    room_[n] = copies_fitting(min_req_, ssn_.nodes[n]);
+    total_ += room_[n];
+  }
+  bool maybe_enough() const { return total_ >= static_cast<int64_t>(need_); }
+
+ private:
+  Session& ssn_;
+  size_t need_;
+  Resources min_req_;
+  const std::vector<char>* mask_ = nullptr;
+  std::vector<int64_t> room_;
+  int64_t total_ = 0;
+};
+
+bool place_all(Session& ssn, Statement& stmt, const std::vector<uint32_t>& tasks) {
+  for (uint32_t t : tasks) {
+    if (!place_task(ssn, stmt, t, true)) return false;
+  }
+  return true;
+}
+
+/// Places a stand-in for every evicted pod elsewhere (pipelined), as consolidation requires. A whole-GPU
+/// pod moved within its node frees nothing there, so it must leave the node; a shared-GPU pod frees
+/// its device by joining another GPU group, which may be on the same node (place_task keeps a ghost out
+/// of the groups its pod leaves).
+bool move_victims(Session& ssn, Statement& stmt, const std::vector<uint32_t>& victims) {
+  for (uint32_t v : victims) {
+    const int32_t excluded = ssn.tasks[v].gpu.is_shared() ? kNoNode : ssn.tasks[v].node;
+    const uint32_t ghost = ssn.add_ghost(v);
+    if (!place_task(ssn, stmt, ghost, true, excluded)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<VictimEntry> victim_entries(const Session& ssn, uint32_t job_id) {
+  const JobInfo& job = ssn.jobs[job_id];
+  std::vector<VictimEntry> out;
+  if (job.tasks.size() == 1 && job.pod_sets.size() == 1) {  // the common single-pod workload
+    if (is_active_allocated(ssn.tasks[job.tasks.front()].status))
+      out.push_back(VictimEntry{job_id, job.tasks, true});
+    return out;
+  }
+  VictimEntry core{job_id, {}, true};
+  for (const auto& ps : job.pod_sets) {
+    std::vector<uint32_t> active;
+    for (uint32_t t : ps.tasks) {
+      if (is_active_allocated(ssn.tasks[t].status)) active.push_back(t);
+    }
+    // Reverse task order: the pods the job would place last leave first.
+    std::sort(active.begin(), active.end(),
+              [&](uint32_t a, uint32_t b) { return ssn.task_less(ssn.tasks[b], ssn.tasks[a]); });
+    const size_t extras = active.size() > static_cast<size_t>(ps.min_available)
+                              ? active.size() - static_cast<size_t>(ps.min_available)
+                              : 0;
+    for (size_t i = 0; i < active.size(); ++i) {
+      if (i < extras) {
+        out.push_back(VictimEntry{job_id, {active[i]}, false});
+      } else {
+        core.tasks.push_back(active[i]);
+      }
+    }
+  }
+  if (!core.tasks.empty()) out.push_back(std::move(core));
+  return out;
+}
+
+bool solve_with_victims(Session& ssn, Statement& stmt, uint32_t preemptor,
+                        const std::vector<const VictimEntry*>& entries, const SolverOptions& options) {
+  const std::vector<uint32_t> tasks = ssn.tasks_to_allocate(ssn.jobs[preemptor]);
+  if (tasks.empty() || entries.empty()) return false;
+  const std::string by = ssn.jobs[preemptor].key;
+  const auto start = stmt.checkpoint();
+  RoomTracker room(ssn, tasks);
+
+  auto evict_entries = [&](const std::vector<size_t>& chosen, std::vector<uint32_t>& evicted) {
+    for (size_t e : chosen) {
+      const VictimEntry& entry = *entries[e];
+      for (uint32_t t : entry.tasks) {
+        if (!is_active_allocated(ssn.tasks[t].status)) continue;  // already taken by an earlier preemptor
+        const int32_t node = ssn.tasks[t].node;
+        stmt.evict(t, options.message ? options.message(ssn.jobs[entry.job]) : std::string(), by);
+        evicted.push_back(t);
+        room.node_changed(node);
+      }
+    }
+  };
+  // Evicts `chosen`, then tries to place the preemptor (and move the victims); true = committed-ready.
+  auto try_scenario = [&](const std::vector<size_t>& chosen) {
+    stmt.rollback(start);
+    std::vector<uint32_t> evicted;
+    evict_entries(chosen, evicted);
+    if (place_all(ssn, stmt, tasks) && (!options.victims_must_move || move_victims(ssn, stmt, evicted)) &&
+        (!options.validate || options.validate(evicted))) {
+      return true;
+    }
+    stmt.rollback(start);
+    return false;
+  };
+
+  std::vector<size_t> chosen;
+  std::vector<uint32_t> evicted;
+  std::set<uint32_t> victim_jobs;
+  size_t next_attempt = 0;
+  for (size_t e = 0; e < entries.size(); ++e) {
+    const uint32_t job = entries[e]->job;
+    if (options.max_victim_jobs >= 0 && !victim_jobs.count(job) &&
+        static_cast<int32_t>(victim_jobs.size()) >= options.max_victim_jobs) {
+      continue;
+    }
+    victim_jobs.insert(job);
+    chosen.push_back(e);
+    evict_entries({e}, evicted);
+    if (!room.maybe_enough()) continue;
+    // Simulating after every victim costs O(victims^2): once room suffices, try at doubling victim
+    // counts and with the last entry. The prune step below then keeps only victims that were needed.
+    if (chosen.size() < next_attempt && e + 1 < entries.size()) continue;
+    next_attempt = chosen.size() * 2;
+    const auto cp = stmt.checkpoint();
+    const bool placed = place_all(ssn, stmt, tasks) &&
+                        (!options.victims_must_move || move_victims(ssn, stmt, evicted)) &&
+                        (!options.validate || options.validate(evicted));
+    if (!placed) {
+      stmt.rollback(cp);
+      continue;
+    }
+    // Keep only the victims on nodes the preemptor now uses: the others were not needed.
+    std::set<int32_t> used;
+    for (uint32_t t : tasks) used.insert(ssn.tasks[t].node);
+    std::vector<size_t> needed;
+    for (size_t c : chosen) {
+      for (uint32_t t : entries[c]->tasks) {
+        if (used.count(ssn.tasks[t].node)) {
+          needed.push_back(c);
+          break;
+        }
+      }
+    }
+    if (needed.size() == chosen.size() || try_scenario(needed)) return true;
+    return try_scenario(chosen);
+  }
+  stmt.rollback(start);
+  return false;
+}
+
+}  // namespace kai::core

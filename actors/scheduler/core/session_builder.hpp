@@ -1,0 +1,94 @@
+#pragma once
+// The session builder: a Session's node, queue, job and task tables from the cluster's objects. Internal
+// to the core; the Session constructor (session.cpp) runs it once. session_builder.cpp builds the cluster
+// side (nodes, queues, pods of other schedulers, cluster totals), session_builder_jobs.cpp the workloads
+// (priority classes, bind requests, jobs and their tasks).
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "actors/scheduler/core/grouping.hpp"
+#include "actors/scheduler/core/session.hpp"
+#include "k8s/model/objects.hpp"
+
+namespace kai::core {
+
+/// Builds a Session from model objects (kept separate from Session's methods for readability).
+class SessionBuilder {
+ public:
+  SessionBuilder(Session& ssn, const model::ObjectRefs& objects) : ssn_(ssn), objects_(objects) {}
+
+  /// Fills the session's tables, then its queue usage.
+  void build();
+
+ private:
+  static const std::string* find_label(const model::StringMap& labels, const char* key);
+  static bool parse_int64(const std::string& s, int64_t& out);
+
+  // --- the cluster side (session_builder.cpp) ---
+  Resources to_resources(const model::ResourceList& list, bool& has_mig);
+
+  static Resources max_each(const Resources& a, const Resources& b);
+
+  /// max(Σ containers, each init container) + overhead; pods = 1 (§4.1).
+  Resources pod_request(const model::Pod& pod, bool& has_mig);
+
+  void build_nodes();
+
+  static QueueQuantities quantities(const model::QueueResource& gpu, const model::QueueResource& cpu,
+                                    const model::QueueResource& mem, double model::QueueResource::*field);
+
+  void build_queues();
+
+  /// Pods of other schedulers (and reservation pods) still use their node's capacity.
+  void account_foreign_pods();
+
+  void compute_cluster_total();
+
+  // --- the workloads (session_builder_jobs.cpp) ---
+  void build_priority_classes();
+
+  void build_bind_requests();
+
+  int32_t priority_of(const std::string& class_name, std::string& warning);
+
+  PodStatus derive_status(const model::Pod& pod, const model::BindRequest*& bind_request);
+
+  int32_t constraint_signature(const model::Pod& pod, const TaskInfo& t);
+
+  /// Adds a task for `pod` to job `job_id`; returns an input error for the pod, if any.
+  std::optional<std::string> add_task(uint32_t pod_index, uint32_t job_id, uint16_t pod_set);
+
+  static std::vector<std::string> running_gpu_groups(const model::Pod& pod);
+
+  std::optional<int64_t> timestamp_annotation(const model::PodGroup& pg, const char* key,
+                                              const std::string& job);
+
+  /// The cycle's job state wins over the annotations read above (cycle.hpp). A group with neither
+  /// takes its last start from when its running pods were scheduled, as a replica that did not run
+  /// them (a standby that took over) can only know it from the pods.
+  void resolve_job_times(JobInfo& job, const PodGroupAssignment& g);
+
+  void build_jobs();
+
+  /// Why a job's queue is not in the session: missing, or ignored with the reason; for a pod without the
+  /// queue label, which label to set (docs: README.md "Queues").
+  std::string missing_queue_message(const std::string& queue, bool defaulted) const;
+
+  Session& ssn_;
+  const model::ObjectRefs& objects_;
+  std::vector<const model::Queue*> queue_objects_;
+  /// Queues left out because their parent chain is broken, with what broke it.
+  std::map<std::string, std::string> broken_queues_;
+  std::map<std::string, int32_t> priority_classes_;
+  std::optional<int32_t> global_default_priority_;
+  std::map<std::pair<std::string, std::string>, const model::BindRequest*> bind_requests_;
+  std::map<std::string, int32_t> signatures_;
+  std::vector<Resources> foreign_;
+};
+
+}  // namespace kai::core

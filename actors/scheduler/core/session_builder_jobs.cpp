@@ -1,0 +1,298 @@
+#include <algorithm>
+#include <set>
+
+#include "actors/scheduler/core/node_accounting.hpp"
+#include "actors/scheduler/core/session_builder.hpp"
+#include "k8s/model/time.hpp"
+
+namespace kai::core {
+
+void SessionBuilder::build_priority_classes() {
+  for (const auto* pc_ptr : objects_.priority_classes) {
+    const auto& pc = *pc_ptr;
+    priority_classes_.emplace(pc.meta.name, pc.value);
+    if (pc.global_default) global_default_priority_ = pc.value;
+  }
+}
+
+void SessionBuilder::build_bind_requests() {
+  for (const auto* br_ptr : objects_.bind_requests) {
+    const auto& br = *br_ptr;
+    const bool failed =
+        br.phase == "Failed" && (!br.backoff_limit || br.failed_attempts >= *br.backoff_limit);
+    if (failed || !ssn_.node_index.count(br.selected_node)) continue;  // deleted by KAI next cycle
+    bind_requests_[{br.meta.namespace_, br.pod_name}] = &br;
+  }
+}
+
+int32_t SessionBuilder::priority_of(const std::string& class_name, std::string& warning) {
+  if (class_name.empty()) return global_default_priority_.value_or(50);
+  if (auto it = priority_classes_.find(class_name); it != priority_classes_.end()) return it->second;
+  if (int32_t v = builtin_priority_class_value(class_name); v >= 0) return v;
+  warning = "priority class \"" + class_name + "\" not found; using the default priority";
+  return global_default_priority_.value_or(50);
+}
+
+PodStatus SessionBuilder::derive_status(const model::Pod& pod, const model::BindRequest*& bind_request) {
+  bind_request = nullptr;
+  if (pod.phase == "Succeeded") return PodStatus::kSucceeded;
+  if (pod.phase == "Failed") return PodStatus::kFailed;
+  if (pod.phase == "Running")
+    return pod.meta.deletion_timestamp ? PodStatus::kReleasing : PodStatus::kRunning;
+  if (pod.phase == "Pending" || pod.phase.empty()) {
+    if (pod.meta.deletion_timestamp) return PodStatus::kReleasing;
+    if (!pod.node_name.empty()) return PodStatus::kBound;
+    if (auto it = bind_requests_.find({pod.meta.namespace_, pod.meta.name}); it != bind_requests_.end()) {
+      bind_request = it->second;
+      return PodStatus::kBinding;
+    }
+    if (pod.scheduling_gates > 0) return PodStatus::kGated;
+    return PodStatus::kPending;
+  }
+  return PodStatus::kUnknown;
+}
+
+int32_t SessionBuilder::constraint_signature(const model::Pod& pod, const TaskInfo& t) {
+  std::string key;
+  key.reserve(64);
+  key += std::to_string(static_cast<int>(t.gpu.kind));
+  key += t.legacy_mig ? "L" : "-";
+  for (const auto& [k, v] : pod.node_selector) key += "|s" + k + "=" + v;
+  if (pod.required_node_affinity) {
+    key += "|a";
+    for (const auto& term : *pod.required_node_affinity) {
+      key += "(";
+      for (const auto* list : {&term.match_expressions, &term.match_fields}) {
+        key += list == &term.match_fields ? "F" : "E";
+        for (const auto& r : *list) {
+          key += r.key + " " + r.op;
+          for (const auto& v : r.values) key += "," + v;
+          key += ";";
+        }
+      }
+      key += ")";
+    }
+  }
+  for (const auto& tol : pod.tolerations)
+    key += "|t" + tol.key + "/" + tol.op + "/" + tol.value + "/" + tol.effect;
+  auto [it, inserted] = signatures_.emplace(std::move(key), static_cast<int32_t>(signatures_.size()));
+  return it->second;
+}
+
+std::optional<std::string> SessionBuilder::add_task(uint32_t pod_index, uint32_t job_id, uint16_t pod_set) {
+  const model::Pod& pod = *objects_.pods[pod_index];
+  TaskInfo t;
+  t.pod = &pod;
+  t.key = pod.meta.namespace_ + "/" + pod.meta.name;
+  t.job = job_id;
+  t.pod_set = pod_set;
+  t.uid = pod.meta.uid;
+  t.creation = pod.meta.creation_timestamp;
+  t.nominated_node = pod.nominated_node_name;
+  const model::BindRequest* br = nullptr;
+  t.status = derive_status(pod, br);
+  bool has_mig = false;
+  t.req = pod_request(pod, has_mig);
+  std::optional<std::string> error;
+  for (const auto& e : pod.errors) {
+    if (!error) error = "pod " + t.key + ": " + e.field + ": " + e.message;
+  }
+  for (const auto& field : pod.unsupported_constraints) {
+    if (!error) error = "pod " + t.key + " uses " + field + ", which kai-scheduler does not support";
+  }
+  auto gpu = parse_gpu_request(pod, t.req.milli_gpu, has_mig);
+  if (gpu) {
+    t.gpu = *gpu;
+  } else {
+    if (!error) error = "pod " + t.key + ": " + gpu.message();
+    t.req.milli_gpu -= t.req.milli_gpu % 1000;
+  }
+  for (const auto& [k, v] : pod.meta.annotations) {
+    int64_t ignored = 0;
+    if (k.rfind("nvidia.com/mig-", 0) == 0 && parse_int64(v, ignored)) t.legacy_mig = true;
+  }
+  if (auto it = pod.meta.labels.find("kai.scheduler/task-priority"); it != pod.meta.labels.end()) {
+    int64_t p = 0;
+    const bool neg = !it->second.empty() && it->second[0] == '-';
+    if (parse_int64(neg ? it->second.substr(1) : it->second, p))
+      t.task_priority = static_cast<int32_t>(neg ? -p : p);
+  }
+  if (const auto* role = find_label(pod.meta.labels, "training.kubeflow.org/job-role")) {
+    t.leader = *role == "master" || *role == "launcher";
+  }
+  if (const auto* type = find_label(pod.meta.labels, "ray.io/node-type"))
+    t.leader = t.leader || *type == "head";
+  t.constraints = constraint_signature(pod, t);
+
+  // Where an active pod sits.
+  std::string node_name = pod.node_name;
+  if (br) node_name = br->selected_node;
+  if (is_active_used(t.status) && !node_name.empty()) {
+    auto it = ssn_.node_index.find(node_name);
+    if (it != ssn_.node_index.end()) {
+      t.node = static_cast<int32_t>(it->second);
+      NodeInfo& node = ssn_.nodes[it->second];
+      if (t.gpu.is_shared()) {
+        t.gpu_groups = br ? br->selected_gpu_groups : running_gpu_groups(pod);
+        while (static_cast<int32_t>(t.gpu_groups.size()) < t.gpu.num_devices) {
+          t.gpu_groups.push_back(ssn_.new_gpu_group_id());
+        }
+        t.placed_portion = t.gpu.kind == GpuRequestKind::kFraction
+                               ? t.gpu.fraction_milli
+                               : memory_to_fraction_milli(t.gpu.memory_mib, node.gpu_memory_mib);
+      }
+      node_add_task(node, t);
+    }
+  }
+  ssn_.tasks.push_back(std::move(t));
+  return error;
+}
+
+std::vector<std::string> SessionBuilder::running_gpu_groups(const model::Pod& pod) {
+  std::vector<std::string> groups;
+  if (const auto* g = find_label(pod.meta.labels, kGpuGroupLabel)) groups.push_back(*g);
+  const std::string prefix = std::string(kGpuGroupLabel) + "/";
+  for (const auto& [k, v] : pod.meta.labels) {
+    if (k.rfind(prefix, 0) == 0) groups.push_back(v.empty() ? k.substr(prefix.size()) : v);
+  }
+  return groups;
+}
+
+std::optional<int64_t> SessionBuilder::timestamp_annotation(const model::PodGroup& pg, const char* key,
+                                                            const std::string& job) {
+  auto it = pg.meta.annotations.find(key);
+  if (it == pg.meta.annotations.end()) return std::nullopt;
+  auto t = model::parse_rfc3339(it->second);
+  if (t) return *t;
+  ssn_.warnings.push_back("pod group " + job + ": annotation " + key + ": " + t.message() + "; ignored");
+  return std::nullopt;
+}
+
+void SessionBuilder::resolve_job_times(JobInfo& job, const PodGroupAssignment& g) {
+  if (const auto* times = ssn_.options().job_times) {
+    if (auto it = times->find(job.uid); it != times->end() && !job.uid.empty()) {
+      job.last_start = it->second.last_start;
+      job.stale_since = it->second.stale_since;
+      return;
+    }
+  }
+  if (job.last_start) return;
+  for (uint32_t pod_index : g.pods) {
+    const model::Pod& pod = *objects_.pods[pod_index];
+    if (pod.node_name.empty() || pod.phase == "Succeeded" || pod.phase == "Failed") continue;
+    for (const auto& c : pod.conditions) {
+      if (c.type != "PodScheduled" || c.status != "True" || !c.last_transition_time) continue;
+      job.last_start = std::max(job.last_start.value_or(*c.last_transition_time), *c.last_transition_time);
+    }
+  }
+}
+
+void SessionBuilder::build_jobs() {
+  auto groups = group_pods(objects_, ssn_.options().scheduler_name, ssn_.options().default_queue);
+  for (auto& g : groups) {
+    JobInfo job;
+    job.namespace_ = g.namespace_;
+    job.name = g.name;
+    job.key = g.namespace_ + "/" + g.name;
+    job.object = g.pod_group;
+    std::string class_name = g.priority_class_name;
+    std::string preemptibility = g.preemptibility;
+    std::vector<std::pair<std::string, int32_t>> leaf_sets;
+    if (g.pod_group) {
+      const model::PodGroup& pg = *g.pod_group;
+      job.uid = pg.meta.uid;
+      job.queue_name = pg.queue;
+      job.creation = pg.meta.creation_timestamp;
+      job.min_member = std::max(pg.min_member, 1);
+      class_name = pg.priority_class_name;
+      preemptibility = pg.preemptibility;
+      job.last_start = timestamp_annotation(pg, kLastStartAnnotation, job.key);
+      job.stale_since = timestamp_annotation(pg, kStaleSinceAnnotation, job.key);
+      for (const auto& e : pg.errors) {
+        job.invalid.push_back({"InvalidPodGroup", "PodGroup " + job.key + ": " + e.field + ": " + e.message});
+      }
+      if (!pg.topology_constraint.required_level.empty()) {
+        job.invalid.push_back(
+            {"Unsupported", "PodGroup " + job.key +
+                                " uses spec.topologyConstraint.requiredTopologyLevel, which "
+                                "kai-scheduler does not support yet"});
+      }
+      std::set<std::string> parents;
+      for (const auto& sg : pg.sub_groups) {
+        if (sg.parent) parents.insert(*sg.parent);
+        if (!sg.topology_constraint.required_level.empty()) {
+          job.invalid.push_back({"Unsupported", "PodGroup " + job.key + " subGroup " + sg.name +
+                                                    " uses topologyConstraint.requiredTopologyLevel, which "
+                                                    "kai-scheduler does not support yet"});
+        }
+      }
+      for (const auto& sg : pg.sub_groups) {
+        if (!parents.count(sg.name)) leaf_sets.emplace_back(sg.name, std::max(sg.min_member, 1));
+      }
+    } else {
+      job.uid = g.uid;
+      job.queue_name = g.queue;
+      job.creation = g.creation_timestamp;
+      job.min_member = std::max(g.min_member, 1);
+      if (g.missing_pod_group) {
+        job.invalid.push_back({"PodGroupNotFound",
+                               "PodGroup " + job.key + " does not exist; its pods wait until it is created"});
+      }
+    }
+    resolve_job_times(job, g);
+    if (leaf_sets.empty()) leaf_sets.emplace_back("default", job.min_member);
+    for (const auto& [name, min] : leaf_sets) job.pod_sets.push_back(PodSetInfo{name, min, {}});
+
+    std::string warning;
+    job.priority = priority_of(class_name, warning);
+    if (!warning.empty()) ssn_.warnings.push_back("pod group " + job.key + ": " + warning);
+    job.preemptible = preemptibility == "preemptible"       ? true
+                      : preemptibility == "non-preemptible" ? false
+                                                            : job.priority < 100;
+    if (auto it = ssn_.queue_index.find(job.queue_name); it == ssn_.queue_index.end()) {
+      job.invalid.push_back({"QueueDoesNotExist", missing_queue_message(job.queue_name, g.queue_defaulted)});
+    } else if (!ssn_.queues[it->second].is_leaf()) {
+      job.invalid.push_back({"QueueIsNotLeaf", "Queue '" + job.queue_name +
+                                                   "' has child queues; only leaf queues can run workloads"});
+    } else {
+      job.queue = static_cast<int32_t>(it->second);
+    }
+
+    const uint32_t job_id = static_cast<uint32_t>(ssn_.jobs.size());
+    for (uint32_t pod_index : g.pods) {
+      const model::Pod& pod = *objects_.pods[pod_index];
+      std::string set_name = "default";
+      if (const auto* l = find_label(pod.meta.labels, kSubGroupLabel); l && !l->empty()) set_name = *l;
+      uint16_t set = 0;
+      bool found = false;
+      for (uint16_t s = 0; s < job.pod_sets.size(); ++s) {
+        if (job.pod_sets[s].name == set_name) {
+          set = s;
+          found = true;
+        }
+      }
+      if (!found) {
+        job.invalid.push_back({"InvalidPodGroup", "pod " + pod.meta.namespace_ + "/" + pod.meta.name +
+                                                      " names subgroup \"" + set_name +
+                                                      "\", which PodGroup " + job.key + " does not define"});
+      }
+      const uint32_t task_id = static_cast<uint32_t>(ssn_.tasks.size());
+      if (auto err = add_task(pod_index, job_id, set)) job.invalid.push_back({"InvalidPod", *err});
+      job.tasks.push_back(task_id);
+      job.pod_sets[set].tasks.push_back(task_id);
+    }
+    ssn_.jobs.push_back(std::move(job));
+  }
+}
+
+std::string SessionBuilder::missing_queue_message(const std::string& queue, bool defaulted) const {
+  auto broken = broken_queues_.find(queue);
+  const std::string what =
+      broken == broken_queues_.end() ? "does not exist" : "is unusable: " + broken->second;
+  if (!defaulted) return "Queue '" + queue + "' " + what;
+  return "The pod has no " + std::string(kQueueLabel) + " label, so it uses the default queue '" + queue +
+         "', which " + what + "; set the label (" + kQueueLabel + ": <queue>) or create queue '" + queue +
+         "'";
+}
+
+}  // namespace kai::core
