@@ -31,9 +31,9 @@ events::BinderOutcome failed(const BindJob& job, const model::Status& s) {
 
 }  // namespace
 
-Binder::Binder(k8s::KubeClient& client, gpu_sharing::SharingChain& chain, int workers, OutcomeFn on_outcome,
+Binder::Binder(BindApi& api, gpu_sharing::SharingChain& chain, int workers, OutcomeFn on_outcome,
                MayActFn may_act, BinderTiming timing)
-    : client_(client),
+    : api_(api),
       chain_(chain),
       on_outcome_(std::move(on_outcome)),
       may_act_(std::move(may_act)),
@@ -129,7 +129,7 @@ std::optional<events::BinderOutcome> Binder::step(Work& w) {
 
 std::optional<events::BinderOutcome> Binder::found_bound(const BindJob& job, const std::string& why) {
   const auto [ns, name] = split_pod(job.decision.pod);
-  auto node = client_.pod_node(ns, name, job.decision.pod_uid);
+  auto node = api_.pod_node(ns, name, job.decision.pod_uid);
   if (!node.is_ok() || node.value().empty()) return std::nullopt;
   return report(job, events::Outcome::kBound,
                 "already bound to " + node.value() + " (" + why + "); nothing of it was changed");
@@ -145,12 +145,12 @@ std::optional<events::BinderOutcome> Binder::start(Work& w) {
   }
   const auto [ns, name] = split_pod(d.pod);
   if (d.kind == events::DecisionKind::kEvict) {
-    auto r = client_.delete_pod(ns, name, d.pod_uid);
+    const model::Status r = api_.delete_pod(ns, name, d.pod_uid, kPodsOwnGracePeriod);
     // Gone already, or a different pod by that name now: the eviction has nothing left to do.
-    if (r.ok() || r.not_found() || r.conflict()) {
-      return report(job, events::Outcome::kBound, r.ok() ? "evicted" : "already gone (" + r.describe() + ")");
+    if (r.is_ok() || r.code() == model::Code::kNotFound || r.code() == model::Code::kConflict) {
+      return report(job, events::Outcome::kBound, r.is_ok() ? "evicted" : "already gone (" + r.message() + ")");
     }
-    return report(job, events::Outcome::kBindFailed, "eviction failed: " + r.describe());
+    return report(job, events::Outcome::kBindFailed, "eviction failed: " + r.message());
   }
   w.started = true;
   if (d.gpu_groups.empty() || d.gpu_fraction <= 0) return bind(w);
@@ -205,13 +205,13 @@ events::BinderOutcome Binder::bind(const Work& w) {
     return report(w.job, events::Outcome::kAbandoned, kNotLeader);
   }
   const auto [ns, name] = split_pod(d.pod);
-  auto r = client_.bind_pod(ns, name, d.pod_uid, d.node);
-  if (r.ok()) return report(w.job, events::Outcome::kBound, "bound to " + d.node);
+  const model::Status r = api_.bind_pod(ns, name, d.pod_uid, d.node);
+  if (r.is_ok()) return report(w.job, events::Outcome::kBound, "bound to " + d.node);
   // The bind may have happened with its answer lost (a 409 on a retry, a cut connection): a bound pod
   // is logged as bound where it is, and nothing of it is rolled back.
-  if (auto bound = found_bound(w.job, "the bind answered " + r.describe())) return *bound;
+  if (auto bound = found_bound(w.job, "the bind answered " + r.message())) return *bound;
   if (shared) chain_.rollback(w.shared);
-  return report(w.job, events::Outcome::kBindFailed, "binding to " + d.node + " failed: " + r.describe());
+  return report(w.job, events::Outcome::kBindFailed, "binding to " + d.node + " failed: " + r.message());
 }
 
 }  // namespace kai::daemon

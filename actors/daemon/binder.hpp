@@ -3,7 +3,8 @@
 // flight): binds through pods/binding, after the GPU-sharing chain for shared-GPU pods; evicts by
 // DELETE with a uid precondition and the pod's own grace period. PodDisruptionBudgets are not
 // consulted: KAI evicts with a plain DELETE as well (kai-behaviour.md §1), and the scheduler's
-// victim rules (priorities, quotas, min-runtime) decide who may go. Every outcome is reported.
+// victim rules (priorities, quotas, min-runtime) decide who may go. Every outcome is reported. Its
+// own API server calls go through BindApi (bind_api.hpp), the chain's through its SharingApi.
 
 #include <chrono>
 #include <condition_variable>
@@ -17,9 +18,9 @@
 #include <thread>
 #include <vector>
 
+#include "actors/daemon/bind_api.hpp"
 #include "actors/gpu_sharing/sharing_chain.hpp"
 #include "events/event.hpp"
-#include "k8s/client/kube_client.hpp"
 
 namespace kai::daemon {
 
@@ -53,7 +54,7 @@ struct BinderTiming {
 /// worker waits for it, so nothing queues behind it, for any number of workers.
 class Binder {
  public:
-  Binder(k8s::KubeClient& client, gpu_sharing::SharingChain& chain, int workers, OutcomeFn on_outcome,
+  Binder(BindApi& api, gpu_sharing::SharingChain& chain, int workers, OutcomeFn on_outcome,
          MayActFn may_act = [] { return true; }, BinderTiming timing = {});
   ~Binder();
   Binder(const Binder&) = delete;
@@ -89,7 +90,7 @@ class Binder {
   std::optional<events::BinderOutcome> found_bound(const BindJob& job, const std::string& why);
   void park(Work w);
 
-  k8s::KubeClient& client_;
+  BindApi& api_;
   gpu_sharing::SharingChain& chain_;
   OutcomeFn on_outcome_;
   MayActFn may_act_;

@@ -2,15 +2,13 @@
 
 #include <spdlog/spdlog.h>
 
-#include <nlohmann/json.hpp>
-
 #include "actors/scheduler/core/grouping.hpp"
 #include "k8s/model/time.hpp"
 
 namespace kai::daemon {
 
-PodGroupWriter::PodGroupWriter(k8s::KubeClient& client, std::function<bool()> may_act)
-    : client_(client), may_act_(std::move(may_act)), thread_([this] { work(); }) {}
+PodGroupWriter::PodGroupWriter(PodGroupApi& api, std::function<bool()> may_act)
+    : api_(api), may_act_(std::move(may_act)), thread_([this] { work(); }) {}
 
 PodGroupWriter::~PodGroupWriter() { stop(); }
 
@@ -44,7 +42,7 @@ uint64_t PodGroupWriter::written() const {
 void PodGroupWriter::work() {
   for (;;) {
     std::string group;
-    k8s::OptionalValues annotations;
+    std::map<std::string, std::optional<std::string>> annotations;
     {
       std::unique_lock lock(mu_);
       cv_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
@@ -55,16 +53,13 @@ void PodGroupWriter::work() {
       pending_.erase(first);
     }
     if (!may_act_()) continue;  // the new leader writes its own
-    nlohmann::json patch;
-    for (const auto& [k, v] : annotations) patch["metadata"]["annotations"][k] = v ? nlohmann::json(*v) : nullptr;
     const size_t slash = group.find('/');
-    const std::string path = "/apis/scheduling.run.ai/v2alpha2/namespaces/" + group.substr(0, slash) +
-                             "/podgroups/" + group.substr(slash + 1);
-    const k8s::ApiResult r = client_.merge_patch(path, patch.dump());
-    if (!r.ok() && !r.not_found()) {
+    const model::Status r =
+        api_.patch_pod_group_annotations(group.substr(0, slash), group.substr(slash + 1), annotations);
+    if (!r.is_ok() && r.code() != model::Code::kNotFound) {
       // The record stands: the next change of this group writes again, and the cycle keeps reading
       // the logged value, not the annotation.
-      spdlog::warn("PodGroup {}: job state annotations not written: {}", group, r.describe());
+      spdlog::warn("PodGroup {}: job state annotations not written: {}", group, r.message());
     }
     std::lock_guard lock(mu_);
     ++written_;

@@ -7,21 +7,22 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 
+#include "actors/daemon/pod_group_api.hpp"
 #include "events/event.hpp"
-#include "k8s/client/kube_client.hpp"
 
 namespace kai::daemon {
 
 class PodGroupWriter {
  public:
   /// `may_act` is asked before every write (a standby writes nothing).
-  PodGroupWriter(k8s::KubeClient& client, std::function<bool()> may_act);
+  PodGroupWriter(PodGroupApi& api, std::function<bool()> may_act);
   ~PodGroupWriter();
   PodGroupWriter(const PodGroupWriter&) = delete;
   PodGroupWriter& operator=(const PodGroupWriter&) = delete;
@@ -36,12 +37,12 @@ class PodGroupWriter {
  private:
   void work();
 
-  k8s::KubeClient& client_;
+  PodGroupApi& api_;
   std::function<bool()> may_act_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   /// PodGroup "namespace/name" -> annotation -> value (nullopt = remove).
-  std::map<std::string, k8s::OptionalValues> pending_;
+  std::map<std::string, std::map<std::string, std::optional<std::string>>> pending_;
   bool stopping_ = false;
   uint64_t written_ = 0;
   std::thread thread_;

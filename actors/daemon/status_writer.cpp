@@ -4,8 +4,8 @@
 
 namespace kai::daemon {
 
-StatusWriter::StatusWriter(k8s::KubeClient& client, size_t max_queue)
-    : client_(client), max_queue_(max_queue), thread_([this] { work(); }) {}
+StatusWriter::StatusWriter(StatusApi& api, size_t max_queue)
+    : api_(api), max_queue_(max_queue), thread_([this] { work(); }) {}
 
 StatusWriter::~StatusWriter() { stop(); }
 
@@ -43,8 +43,9 @@ void StatusWriter::after_cycle(const CycleOutput& out) {
     const size_t slash = p.pod.find('/');
     const std::string ns = p.pod.substr(0, slash), name = p.pod.substr(slash + 1);
     enqueue([this, ns, name, uid = p.uid, reason = p.reason, message = p.message] {
-      client_.set_pod_condition(ns, name, "PodScheduled", "False", reason, message);
-      client_.create_event(ns, "Pod", "v1", name, uid, "Warning", reason, message, "Scheduling");
+      // Advisory: a failure is not retried; the condition stays as it was until the reasons change.
+      (void)api_.set_pod_condition(ns, name, "PodScheduled", "False", reason, message);
+      (void)api_.create_event({ns, "Pod", "v1", name, uid, "Warning", reason, message, "Scheduling"});
     });
   }
   for (auto it = last_message_.begin(); it != last_message_.end();) {
@@ -55,7 +56,7 @@ void StatusWriter::after_cycle(const CycleOutput& out) {
     const size_t slash = d.pod.find('/');
     enqueue([this, ns = d.pod.substr(0, slash), name = d.pod.substr(slash + 1), uid = d.pod_uid,
              note = d.reason.empty() ? "Evicted by " + d.action + " for " + d.by : d.reason] {
-      client_.create_event(ns, "Pod", "v1", name, uid, "Normal", "Evict", note, "Evicting");
+      (void)api_.create_event({ns, "Pod", "v1", name, uid, "Normal", "Evict", note, "Evicting"});
     });
   }
 }
@@ -91,8 +92,9 @@ void StatusWriter::work() {
         scheduled_.erase(it);
         const size_t slash = pod.find('/');
         write = [this, ns = pod.substr(0, slash), name = pod.substr(slash + 1), uid, node, pod] {
-          client_.create_event(ns, "Pod", "v1", name, uid, "Normal", "Scheduled",
-                               "Successfully assigned " + pod + " to " + node, "Binding");
+          (void)api_.create_event(
+              {ns, "Pod", "v1", name, uid, "Normal", "Scheduled", "Successfully assigned " + pod + " to " + node,
+               "Binding"});
         };
       }
     }

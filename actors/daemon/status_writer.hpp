@@ -4,7 +4,7 @@
 // after failed binds) with KAI's message and a Warning event, written only when they change; Evict events on evicted pods; a Scheduled event ("Successfully assigned
 // ns/pod to node", as kube-scheduler writes it) per bound pod. One worker thread; a cycle that
 // produces the same reasons again writes nothing. Scheduled events wait until the other writes are
-// done and keep one per pod.
+// done and keep one per pod. The writes go through StatusApi (status_api.hpp).
 
 #include <condition_variable>
 #include <deque>
@@ -15,13 +15,13 @@
 #include <thread>
 
 #include "actors/daemon/cycle.hpp"
-#include "k8s/client/kube_client.hpp"
+#include "actors/daemon/status_api.hpp"
 
 namespace kai::daemon {
 
 class StatusWriter {
  public:
-  explicit StatusWriter(k8s::KubeClient& client, size_t max_queue = 10000);
+  explicit StatusWriter(StatusApi& api, size_t max_queue = 10000);
   ~StatusWriter();
   StatusWriter(const StatusWriter&) = delete;
   StatusWriter& operator=(const StatusWriter&) = delete;
@@ -37,7 +37,7 @@ class StatusWriter {
   void work();
   void enqueue(std::function<void()> write);
 
-  k8s::KubeClient& client_;
+  StatusApi& api_;
   size_t max_queue_;
   std::map<std::string, std::string> last_message_;  // scheduler thread only
   mutable std::mutex mu_;
