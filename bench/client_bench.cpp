@@ -1,4 +1,4 @@
-// The Kubernetes client's hot paths (issue 5, contracts.md §8): decoding watch events of about 4 KB
+// The Kubernetes client's hot paths (docs/performance-targets.md "Targets"): decoding watch events of about 4 KB
 // into typed pods on one core, next to the nlohmann-DOM pipeline it replaced, and pods/binding calls
 // through KubeClient's keep-alive pool against kai-apiserver with its cost model off.
 

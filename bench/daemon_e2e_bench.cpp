@@ -1,4 +1,4 @@
-// kai-scheduler end to end (issue 9): the daemon in this process against kai-apiserver in a child
+// kai-scheduler end to end (docs/performance-targets.md "Targets"): the daemon in this process against kai-apiserver in a child
 // process (bench/e2e/cluster_server.hpp) loaded with a kai-gen cluster, its cost model on. The child
 // creates the cluster's pending pods, at once or at a steady rate, and times each from creation to
 // bind on its own watch; this process measures the daemon: CPU (getrusage RUSAGE_SELF: only the

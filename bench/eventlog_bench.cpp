@@ -1,4 +1,4 @@
-// Event log (issue 6, contracts.md §8): durable ingest with group commit and fsync, and replay
+// Event log (docs/performance-targets.md "Targets"): durable ingest with group commit and fsync, and replay
 // (decode + apply). Arguments of BM_DurableIngest: record size in bytes, events per append request,
 // requests in flight per commit (producers), sync (1 = fsync per batch).
 #include <benchmark/benchmark.h>

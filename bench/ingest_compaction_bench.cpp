@@ -1,5 +1,5 @@
-// Durable ingest while snapshots are written and retention deletes (issue 6: "compaction does not
-// stall ingest"). Eight producer threads append 1 KB pod watch events, 100 per request, each waiting
+// Durable ingest while snapshots are written and retention deletes (retention's compaction must not
+// stall ingest: docs/event-log-format.md "Retention"). Eight producer threads append 1 KB pod watch events, 100 per request, each waiting
 // for its group commit (fsync per batch), as BM_GroupCommitThreads/1024/100 in eventlog_bench.cpp.
 // Beside them, one thread loops without pause: write a snapshot of kai-gen's state (events::
 // encode_state; 30.5 MB at 5,000 nodes / 153k pods) at the log's end, then apply retention with a

@@ -1,4 +1,4 @@
-// One scheduling session on kai-gen clusters (contracts.md §8, §10): session build, allocate alone,
+// One scheduling session on kai-gen clusters (docs/performance-targets.md "Targets", "The benchmark cluster"): session build, allocate alone,
 // and a single 3-pod gang attempt. Argument = scale in per-mille of the 5,000-node default mix.
 #include <benchmark/benchmark.h>
 

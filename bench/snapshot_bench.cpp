@@ -1,4 +1,4 @@
-// State snapshots and cold start (issue 6, contracts.md §8: cold start <= 3 s at 5,000 nodes /
+// State snapshots and cold start (docs/performance-targets.md "Targets": cold start <= 3 s at 5,000 nodes /
 // 150,000 pods). The state is kai-gen's default mix scaled by the argument in percent (100 = 5,000
 // nodes, ~150k pods). BM_ColdStart is what a restart does: read the newest snapshot from RocksDB,
 // check it, decode it, and apply the log's tail (10,000 pod events of about 1 KB) after it.

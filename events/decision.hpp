@@ -1,5 +1,5 @@
 #pragma once
-// The scheduling decisions a session commits (contracts.md §2 "decisions"). They are the unit the
+// The scheduling decisions a session commits (kai-sim's "decisions", docs/build-and-ci.md "kai-sim's output"). They are the unit the
 // event log persists and the binder executes; the core produces them, nothing here depends on storage.
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// The event vocabulary of the log (issue 6, contracts.md §5): everything the scheduler consumes (watch
+// The event vocabulary of the log (docs/event-log-format.md "Record encoding", docs/event-ordering.md): everything the scheduler consumes (watch
 // events) and everything it decides (decisions, unschedulable reasons, cycle markers, binder outcomes,
 // leadership changes) is one Event in one ordered log. Events are plain values; encoding lives in
 // event_codec.hpp and the projection in projection.hpp.
@@ -133,7 +133,7 @@ struct LeadershipChange {
 };
 
 /// The scheduler configuration body, logged when it differs from the last one the log holds
-/// (contracts.md §5), so that replay runs each cycle with the configuration its CycleStart names.
+/// (docs/event-ordering.md "Configuration changes"), so that replay runs each cycle with the configuration its CycleStart names.
 /// Added in schema version 4.
 struct ConfigChange {
   uint64_t hash = 0;  ///< config_hash(text): what CycleStart::config_hash refers to.

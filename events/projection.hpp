@@ -1,6 +1,6 @@
 #pragma once
 // The pure projection of the log into the cluster state the scheduler sees: the state at a cycle is
-// exactly apply() folded over the log up to that cycle's recorded position (contracts.md §5).
+// exactly apply() folded over the log up to that cycle's recorded position (docs/determinism-and-replay.md "The projection").
 
 #include <cstdint>
 #include <map>
@@ -27,7 +27,7 @@ struct ClusterState {
   /// Last resourceVersion seen per kind (BOOKMARKs included): where a watch resumes.
   std::map<std::string, std::string> resource_versions;
   /// The scheduler's own records that feed the next cycle: assumed decisions (those without a binder
-  /// report are logged as abandoned after a restart, never executed again: contracts.md §5), job
+  /// report are logged as abandoned after a restart, never executed again: docs/event-ordering.md "Restart: abandoned decisions"), job
   /// state, the last logged `now`.
   ScheduleRecords records;
   uint64_t seq = 0;  ///< Sequence of the last event applied.

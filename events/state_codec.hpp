@@ -1,6 +1,6 @@
 #pragma once
-// Binary snapshots of the projected state (issue 6, contracts.md §8: "log, replay and snapshots use
-// versioned binary records"). A snapshot is the ClusterState after the event at `seq`; startup and
+// Binary snapshots of the projected state (docs/event-log-format.md "Snapshots": restarts and replay read them, so they are
+// versioned binary records). A snapshot is the ClusterState after the event at `seq`; startup and
 // tools restore it and apply only the log's tail.
 //
 // Layout (primitives as in event_codec.hpp: varint, zigzag i64, length-prefixed str, f64 LE):

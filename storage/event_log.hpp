@@ -1,5 +1,5 @@
 #pragma once
-// EventLog: the ordered, durable log of every Event, on RocksDB (issue 6, contracts.md §5).
+// EventLog: the ordered, durable log of every Event, on RocksDB (docs/event-log-format.md, docs/event-ordering.md).
 //
 // Column families and keys:
 //

@@ -1,6 +1,6 @@
 #pragma once
 // Rebuilding the projected state from the log: the newest readable snapshot at or before the wanted
-// position, then the events after it (issue 6: "startup = latest snapshot + tail"). Used by the
+// position, then the events after it (so that a restart never reads the whole log: docs/determinism-and-replay.md "Restore"). Used by the
 // daemon's start, `kai-log snapshot export` and `kai-log replay`.
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 // Executes logged decisions against the API server on a few worker threads (several calls in
 // flight): binds through pods/binding, after the GPU-sharing chain for shared-GPU pods; evicts by
 // DELETE with a uid precondition and the pod's own grace period. PodDisruptionBudgets are not
-// consulted: KAI evicts with a plain DELETE as well (kai-behaviour.md §1), and the scheduler's
+// consulted: KAI evicts with a plain DELETE as well (docs/kai-compatibility.md "Components"), and the scheduler's
 // victim rules (priorities, quotas, min-runtime) decide who may go. Every outcome is reported. Its
 // own API server calls go through BindApi (bind_api.hpp), the chain's through its SharingApi.
 

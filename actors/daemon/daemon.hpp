@@ -16,7 +16,7 @@
 
 namespace kai::daemon {
 
-/// Command-line settings, with KAI's defaults (contracts.md §3).
+/// Command-line settings, with KAI's defaults (docs/configuration.md "Defaults").
 struct DaemonOptions {
   std::string kubeconfig;  ///< "" = $KUBECONFIG, in-cluster, ~/.kube/config
   std::string log_dir;     ///< the event log (RocksDB); required
@@ -65,7 +65,7 @@ struct DaemonOptions {
   std::string webhook_namespace = "kai-scheduler";
   /// What the webhooks enforce (KAI's global.gpuSharing, the GPU pods' runtime class).
   admission::AdmissionOptions admission;
-  /// Leader election on a coordination.k8s.io/v1 Lease. Default: off (contracts.md §3); deploy/
+  /// Leader election on a coordination.k8s.io/v1 Lease. Default: off (docs/configuration.md "Defaults"); deploy/
   /// turns it on for its two replicas. A standby keeps watching and logging (hot standby) and
   /// schedules within one cycle of taking the lease.
   bool leader_elect = false;

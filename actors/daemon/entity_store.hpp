@@ -1,5 +1,5 @@
 #pragma once
-// What one entity actor owns (issue 7; design card: actors own nodes, queues, and pod groups with
+// What one entity actor owns (entities are owned by kind, never an actor per pod: nodes, queues, and pod groups with
 // their pods): the objects of its kinds, projected from the log's watch events by the projection's
 // rules (events/projection.hpp), and immutable views of them for the scheduler's cut. A kind's view
 // is rebuilt only when the kind changed, and holds the objects by shared pointer, so a cut copies

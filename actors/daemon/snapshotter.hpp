@@ -1,5 +1,5 @@
 #pragma once
-// Writes the scheduler actor's state snapshots and applies retention off the actor's thread (issue 6):
+// Writes the scheduler actor's state snapshots and applies retention off the actor's thread (docs/event-log-format.md "Snapshots"):
 // the actor encodes the state at a consistent seq and hands the bytes over; this worker stores them
 // (RocksDB flush included) and then trims the log, so a cycle never waits on either.
 

@@ -1,6 +1,6 @@
 #pragma once
-// The daemon's HTTP(S) endpoints on one port (kai-behaviour.md §5 `--listen-address` :8080, §7
-// `/get-snapshot`, §1 admission): /metrics, /healthz, /readyz, /get-snapshot and the admission
+// The daemon's HTTP(S) endpoints on one port (KAI's `--listen-address` :8080; docs/kai-compatibility.md
+// "Snapshot endpoint", "Admission"; docs/security.md "Endpoints"): /metrics, /healthz, /readyz, /get-snapshot and the admission
 // webhooks. Served by kai_http; the answers come from callbacks that must return quickly (they read
 // state the actors published, they never wait for a cycle).
 

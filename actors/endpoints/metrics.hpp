@@ -1,5 +1,5 @@
 #pragma once
-// The daemon's Prometheus metrics: KAI's scheduler metric names (kai-behaviour.md §8) where they
+// The daemon's Prometheus metrics: KAI's scheduler metric names (docs/kai-compatibility.md "Metrics, events and conditions") where they
 // apply, plus cycle, ingest, log and API-call figures of our own. prometheus-cpp stays inside
 // metrics.cpp; callers see plain methods. Thread-safe.
 

@@ -25,7 +25,7 @@ struct ReservationPod {
   bool terminating = false;
 };
 
-/// What a new reservation pod looks like (contracts.md §6).
+/// What a new reservation pod looks like (docs/kai-compatibility.md "Binder").
 struct ReservationPodSpec {
   std::string name;
   std::string node;

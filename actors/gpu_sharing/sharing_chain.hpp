@@ -1,5 +1,5 @@
 #pragma once
-// The binder's GPU-sharing chain (kai-behaviour.md §6, contracts.md §6): before a fraction or
+// The binder's GPU-sharing chain (docs/gpu-sharing.md, docs/kai-compatibility.md "Binder"): before a fraction or
 // gpu-memory pod is bound, every GPU group it was placed on needs a reservation pod that holds the
 // physical device and reports its UUID; the pod's two configmaps get NVIDIA_VISIBLE_DEVICES and
 // GPU_PORTION; the pod is labelled with its group(s). Then the binder binds. The chain runs in steps

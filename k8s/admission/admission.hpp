@@ -1,8 +1,8 @@
 #pragma once
-// KAI's admission webhooks (kai-behaviour.md §1, §6; contracts.md §6), as pure functions over the
+// KAI's admission webhooks (docs/kai-compatibility.md "Admission", docs/gpu-sharing.md), as pure functions over the
 // AdmissionReview JSON the API server posts: GPU-sharing validation and mutation of pods, runtime-
 // class enforcement on GPU pods, Queue and PodGroup validation. The daemon serves them over HTTPS;
-// tests call them directly. nlohmann stays inside this library (contracts.md §11).
+// tests call them directly. nlohmann stays inside this library (docs/build-and-ci.md "Translation units").
 
 #include <cstdint>
 #include <functional>

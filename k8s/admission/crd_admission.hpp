@@ -1,6 +1,6 @@
 #pragma once
 // Validation of KAI's custom resources on create and update: a Queue must state its resources, and a
-// PodGroup's subgroups must form a tree (kai-behaviour.md §2.1, §2.2).
+// PodGroup's subgroups must form a tree (docs/kai-compatibility.md "Custom resources").
 
 #include <nlohmann/json.hpp>
 #include <string>

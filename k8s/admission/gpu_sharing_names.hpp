@@ -1,5 +1,5 @@
 #pragma once
-// The names the GPU-sharing chain shares between admission and the binder (kai-behaviour.md §6):
+// The names the GPU-sharing chain shares between admission and the binder (docs/kai-compatibility.md "Admission"):
 // the configmap prefix annotation, the two configmaps of a container and the volume.
 
 #include <string>

@@ -1,6 +1,6 @@
 #pragma once
 // Pod admission: GPU-sharing validation, and the mutation that prepares a fraction pod for the
-// binder's sharing chain (contracts.md §6). Works on the pod's JSON so that every field the
+// binder's sharing chain (docs/kai-compatibility.md "Admission"). Works on the pod's JSON so that every field the
 // scheduler does not model survives untouched.
 
 #include <nlohmann/json.hpp>
@@ -10,7 +10,7 @@
 
 namespace kai::admission {
 
-/// "" when the pod may be created, else why not (KAI's rules, kai-behaviour.md §6).
+/// "" when the pod may be created, else why not (KAI's rules, docs/kai-compatibility.md "Admission").
 std::string validate_pod(const nlohmann::json& pod, const AdmissionOptions& options);
 
 /// The pod as admission leaves it: a fraction or gpu-memory pod gets the configmap annotation, the

@@ -1,8 +1,8 @@
 #pragma once
-// kai-apiserver: an in-process Kubernetes API server for tests, the demo and kubectl (contracts.md §7).
+// kai-apiserver: an in-process Kubernetes API server for tests, the demo and kubectl (docs/build-and-ci.md "The test API server").
 // HTTPS with a self-signed certificate made at start, plain HTTP, bearer-token authentication and a
 // kubeconfig file for clients, all on loopback. Plain C++ interface: Beast and nlohmann stay inside
-// the library (contracts.md §11).
+// the library (docs/build-and-ci.md "Translation units").
 
 #include <chrono>
 #include <cstdint>

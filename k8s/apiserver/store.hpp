@@ -1,7 +1,7 @@
 #pragma once
 // The object store of the test API server: every object kept as a JSON tree per resource, one global
 // resourceVersion counter, a bounded event history for watches, and the real server's admission and
-// validation traps (contracts.md §7). Internal to kai_apiserver: it is the library's codec unit, so
+// validation traps (docs/build-and-ci.md "The test API server"). Internal to kai_apiserver: it is the library's codec unit, so
 // nlohmann appears here and nowhere in the public header (api_server.hpp).
 //
 // Storage layout (all in memory, guarded by one mutex):

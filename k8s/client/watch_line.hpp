@@ -2,7 +2,7 @@
 // One line of a watch stream (`{"type": ..., "object": {...}}`) split into what the reflector needs
 // without building a document: the event type, the object's JSON as a slice of the line (handed on
 // as received, not re-serialised), its resourceVersion, and for ERROR events the Status code and
-// message. simdjson's On-Demand parser does the scan (contracts.md §8); the object's own fields are
+// message. simdjson's On-Demand parser does the scan (docs/performance-targets.md "Data representation"); the object's own fields are
 // checked later, by the typed decoder (k8s/model/watch_decode.hpp).
 
 #include <cstdint>

@@ -1,5 +1,6 @@
 // The client Beast unit. Requests run as async operations driven by io_context::run_for, so that a
-// server that never answers fails the call instead of hanging it (toolchain.md pitfall 9).
+// server that never answers fails the call instead of hanging it (a blocking read would wait for
+// such a server forever).
 
 #include "k8s/http/http_client.hpp"
 

@@ -1,4 +1,4 @@
-// The serving Beast translation unit (contracts.md §11): HTTPS and HTTP listeners, one session per
+// The serving Beast translation unit (docs/build-and-ci.md "Translation units"): HTTPS and HTTP listeners, one session per
 // connection, keep-alive, chunked streams. What to answer is the handlers' business.
 //
 // Threading: one io_context thread runs every session. Producers push stream chunks from any thread
@@ -47,7 +47,7 @@ bool peer_is_loopback(tcp::socket& socket) {
 }
 
 /// One connection. Holds itself alive through pending operations and, while a watch streams, through
-/// the store's sink (toolchain.md pitfall 7: an idle watch has no pending write).
+/// the store's sink (an idle watch has no pending write that would keep the connection alive).
 template <class Stream>
 class Session : public std::enable_shared_from_this<Session<Stream>> {
  public:

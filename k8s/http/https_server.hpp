@@ -1,6 +1,6 @@
 #pragma once
 // An HTTPS (and optionally plain HTTP) server: one io thread, keep-alive, request body limit, chunked
-// streams. The only Beast translation unit that serves (contracts.md §11); the test API server and
+// streams. The only Beast translation unit that serves (docs/build-and-ci.md "Translation units"); the test API server and
 // the daemon's endpoints (metrics, health, snapshot, admission webhooks) both run on it.
 
 #include <chrono>

@@ -9,6 +9,7 @@
 
 #include "k8s/model/json_codec.hpp"
 #include "k8s/model/json_decoder.hpp"
+#include "k8s/model/kinds.hpp"
 #include "k8s/model/pod_constraint_paths.hpp"
 
 namespace kai::model {
@@ -314,38 +315,29 @@ Status decode_object_into(const json& j, ClusterObjects& out) {
   if (const json* av = member(j, "apiVersion"); av != nullptr && av->is_string())
     api_version = av->get<std::string>();
 
-  std::string expected_group;
-  if (kind == "Queue" || kind == "PodGroup" || kind == "BindRequest") {
-    expected_group = "scheduling.run.ai";
-  } else if (kind == "PriorityClass") {
-    expected_group = "scheduling.k8s.io";
-  } else if (kind != "Node" && kind != "Pod") {
-    expected_group = "?";  // not a kind of ours
-  }
-  // A missing apiVersion is accepted for hand-written inputs; a different group (Volcano's Queue and
-  // PodGroup, say) is another kind with the same name.
-  const bool known =
-      expected_group != "?" && (api_version.empty() || group_of(api_version) == expected_group);
-  if (!known) {
+  // The kinds table gives each kind's API group. A missing apiVersion is accepted for hand-written
+  // inputs; a different group (Volcano's Queue and PodGroup, say) is another kind with the same name.
+  Status decoded = Status::ok();
+  bool ours = false;
+  const bool named = with_kind(kind, [&](auto k) {
+    using K = decltype(k);
+    ours = api_version.empty() || group_of(api_version) == K::kApiGroup;
+    if (!ours) return;
+    auto result = K::decode(j);
+    if (!result) {
+      decoded = result.status();
+      return;
+    }
+    K::in(out).push_back(std::move(result).value());
+  });
+  if (!ours) {
     std::string ns;
     if (const json* n = member(*md, "namespace"); n != nullptr && n->is_string()) ns = n->get<std::string>();
     std::string what = kind + " " + (ns.empty() ? "" : ns + "/") + name_v->get<std::string>();
-    if (expected_group != "?") what += " (" + api_version + ")";
+    if (named) what += " (" + api_version + ")";
     out.skipped.push_back(std::move(what));
-    return Status::ok();
   }
-
-  auto add = [](auto result, auto& list) -> Status {
-    if (!result) return result.status();
-    list.push_back(std::move(result).value());
-    return Status::ok();
-  };
-  if (kind == "Node") return add(decode_node(j), out.nodes);
-  if (kind == "Pod") return add(decode_pod(j), out.pods);
-  if (kind == "Queue") return add(decode_queue(j), out.queues);
-  if (kind == "PodGroup") return add(decode_pod_group(j), out.pod_groups);
-  if (kind == "PriorityClass") return add(decode_priority_class(j), out.priority_classes);
-  return add(decode_bind_request(j), out.bind_requests);
+  return decoded;
 }
 
 }  // namespace kai::model

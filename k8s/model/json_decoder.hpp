@@ -63,7 +63,7 @@ inline std::optional<int64_t> as_int64(const json& v) {
 }
 
 /// Typed field readers that record a FieldError instead of throwing, so that one bad field leaves
-/// the rest of the object usable (contracts.md §2: bad fields become unschedulable reasons).
+/// the rest of the object usable (bad fields become unschedulable reasons: docs/kai-compatibility.md "Predicates and refused constraints").
 class Decoder {
  public:
   explicit Decoder(std::vector<FieldError>& errors) : errors_(errors) {}

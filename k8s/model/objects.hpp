@@ -1,6 +1,6 @@
 #pragma once
-// Typed Kubernetes and KAI objects: exactly the fields the scheduler reads (kai-behaviour.md §2-§3,
-// §4.1). Decoded once at the edge (json_codec.hpp); no JSON tree is kept. Quantities are integer
+// Typed Kubernetes and KAI objects: exactly the fields the scheduler reads (docs/kai-compatibility.md "Custom resources",
+// "Labels and annotations", "Pod statuses"). Decoded once at the edge (json_codec.hpp); no JSON tree is kept. Quantities are integer
 // milli-units (quantity.hpp). A field that cannot be decoded does not fail the object: it is recorded in
 // `errors` so that the scheduler can report it as an unschedulable reason for that object alone.
 
@@ -100,7 +100,7 @@ struct Container {
   std::string name;
   ResourceList requests;  ///< Defaulted from limits where a request is missing, as the API server does.
   ResourceList limits;
-  bool restart_policy_always = false;  ///< A sidecar init container (refused, contracts.md §9).
+  bool restart_policy_always = false;  ///< A sidecar init container (refused: docs/kai-compatibility.md "Predicates and refused constraints").
   bool has_host_port = false;
   bool operator==(const Container&) const = default;
 };
@@ -130,7 +130,7 @@ struct Pod {
   std::vector<Container> init_containers;
   ResourceList overhead;
   int scheduling_gates = 0;
-  /// Required constraints the scheduler does not implement, by field path (contracts.md §9). A pod
+  /// Required constraints the scheduler does not implement, by field path (docs/kai-compatibility.md "Predicates and refused constraints"). A pod
   /// listing any of them is refused with a reason naming the field.
   std::vector<std::string> unsupported_constraints;
   // status
@@ -143,7 +143,7 @@ struct Pod {
 
 // --------------------------------------------------------------------------------------- Queue
 /// One resource of a queue. Units: GPU devices, CPU millicores, memory megabytes (10^6 bytes).
-/// -1 means unlimited for quota and limit. A field left out means 0, as in KAI (contracts.md §12).
+/// -1 means unlimited for quota and limit. A field left out means 0, as in KAI (docs/kai-compatibility.md "Custom resources").
 struct QueueResource {
   double quota = 0;
   double over_quota_weight = 0;

@@ -1,6 +1,6 @@
 #pragma once
 // Decoding objects as a watch or a list delivers them, at the rate the watch path needs
-// (contracts.md §8: >= 100,000 pod events of about 4 KB per second on one core). simdjson parses the
+// (docs/performance-targets.md "Targets": >= 100,000 pod events of about 4 KB per second on one core). simdjson parses the
 // text; only the fields the typed decoders read are copied into a small nlohmann value; the one set
 // of per-kind decoders (json_codec) fills the typed structs. What no decoder reads (managedFields,
 // env, volumes, container statuses, a node's image list) is never materialised. Text that simdjson

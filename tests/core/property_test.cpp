@@ -1,4 +1,4 @@
-// Properties over random clusters (house-style.md "Tests"): discard() restores the session exactly; no
+// Properties over random clusters (docs/determinism-and-replay.md): discard() restores the session exactly; no
 // node resource and no GPU device is over-committed after a session; gangs are all-or-nothing.
 #include <gtest/gtest.h>
 

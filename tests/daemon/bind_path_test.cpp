@@ -1,4 +1,4 @@
-// The bind path and the GPU-sharing chain under faults, end to end against kai-apiserver (issue 17):
+// The bind path and the GPU-sharing chain under faults, end to end against kai-apiserver (faults once seen on a real API server; docs/gpu-sharing.md):
 // a reservation pod left behind holds its GPU until it is cleaned up or adopted; whole-GPU binds do
 // not queue behind reservation pods that never report; slow reservation pods leave no second bind
 // and no bound fraction pod without its group's reservation pod. Each test replays the daemon's log

@@ -1,4 +1,4 @@
-// The daemon logs its configuration body when it changes (contracts.md §5), so that `kai-log replay`
+// The daemon logs its configuration body when it changes (docs/event-ordering.md "Configuration changes"), so that `kai-log replay`
 // runs each cycle with the configuration the cycle's start names.
 
 #include <fstream>

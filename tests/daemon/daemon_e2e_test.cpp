@@ -214,7 +214,7 @@ TEST_F(DaemonE2E, ApiFaultsDuringSchedulingStillEndCorrectly) {
 namespace kai::e2e {
 namespace {
 
-// "Every cycle ... also early when enough changed" (issue 7): with a 30 s period, a burst of new pods
+// A cycle starts early when enough changed (--early-cycle-changes, docs/configuration.md "Defaults"): with a 30 s period, a burst of new pods
 // is bound at once when early cycles are on, and waits for the period when they are off.
 class EarlyCycle : public ::testing::TestWithParam<uint64_t> {};
 

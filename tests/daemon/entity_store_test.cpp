@@ -1,4 +1,4 @@
-// The entity actors' store (issue 7): the same objects as the pure projection for the same events,
+// The entity actors' store (docs/determinism-and-replay.md "The projection"): the same objects as the pure projection for the same events,
 // views that are immutable (a later event does not change a view already handed out) and reused
 // while their kind is unchanged, and cuts that find pods by key.
 #include "actors/daemon/entity_store.hpp"

@@ -1,4 +1,4 @@
-// Hot-standby failover (issue 9): two kai-scheduler processes elect a leader on a Lease; SIGKILL the
+// Hot-standby failover (docs/event-ordering.md "Decisions before binds"): two kai-scheduler processes elect a leader on a Lease; SIGKILL the
 // leader and the standby binds the next pending pod within the lease duration and two cycles; no pod
 // is bound twice; both logs together hold every decision once, stamped with its leader's epoch. And a
 // leader cut off from the API server stops binding before its lease can expire.
@@ -14,7 +14,7 @@
 namespace kai::e2e {
 namespace {
 
-constexpr auto kLease = 2s;  // tests use 1-2 s leases (contracts.md §11)
+constexpr auto kLease = 2s;  // tests use 1-2 s leases (docs/build-and-ci.md "Timing in tests")
 
 pid_t spawn_replica(const Cluster& c, const std::string& identity) {
   return c.spawn_scheduler(
@@ -94,7 +94,7 @@ TEST(Failover, StandbyTakesOverAfterTheLeaderIsKilledWithoutDoubleBinds) {
   ::waitpid(a, &status, 0);
   const auto killed_at = std::chrono::steady_clock::now();
   c.create(c.pod("team-a", "after", "test", 1));
-  // Lease duration + two cycles is the expectation; 5x that is the bound (contracts.md §11).
+  // Lease duration + two cycles is the expectation; 5x that is the bound (docs/build-and-ci.md "Timing in tests").
   ASSERT_TRUE(Cluster::eventually([&] { return !Cluster::node_of(c.get_pod("team-a", "after")).empty(); },
                                   std::chrono::seconds(5 * 3)))
       << "the standby did not take over";

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks that the runtime image of deploy/Dockerfile has every shared library the binaries need
-# (contracts.md §11: no container engine here, so the image is checked package by package).
+# (docs/build-and-ci.md "The runtime image": no container engine here, so the image is checked package by package).
 #   check-runtime-deps.sh DOCKERFILE BINARY...
 # A library passes when the Debian package that owns it is in the Dockerfile's runtime list, is pulled
 # in by one of them, or is in the dependency closure of apt (present in every bookworm-slim image).

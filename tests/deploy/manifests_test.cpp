@@ -1,5 +1,5 @@
 // deploy/ against the test API server: every manifest of the kustomize base is accepted, the RBAC
-// rules are least-privilege, the StatefulSet has the shape contracts.md §11 asks for, and (where a
+// rules are least-privilege, the StatefulSet has the shape docs/configuration.md "Deployment" describes, and (where a
 // kubectl >= 1.27 is installed) every overlay renders with `kubectl kustomize` and applies with
 // `kubectl apply`.
 
@@ -100,7 +100,7 @@ TEST_F(DeployBase, RbacHasNoWildcards) {
 
 TEST_F(DeployBase, RbacCoversTheSchedulersCallsAndNothingBroader) {
   const RbacRules rules = RbacRules::for_service_account(objects_, "kai-scheduler", "kai-scheduler");
-  // Calls the daemon makes (issue 5's write calls, contracts.md §4 and §6).
+  // Calls the daemon makes (docs/security.md "RBAC").
   EXPECT_TRUE(rules.allows("watch", "", "pods", "team-a"));
   EXPECT_TRUE(rules.allows("create", "", "pods/binding", "team-a"));
   EXPECT_TRUE(rules.allows("delete", "", "pods", "team-a"));

@@ -1,4 +1,4 @@
-// Binary state snapshots (issue 6): decode(encode(state)) == state for generated clusters and for
+// Binary state snapshots (docs/event-log-format.md "Snapshots"): decode(encode(state)) == state for generated clusters and for
 // every object of the scenario corpus (field errors, optional fields and all), and damaged bytes give
 // an error or some state, never a crash.
 #include "events/state_codec.hpp"

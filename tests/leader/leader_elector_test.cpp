@@ -68,7 +68,7 @@ class FakeLeaseApi : public LeaseApi {
 ElectorOptions options(const std::string& id) {
   ElectorOptions o;
   o.identity = id;
-  o.lease_duration = 2000ms;  // tests use short leases (contracts.md §11)
+  o.lease_duration = 2000ms;  // tests use short leases (docs/build-and-ci.md "Timing in tests")
   o.renew_deadline = 1500ms;
   o.retry_period = 250ms;
   return o;

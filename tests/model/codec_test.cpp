@@ -332,7 +332,7 @@ TEST(QueueDecodeTest, ReadsSpec) {
   EXPECT_EQ(q->gpu.over_quota_weight, 1);
   EXPECT_EQ(q->gpu.limit, -1);
   EXPECT_EQ(q->cpu.quota, 1.5);
-  EXPECT_EQ(q->cpu.limit, 0);  // missing means 0 (contracts.md §12)
+  EXPECT_EQ(q->cpu.limit, 0);  // missing means 0 (docs/kai-compatibility.md "Custom resources")
   EXPECT_EQ(q->memory.quota, 0);
   EXPECT_EQ(q->preempt_min_runtime_seconds, 90.0);
   EXPECT_EQ(q->reclaim_min_runtime_seconds, 0.5);

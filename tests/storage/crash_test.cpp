@@ -1,4 +1,4 @@
-// Crash safety (issue 6): a child appends under load and is killed with SIGKILL at a random moment;
+// Crash safety (docs/event-log-format.md "Group commit and durability"): a child appends under load and is killed with SIGKILL at a random moment;
 // after each restart verify passes, every acknowledged event is present, and the sequence continues
 // without a gap. The child is a separate binary (posix_spawn), not a fork: forking a process that
 // already has RocksDB's background threads would copy locks held by threads that do not exist in

@@ -1,4 +1,4 @@
-// Replay equals live (issue 6): cycles run on the projection of the log at their recorded position,
+// Replay equals live (docs/determinism-and-replay.md "Replay"): cycles run on the projection of the log at their recorded position,
 // with their recorded clock and seed, and their decisions are logged; replaying the log from disk
 // must reproduce every decision byte for byte, with the configuration each cycle ran with; on a log
 // whose front retention deleted, replay starts from the snapshot that covers the first cycle.

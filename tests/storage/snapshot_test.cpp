@@ -1,4 +1,4 @@
-// Snapshots, retention and restore (issue 6): a snapshot is whole or absent and checked on read; the
+// Snapshots, retention and restore (docs/event-log-format.md "Snapshots", "Retention"): a snapshot is whole or absent and checked on read; the
 // state restored from any snapshot plus the tail equals the projection of the whole log; retention
 // never deletes what the oldest kept snapshot needs, and the sequence goes on after it.
 #include <gmock/gmock.h>

@@ -1,5 +1,5 @@
 #pragma once
-// Synthetic clusters for benchmarks and property tests (contracts.md §10), deterministic per seed.
+// Synthetic clusters for benchmarks and property tests (docs/performance-targets.md "The benchmark cluster"), deterministic per seed.
 
 #include <cstdint>
 

@@ -6,7 +6,7 @@
 #include "tools/kai-gen/generator.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"kai-gen: synthetic KAI cluster snapshots (contracts.md §10 mix)"};
+  CLI::App app{"kai-gen: synthetic KAI cluster snapshots (the benchmark mix of docs/performance-targets.md)"};
   double scale = 1.0;
   kai::gen::ClusterSpec spec;
   app.add_option("--scale", scale, "Scale of the default mix (1 = 5,000 nodes)")->capture_default_str();

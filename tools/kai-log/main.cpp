@@ -1,4 +1,4 @@
-// kai-log: inspect and check an event log directory (issue 6). Opens the log read-only except for
+// kai-log: inspect and check an event log directory (docs/event-log-format.md). Opens the log read-only except for
 // `import`, so it can run next to a live daemon, and never crashes on a damaged database: every
 // record that fails its checksum or decoding is reported with its sequence number.
 #include <CLI/CLI.hpp>

@@ -1,6 +1,6 @@
 #pragma once
 // `kai-log replay`: re-runs recorded cycles and reports every decision that differs from the log
-// (issue 6: "replay equals live").
+// (docs/determinism-and-replay.md "Replay").
 //
 // It streams the log once and holds neither the log nor its decisions in memory:
 //   1. From the first retained event (retention may have deleted the front), it looks for the first

@@ -1,4 +1,4 @@
-// kai-sim: runs ONE scheduling session on a snapshot and prints what it decided (contracts.md §2).
+// kai-sim: runs ONE scheduling session on a snapshot and prints what it decided (docs/build-and-ci.md "kai-sim's output").
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <fstream>

@@ -1,5 +1,5 @@
 #pragma once
-// kai-sim's output (contracts.md §2): the session's result as JSON or as a readable table.
+// kai-sim's output (docs/build-and-ci.md "kai-sim's output"): the session's result as JSON or as a readable table.
 
 #include <string>
 

@@ -90,7 +90,7 @@ struct TaskInfo {
   std::vector<std::string> gpu_groups;
   int32_t constraints = 0;  ///< Interned placement-constraint signature (node filters).
   bool legacy_mig = false;
-  // Task order keys (§4.4 TaskOrderFn).
+  // Task order keys (docs/kai-compatibility.md "Job and queue order").
   bool leader = false;  ///< Kubeflow master/launcher or Ray head.
   std::optional<int32_t> task_priority;
   int64_t creation = 0;

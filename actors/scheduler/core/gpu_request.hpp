@@ -1,6 +1,6 @@
 #pragma once
 // The GPU request of a pod: whole devices, a fraction of a device, an amount of device memory, or MIG
-// instances (kai-behaviour.md §3, §4.9), parsed from resources and the GPU-sharing annotations.
+// instances (docs/kai-compatibility.md "GPU sharing"), parsed from resources and the GPU-sharing annotations.
 
 #include <cstdint>
 #include <string>
@@ -28,7 +28,7 @@ inline constexpr const char* kGpuMemoryAnnotation = "gpu-memory";
 inline constexpr const char* kGpuFractionNumDevicesAnnotation = "gpu-fraction-num-devices";
 inline constexpr const char* kGpuFractionContainerAnnotation = "gpu-fraction-container-name";
 inline constexpr const char* kGpuGroupLabel = "runai-gpu-group";
-/// Where the binder creates reservation pods (contracts.md §6).
+/// Where the binder creates reservation pods (docs/kai-compatibility.md "Binder").
 inline constexpr const char* kReservationNamespace = "kai-resource-reservation";
 
 /// Parses the pod's GPU request. `whole_gpu_milli` is the pod's summed `nvidia.com/gpu` request.
@@ -37,7 +37,7 @@ model::Result<GpuRequest> parse_gpu_request(const model::Pod& pod, int64_t whole
                                             bool has_mig_request);
 
 /// Portion (milli) of one device that `memory_mib` takes on a device of `device_memory_mib`:
-/// ceil(mem / device * 100) / 100, as KAI rounds (§4.9).
+/// ceil(mem / device * 100) / 100, as KAI rounds (docs/kai-compatibility.md "GPU sharing").
 int64_t memory_to_fraction_milli(int64_t memory_mib, int64_t device_memory_mib);
 
 }  // namespace kai::core

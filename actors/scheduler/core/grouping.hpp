@@ -1,5 +1,5 @@
 #pragma once
-// Which pod group each pod belongs to (contracts.md §4), as one pure function shared by kai-sim and the
+// Which pod group each pod belongs to (docs/pod-grouping.md), as one pure function shared by kai-sim and the
 // daemon. Deployment / ReplicaSet / Job / bare pods form one group per pod (`pg-<pod>-<uid>`,
 // minMember 1); Kubeflow, MPI, Ray, JobSet and LeaderWorkerSet workloads form one gang per owner; a pod
 // with annotation `pod-group-name` belongs to that PodGroup, which may not exist yet.

@@ -1,6 +1,6 @@
 #pragma once
 // Whether a task fits a node's free resources now (idle) or once releasing pods have left (idle +
-// releasing), including shared-GPU devices (§4.9), and the per-node reasons when it does not.
+// releasing), including shared-GPU devices (docs/kai-compatibility.md "GPU sharing"), and the per-node reasons when it does not.
 
 #include <optional>
 #include <string>

@@ -1,5 +1,5 @@
 #pragma once
-// KAI's pod statuses (kai-behaviour.md §4.1) and the status sets the actions use.
+// KAI's pod statuses (docs/kai-compatibility.md "Pod statuses") and the status sets the actions use.
 
 #include <cstdint>
 

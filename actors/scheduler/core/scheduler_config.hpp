@@ -1,5 +1,5 @@
 #pragma once
-// KAI's scheduler configuration (kai-behaviour.md §5): `actions` and `tiers[].plugins[]` with
+// KAI's scheduler configuration (docs/kai-compatibility.md "Scheduler configuration"): `actions` and `tiers[].plugins[]` with
 // `arguments`. Missing fields fall back to KAI's built-in defaults.
 
 #include <map>
@@ -19,7 +19,7 @@ struct PluginConfig {
 struct SchedulerConfig {
   /// Default: allocate, consolidation, reclaim, preempt, stalegangeviction.
   std::vector<std::string> actions;
-  /// Plugins of all tiers, in order. Default: KAI's default tier (§5).
+  /// Plugins of all tiers, in order. Default: KAI's default tier (docs/kai-compatibility.md "Scheduler configuration").
   std::vector<PluginConfig> plugins;
 
   static SchedulerConfig defaults();

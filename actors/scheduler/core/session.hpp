@@ -129,7 +129,7 @@ class Session {
   std::vector<events::Decision> decisions;
   /// Cluster totals over Ready nodes (proportion), GPU devices / millicores / bytes.
   QueueQuantities cluster_total;
-  /// Smallest per-device GPU memory over nodes with more than 100 MiB, default 100 (§4.2).
+  /// Smallest per-device GPU memory over nodes with more than 100 MiB, default 100 (docs/kai-compatibility.md "GPU sharing").
   int64_t min_node_gpu_memory_mib = 100;
   std::vector<std::string> warnings;  ///< Input problems that are not tied to one pod group.
   /// PodGroup annotations the session wants written (KAI writes them at session close), by job id:
@@ -187,7 +187,7 @@ class Session {
   int32_t active_used_count(const JobInfo& job) const;
   int32_t pod_set_active_allocated(const PodSetInfo& ps) const;
   bool has_pending_tasks(const JobInfo& job) const;
-  /// The tasks an allocation attempt asks for (§4.5): for each unsatisfied pod set (at least one, in
+  /// The tasks an allocation attempt asks for (docs/kai-compatibility.md "Allocate"): for each unsatisfied pod set (at least one, in
   /// pod-set order) the pending tasks that reach minAvailable, or one more pending task when satisfied.
   std::vector<uint32_t> tasks_to_allocate(const JobInfo& job) const;
   /// Sum of the requests of `task_ids` in queue units (GPU devices incl. fractions, millicores, bytes).

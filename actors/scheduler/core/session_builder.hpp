@@ -34,7 +34,7 @@ class SessionBuilder {
 
   static Resources max_each(const Resources& a, const Resources& b);
 
-  /// max(Σ containers, each init container) + overhead; pods = 1 (§4.1).
+  /// max(Σ containers, each init container) + overhead; pods = 1 (docs/kai-compatibility.md "Pod statuses").
   Resources pod_request(const model::Pod& pod, bool& has_mig);
 
   void build_nodes();

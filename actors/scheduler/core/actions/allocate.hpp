@@ -1,5 +1,5 @@
 #pragma once
-// The allocate action (kai-behaviour.md §4.5): jobs in queue order, gang all-or-nothing on minMember,
+// The allocate action (docs/kai-compatibility.md "Allocate"): jobs in queue order, gang all-or-nothing on minMember,
 // elastic growth one pod per attempt, pipelining onto releasing resources.
 
 #include <cstdint>

@@ -32,7 +32,7 @@ void ConsolidationAction::execute(Session& ssn) {
     SolverOptions options;
     options.action = action;
     options.victims_must_move = true;
-    // KAI's filter lets the counter reach max + 1 jobs (kai-behaviour.md §11); we keep the cap exact.
+    // KAI's filter lets the counter reach max + 1 jobs (docs/kai-compatibility.md "Compatibility decisions"); we keep the cap exact.
     options.max_victim_jobs = cap;
     options.message = [&](const JobInfo& victim) {
       return "Pod group " + victim.key +

@@ -36,7 +36,7 @@ std::vector<uint32_t> running_preemptible_jobs(const Session& ssn) {
   return out;
 }
 
-/// Victim order (§4.4, both comparisons reversed): the most over-served queue first (over its fair
+/// Victim order (docs/kai-compatibility.md "Job and queue order", both comparisons reversed): the most over-served queue first (over its fair
 /// share in every resource, then lower queue priority, then the larger share of its fair share in use),
 /// and within it the job that would be scheduled last (lower priority, then newer). As in KAI, a queue's
 /// standing is re-evaluated with the victims already taken from it removed, so victims alternate

@@ -1,5 +1,5 @@
 #pragma once
-// The victim solver shared by the eviction actions (kai-behaviour.md §4.5, §4.7): reclaim (from other
+// The victim solver shared by the eviction actions (docs/kai-compatibility.md "Victim solver"): reclaim (from other
 // queues over their fair share), preempt (lower priority in the same queue) and consolidation (move pods
 // to make room) each hand it victim entries in victim order; it finds the ones whose eviction lets the
 // preemptor in.

@@ -1,4 +1,4 @@
-// Node and GPU scoring plugins (kai-behaviour.md §4.8). Scores add up; the weights keep the plugins
+// Node and GPU scoring plugins (docs/kai-compatibility.md "Node and GPU order"). Scores add up; the weights keep the plugins
 // lexicographic: nominatednode 1,000,000 > gpusharingorder 1,000 > nodeavailability 100 >
 // resourcetype 10 > nodeplacement 0..9.
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Job, task and pod-set ordering plugins (kai-behaviour.md §4.4): priority, elastic, taskorder,
+// Job, task and pod-set ordering plugins (docs/kai-compatibility.md "Job and queue order"): priority, elastic, taskorder,
 // kubeflow, ray, subgrouporder. Each is tiny, so they share one file; each has its own class.
 #include "actors/scheduler/core/plugins/builtin.hpp"
 #include "actors/scheduler/core/session.hpp"

@@ -1,4 +1,4 @@
-// The predicates plugin's static node filters (kai-behaviour.md §4.10): node readiness and cordoning,
+// The predicates plugin's static node filters (docs/kai-compatibility.md "Predicates and refused constraints"): node readiness and cordoning,
 // taints / tolerations, nodeSelector, required node affinity, MIG strategy and GPU-memory sync. They
 // depend only on the pod spec and node properties, so the session caches them per pod signature.
 // Resource fit (node_fit.cpp) is checked separately because it changes with every placement.

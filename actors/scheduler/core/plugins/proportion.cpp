@@ -1,4 +1,4 @@
-// The proportion plugin (kai-behaviour.md §4.6): hierarchical fair share, the queue order of §4.4, and
+// The proportion plugin (docs/kai-compatibility.md "Fair share"): hierarchical fair share, the queue order ("Job and queue order"), and
 // the capacity policy (OverLimit, NonPreemptibleOverQuota) checked before and during allocation.
 #include <algorithm>
 #include <cmath>
@@ -120,7 +120,7 @@ double total_of(const Session& ssn, Field r) {
   return ssn.cluster_total.*r;
 }
 
-/// max(deserved, fair share) capped by the limit; -1 deserved means the limit (§4.4).
+/// max(deserved, fair share) capped by the limit; -1 deserved means the limit (docs/kai-compatibility.md "Job and queue order").
 double allocatable_share(const Session& ssn, const QueueInfo& q, Field r) {
   double a = q.deserved.*r == -1 ? q.max_allowed.*r : std::max(q.deserved.*r, q.fair_share.*r);
   if (q.deserved.*r != -1 && q.max_allowed.*r != -1) a = std::min(a, q.max_allowed.*r);
@@ -201,7 +201,7 @@ class ProportionPlugin final : public Plugin {
     return true;
   }
 
-  /// The Reclaimable check of §4.6: each victim entry must come from a queue (at the first level where
+  /// The Reclaimable check (docs/kai-compatibility.md "Reclaim"): each victim entry must come from a queue (at the first level where
   /// the reclaimer's and the victim's paths part) that is above its allocatable share
   /// (MaintainFairShare), or the reclaimer must be within its deserved quota while the victim is above
   /// its own (GuaranteeDeservedQuota); then no sibling on the reclaimer's path may end up relatively

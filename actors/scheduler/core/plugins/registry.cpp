@@ -5,7 +5,7 @@ namespace {
 
 /// Plugins of KAI's default configuration whose work happens outside the allocate session here:
 /// `dynamicresources` and `topology` (their required constraints are refused at session build, see
-/// contracts.md §9) and `snapshot` (the daemon's /get-snapshot endpoint, not built yet). They are accepted by
+/// docs/kai-compatibility.md "Predicates and refused constraints") and `snapshot` (the daemon's /get-snapshot endpoint). They are accepted by
 /// name so that KAI configurations load unchanged.
 class AcceptedPlugin final : public Plugin {
  public:
