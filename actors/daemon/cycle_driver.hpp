@@ -39,6 +39,8 @@ struct CutResult {
   bool appends_failed = false;  ///< An append failed since the last cut: nothing may be decided on it.
   bool encoded = false;         ///< `sections` holds a snapshot of the cut.
   uint64_t cut_number = 0;      ///< Cuts taken by the ingest actor, this one included.
+  /// The number of the last watch event the cut holds (EarlyCycleTrigger::admit).
+  uint64_t last_event_number = 0;
   events::StateSections sections;
   std::map<std::string, std::string> resource_versions;
 };
@@ -110,8 +112,11 @@ class CycleDriver {
   const events::ScheduleRecords& records() const { return records_; }
   /// The earliest deadline the last cycle reported (Unix seconds), for the next tick.
   std::optional<int64_t> next_deadline() const { return next_deadline_; }
-  /// The number of the last cut received: an early-cycle request older than it is already served.
+  /// The number of the last cut received.
   uint64_t last_cut_number() const { return last_cut_number_; }
+  /// The number of the last watch event the last cut held: an early-cycle request for an event up to
+  /// it is already served.
+  uint64_t last_cut_event_number() const { return last_cut_event_number_; }
   std::chrono::milliseconds schedule_period() const { return options_.schedule_period; }
 
  private:
@@ -142,6 +147,7 @@ class CycleDriver {
   bool degraded_ = false;
   uint64_t cycle_id_ = 0;
   uint64_t last_cut_number_ = 0;
+  uint64_t last_cut_event_number_ = 0;
   /// The reasons last logged per pending group: a group's Unschedulable record is appended only when
   /// they change (an output, not a cycle input).
   std::map<std::string, std::pair<std::vector<events::UnschedulableReason>, std::vector<events::PendingPodRef>>>

@@ -22,7 +22,12 @@
 
 namespace kai::daemon {
 
-using WatchMsg = std::shared_ptr<const k8s::ReflectorEvent>;
+/// A reflector's event and its number (EarlyCycleTrigger::admit).
+struct NumberedWatch {
+  k8s::ReflectorEvent event;
+  uint64_t number = 0;
+};
+using WatchMsg = std::shared_ptr<const NumberedWatch>;
 struct OutcomeMsg {
   BindJob job;
   events::BinderOutcome outcome;
@@ -108,6 +113,7 @@ caf::behavior ingest_actor(caf::event_based_actor* self, IngestCore* core, Early
                            std::map<std::string, caf::actor> store_of_kind, std::vector<caf::actor> stores,
                            RelistFn relist) {
   auto probing = std::make_shared<bool>(false);  // a probe tick is on its way
+  auto cuts = std::make_shared<uint64_t>(0);     // cuts taken so far
   const IngestCore::Forward forward = [self, store_of_kind](const WatchEventPtr& w) {
     if (auto it = store_of_kind.find(w->kind); it != store_of_kind.end()) self->send(it->second, watch_atom::value, w);
   };
@@ -135,7 +141,8 @@ caf::behavior ingest_actor(caf::event_based_actor* self, IngestCore* core, Early
   };
   return {
       [=](watch_atom, const WatchMsg& m) {
-        core->on_watch(*m, forward);
+        core->last_event_number = m->number;
+        core->on_watch(m->event, forward);
         if (!core->dropped_kinds.empty() && !core->log_refusing) recover();
         keep_probing();
       },
@@ -152,7 +159,9 @@ caf::behavior ingest_actor(caf::event_based_actor* self, IngestCore* core, Early
         CutResult& r = a->result;
         r.appends_failed = std::exchange(core->failed_since_cut, false);
         r.cut.seq = core->log->last_assigned_seq();
-        r.cut_number = trigger->cut_taken();
+        r.cut_number = ++*cuts;
+        r.last_event_number = core->last_event_number;
+        trigger->cut_taken();
         r.listed = core->current();
         r.encoded = encode;
         r.cut.views.resize(stores.size());
@@ -172,7 +181,7 @@ caf::behavior scheduler_actor(caf::event_based_actor* self, CycleDriver* driver,
     bool busy = false;        ///< A cut is asked for and not yet handled.
     CycleDriver::Plan plan;
     std::deque<std::variant<OutcomeMsgPtr, LeadershipMsg>> deferred;
-    /// An early-cycle request that came while busy (the cuts taken before its changes).
+    /// An early-cycle request that came while busy (the number of its watch event).
     std::optional<uint64_t> deferred_early;
   };
   auto st = std::make_shared<State>();
@@ -199,7 +208,7 @@ caf::behavior scheduler_actor(caf::event_based_actor* self, CycleDriver* driver,
     }
     next();
     // Changes after the cut just handled still want their early cycle.
-    if (auto early = std::exchange(st->deferred_early, std::nullopt); early && *early >= driver->last_cut_number()) {
+    if (auto early = std::exchange(st->deferred_early, std::nullopt); early && *early > driver->last_cut_event_number()) {
       self->send(self, tick_atom::value, ++st->generation);
     }
   };
@@ -219,13 +228,13 @@ caf::behavior scheduler_actor(caf::event_based_actor* self, CycleDriver* driver,
         }
         driver->on_leadership(*m);
       },
-      [=](early_atom, uint64_t cuts_before) {
-        // The changes came after cut `cuts_before`; a later cut already holds them.
+      [=](early_atom, uint64_t event_number) {
+        // A cut that already holds the event served the request.
         if (st->busy) {
-          st->deferred_early = std::max(st->deferred_early.value_or(0), cuts_before);
+          st->deferred_early = std::max(st->deferred_early.value_or(0), event_number);
           return;
         }
-        if (cuts_before < driver->last_cut_number()) return;
+        if (event_number <= driver->last_cut_event_number()) return;
         self->send(self, tick_atom::value, ++st->generation);
       },
       [=](tick_atom, uint64_t gen) {
@@ -286,11 +295,15 @@ DaemonActors::~DaemonActors() {
 }
 
 void DaemonActors::watch(k8s::ReflectorEvent event) {
-  uint64_t cuts = 0;
-  const bool early = impl_->trigger->on_watch(event, cuts);
-  caf::anon_send(impl_->ingest, watch_atom::value, std::make_shared<const k8s::ReflectorEvent>(std::move(event)));
+  auto msg = std::make_shared<NumberedWatch>();
+  msg->event = std::move(event);
+  uint64_t number = 0;
+  const bool early = impl_->trigger->admit(msg->event, [&](uint64_t n) {
+    msg->number = n;
+    caf::anon_send(impl_->ingest, watch_atom::value, WatchMsg(msg));
+  }, number);
   // Sent after the event: the cut this early cycle asks for is queued behind it at the ingest.
-  if (early) caf::anon_send(impl_->scheduler, early_atom::value, cuts);
+  if (early) caf::anon_send(impl_->scheduler, early_atom::value, number);
 }
 
 void DaemonActors::outcome(const BindJob& job, events::BinderOutcome outcome) {

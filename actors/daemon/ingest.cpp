@@ -86,19 +86,20 @@ std::set<std::string> IngestCore::recover(const Forward& forward) {
   return kinds;
 }
 
-bool EarlyCycleTrigger::on_watch(const k8s::ReflectorEvent& ev, uint64_t& cuts) {
+bool EarlyCycleTrigger::admit(const k8s::ReflectorEvent& ev, const std::function<void(uint64_t)>& enqueue,
+                              uint64_t& number) {
   std::lock_guard lock(mu_);
-  cuts = cuts_;
+  number = ++last_number_;
+  enqueue(number);
   if (ev.type == k8s::ReflectorEventType::kBookmark) {
     return ev.from_list && unlisted_.erase(ev.kind) > 0 && unlisted_.empty();
   }
   return early_after_ > 0 && ++changes_since_cut_ == early_after_;
 }
 
-uint64_t EarlyCycleTrigger::cut_taken() {
+void EarlyCycleTrigger::cut_taken() {
   std::lock_guard lock(mu_);
   changes_since_cut_ = 0;
-  return ++cuts_;
 }
 
 }  // namespace kai::daemon

@@ -51,6 +51,9 @@ struct IngestCore {
   std::set<std::string> unlisted_kinds;
   /// An append failed since the last cut.
   bool failed_since_cut = false;
+  /// The trigger's number of the last event taken (EarlyCycleTrigger::admit): a cut holds it and
+  /// every event before it.
+  uint64_t last_event_number = 0;
 
   /// Every kind's store holds what the log holds of it and what the API server said last.
   bool current() const { return unlisted_kinds.empty() && dropped_kinds.empty() && relisting_kinds.empty(); }
@@ -70,25 +73,28 @@ struct IngestCore {
 
 /// When watch changes ask for a cycle before the period is up: once `early_after` changes arrived
 /// since the last cut (0: never), and once when the last kind's first list ends, so that the first
-/// cycle runs then and not a period later. Called by the reflector threads and by the ingest actor
-/// at each cut; it lets the reflectors wake the scheduler directly, so that the ingest actor holds
-/// no handle to it.
+/// cycle runs then and not a period later. The reflector threads admit every event through it: it
+/// numbers the event and hands it to the ingest under one lock, so that the numbers follow the ingest's
+/// mailbox order; a cut records the last number it holds, and an early request for an event a cut
+/// already holds is dropped. This lets the reflectors wake the scheduler directly, so that the ingest
+/// actor holds no handle to it.
 class EarlyCycleTrigger {
  public:
   EarlyCycleTrigger(uint64_t early_after, std::set<std::string> unlisted_kinds)
       : early_after_(early_after), unlisted_(std::move(unlisted_kinds)) {}
 
-  /// Counts `ev`; true when the scheduler should cycle now. `cuts` is set to the cuts taken so far.
-  bool on_watch(const k8s::ReflectorEvent& ev, uint64_t& cuts);
-  /// A cut was taken: the count starts again. Returns the cut's number (1 for the first).
-  uint64_t cut_taken();
+  /// Numbers `ev` and calls `enqueue(number)` under the lock; true when the scheduler should cycle
+  /// now for it (then `number` is what the early request carries).
+  bool admit(const k8s::ReflectorEvent& ev, const std::function<void(uint64_t)>& enqueue, uint64_t& number);
+  /// A cut was taken: the count starts again.
+  void cut_taken();
 
  private:
   std::mutex mu_;
   const uint64_t early_after_;
   std::set<std::string> unlisted_;
   uint64_t changes_since_cut_ = 0;
-  uint64_t cuts_ = 0;
+  uint64_t last_number_ = 0;
 };
 
 }  // namespace kai::daemon

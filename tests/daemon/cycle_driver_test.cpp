@@ -159,31 +159,33 @@ TEST_F(DriverTest, AStandbyAndAStoppingDaemonPlanNoCycle) {
   EXPECT_FALSE(driver->plan().cycle);
 }
 
-TEST(EarlyCycleTrigger, AsksForACycleAfterEnoughChangesAndWhenTheFirstListsEnd) {
+TEST(EarlyCycleTrigger, NumbersEventsInOrderAndAsksForACycleAfterEnoughChangesAndWhenTheFirstListsEnd) {
   EarlyCycleTrigger trigger(3, {"Node", "Pod"});
-  uint64_t cuts = 0;
-  auto event = [](const char* kind, k8s::ReflectorEventType type, bool from_list) {
+  std::vector<uint64_t> enqueued;
+  uint64_t number = 0;
+  auto admit = [&](const char* kind, k8s::ReflectorEventType type, bool from_list) {
     k8s::ReflectorEvent e;
     e.kind = kind;
     e.type = type;
     e.from_list = from_list;
-    return e;
+    return trigger.admit(e, [&](uint64_t n) { enqueued.push_back(n); }, number);
   };
-  const auto added = event("Pod", k8s::ReflectorEventType::kAdded, true);
-  EXPECT_FALSE(trigger.on_watch(event("Node", k8s::ReflectorEventType::kBookmark, true), cuts));
-  EXPECT_TRUE(trigger.on_watch(event("Pod", k8s::ReflectorEventType::kBookmark, true), cuts))
-      << "the last first list ended";
-  EXPECT_FALSE(trigger.on_watch(event("Pod", k8s::ReflectorEventType::kBookmark, true), cuts)) << "once only";
-  EXPECT_FALSE(trigger.on_watch(added, cuts));
-  EXPECT_FALSE(trigger.on_watch(added, cuts));
-  EXPECT_TRUE(trigger.on_watch(added, cuts)) << "the third change since the last cut";
-  EXPECT_FALSE(trigger.on_watch(added, cuts)) << "once per cut";
-  EXPECT_EQ(cuts, 0u);
-  EXPECT_EQ(trigger.cut_taken(), 1u);
-  EXPECT_FALSE(trigger.on_watch(added, cuts));
-  EXPECT_EQ(cuts, 1u);
-  EXPECT_FALSE(trigger.on_watch(added, cuts));
-  EXPECT_TRUE(trigger.on_watch(added, cuts)) << "counted again from the cut";
+  const auto kAdded = k8s::ReflectorEventType::kAdded;
+  const auto kBookmark = k8s::ReflectorEventType::kBookmark;
+  EXPECT_FALSE(admit("Node", kBookmark, true));
+  EXPECT_TRUE(admit("Pod", kBookmark, true)) << "the last first list ended";
+  EXPECT_EQ(number, 2u);
+  EXPECT_FALSE(admit("Pod", kBookmark, true)) << "once only";
+  EXPECT_FALSE(admit("Pod", kAdded, false));
+  EXPECT_FALSE(admit("Pod", kAdded, false));
+  EXPECT_TRUE(admit("Pod", kAdded, false)) << "the third change since the last cut";
+  EXPECT_EQ(number, 6u);
+  EXPECT_FALSE(admit("Pod", kAdded, false)) << "once per cut";
+  trigger.cut_taken();
+  EXPECT_FALSE(admit("Pod", kAdded, false));
+  EXPECT_FALSE(admit("Pod", kAdded, false));
+  EXPECT_TRUE(admit("Pod", kAdded, false)) << "counted again from the cut";
+  EXPECT_EQ(enqueued, (std::vector<uint64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10})) << "every event handed on, in order";
 }
 
 }  // namespace
