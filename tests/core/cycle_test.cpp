@@ -310,6 +310,27 @@ TEST(Cycle, TheNextDeadlineIsWhenAStaleGangsGraceEnds) {
   EXPECT_TRUE(stale_recorded);
 }
 
+// A subgroup is named by a 16-bit index: a PodGroup with more leaf subgroups is refused with a reason
+// instead of looping forever over them (found by clang-tidy's bugprone-too-small-loop-variable).
+TEST(Cycle, APodGroupWithMoreSubgroupsThanSupportedIsRefusedWithAReason) {
+  Json pg = pod_group("pg", "pg-uid", 1);
+  Json sub_groups = Json::array();
+  for (int i = 0; i < 65537; ++i) sub_groups.push_back({{"name", "s" + std::to_string(i)}, {"minMember", 1}});
+  pg["spec"]["subGroups"] = std::move(sub_groups);
+  const auto objects = objects_of(Json::array(
+      {node("n1", 1), queue("q", "", -1), pg,
+       pod("p1", "u1", 1, "", {{"pod-group-name", "pg"}}, {{"kai.scheduler/subgroup-name", "s65536"}})}));
+  const CycleResult r = cycle(objects, nullptr);
+  EXPECT_FALSE(decided_for(r, "p1"));
+  bool refused = false;
+  for (const auto& u : r.unschedulable) {
+    for (const auto& reason : u.reasons) {
+      if (reason.message.find("has 65537 subgroups; at most 65536 are supported") != std::string::npos) refused = true;
+    }
+  }
+  EXPECT_TRUE(refused);
+}
+
 TEST(Cycle, TheSameInputGivesTheSameRecords) {
   const auto objects = objects_of(Json::array({node("n1", 4), node("n2", 4), queue("q", "", -1),
                                                pod("a", "ua", 1), pod("b", "ub", 0, "", {{"gpu-fraction", "0.5"}}),

@@ -1,11 +1,19 @@
 #include <algorithm>
+#include <cstdint>
 #include <set>
+#include <string>
 
 #include "actors/scheduler/core/node_accounting.hpp"
 #include "actors/scheduler/core/session_builder.hpp"
 #include "k8s/model/time.hpp"
 
 namespace kai::core {
+namespace {
+
+/// Subgroups a job may have: a task names its own by a 16-bit index.
+constexpr size_t kMaxPodSets = size_t{UINT16_MAX} + 1;
+
+}  // namespace
 
 void SessionBuilder::build_priority_classes() {
   for (const auto* pc_ptr : objects_.priority_classes) {
@@ -241,6 +249,14 @@ void SessionBuilder::build_jobs() {
     }
     resolve_job_times(job, g);
     if (leaf_sets.empty()) leaf_sets.emplace_back("default", job.min_member);
+    // A task names its subgroup by a 16-bit index; a PodGroup with more leaf subgroups than that is
+    // refused with a reason, and its pods go to the first subgroup so that the job stays whole.
+    if (leaf_sets.size() > kMaxPodSets) {
+      job.invalid.push_back({"InvalidPodGroup", "PodGroup " + job.key + " has " + std::to_string(leaf_sets.size()) +
+                                                    " subgroups; at most " + std::to_string(kMaxPodSets) +
+                                                    " are supported"});
+      leaf_sets.resize(1);
+    }
     for (const auto& [name, min] : leaf_sets) job.pod_sets.push_back(PodSetInfo{name, min, {}});
 
     std::string warning;
@@ -265,9 +281,9 @@ void SessionBuilder::build_jobs() {
       if (const auto* l = find_label(pod.meta.labels, kSubGroupLabel); l && !l->empty()) set_name = *l;
       uint16_t set = 0;
       bool found = false;
-      for (uint16_t s = 0; s < job.pod_sets.size(); ++s) {
+      for (size_t s = 0; s < job.pod_sets.size(); ++s) {
         if (job.pod_sets[s].name == set_name) {
-          set = s;
+          set = static_cast<uint16_t>(s);  // below kMaxPodSets
           found = true;
         }
       }
