@@ -5,18 +5,14 @@
 #include <string_view>
 #include <vector>
 
+#include "k8s/model/kinds.hpp"
 #include "k8s/model/objects.hpp"
 #include "k8s/model/status.hpp"
 
 namespace kai::model {
 
-// Decoders never throw. They fail only when `j` is not an object; bad fields go to `errors`.
-Result<Node> decode_node(const nlohmann::json& j);
-Result<Pod> decode_pod(const nlohmann::json& j);
-Result<Queue> decode_queue(const nlohmann::json& j);
-Result<PodGroup> decode_pod_group(const nlohmann::json& j);
-Result<PriorityClass> decode_priority_class(const nlohmann::json& j);
-Result<BindRequest> decode_bind_request(const nlohmann::json& j);
+// The per-kind decoders (decode_node, decode_pod, ...) are declared with the kinds table
+// (kinds.hpp). They never throw and fail only when `j` is not an object; bad fields go to `errors`.
 
 // Encoders write the decoded fields back with their apiVersion and kind; decode(encode(x)) == x.
 nlohmann::json encode(const Node& x);

@@ -26,15 +26,38 @@ std::string copy_fixture(const testing::TempDir& dir, const std::string& name = 
   return to;
 }
 
+/// The report of verifying `log`: every record and snapshot readable, `records` and `snapshots` many.
+void expect_verified(EventLog& log, uint64_t records, uint64_t snapshots) {
+  auto report = log.verify();
+  ASSERT_TRUE(report.is_ok()) << report.message();
+  EXPECT_TRUE(report.value().ok());
+  EXPECT_EQ(report.value().records, records);
+  EXPECT_EQ(report.value().snapshots, snapshots);
+}
+
+/// `kai-log replay` of `log` exits 0 and its summary says `summary`.
+void expect_replay_says(EventLog& log, const std::string& summary) {
+  std::ostringstream out, err;
+  const int code = kailog::replay(log, {}, out, err);
+  EXPECT_EQ(code, 0) << out.str() << err.str();
+  EXPECT_NE(out.str().find(summary), std::string::npos) << out.str() << err.str();
+}
+
+/// The projection folded over the records up to `at`.
+events::ClusterState fold_upto(EventLog& log, uint64_t at) {
+  events::ClusterState state;
+  (void)log.read(1, at, [&](uint64_t, const Result<events::Event>& e) {
+    (void)events::apply(state, e.value());
+    return true;
+  });
+  return state;
+}
+
 TEST(GoldenLogV4, OpensVerifiesAndDecodesEveryRecord) {
   testing::TempDir dir;
   auto log = EventLog::open(copy_fixture(dir));
   ASSERT_TRUE(log.is_ok()) << log.message();
-  auto report = log.value()->verify();
-  ASSERT_TRUE(report.is_ok()) << report.message();
-  EXPECT_TRUE(report.value().ok());
-  EXPECT_EQ(report.value().records, 160u);
-  EXPECT_EQ(report.value().snapshots, 2u);
+  expect_verified(*log.value(), 160, 2);
   std::map<std::string, int> kinds;
   ASSERT_TRUE(log.value()->read(1, UINT64_MAX, [&](uint64_t seq, const Result<events::Event>& e) {
     EXPECT_TRUE(e.is_ok()) << seq << ": " << e.message();
@@ -61,11 +84,7 @@ TEST(GoldenLogV4, ItsSnapshotsRestoreToTheFoldOfItsEvents) {
     auto from_snapshot = restore_state(*log.value(), at);
     ASSERT_TRUE(from_snapshot.is_ok()) << from_snapshot.message();
     EXPECT_TRUE(from_snapshot.value().warnings.empty());
-    events::ClusterState upto;
-    (void)log.value()->read(1, at, [&](uint64_t, const Result<events::Event>& e) {
-      (void)events::apply(upto, e.value());
-      return true;
-    });
+    events::ClusterState upto = fold_upto(*log.value(), at);
     // Format 1 kept no condition transition times and only the pods of open decisions; everything
     // else is whole.
     const bool after_snapshot = at > 135;
@@ -88,13 +107,8 @@ TEST(GoldenLogV4, ReplaysWithItsCyclesReportedAsOlderBehaviour) {
   testing::TempDir dir;
   auto log = EventLog::open(copy_fixture(dir));
   ASSERT_TRUE(log.is_ok()) << log.message();
-  std::ostringstream out, err;
-  const int code = kailog::replay(*log.value(), {}, out, err);
-  EXPECT_EQ(code, 0) << out.str() << err.str();
-  EXPECT_NE(out.str().find("replayed 0 cycles, 0 records, 0 differences, 5 cycles skipped (recorded by an "
-                           "older scheduling behaviour)"),
-            std::string::npos)
-      << out.str() << err.str();
+  expect_replay_says(*log.value(), "replayed 0 cycles, 0 records, 0 differences, 5 cycles skipped (recorded by an "
+                                   "older scheduling behaviour)");
 }
 
 // tests/fixtures/log-v5 was written by the last build before the code was restructured into a kinds
@@ -104,16 +118,8 @@ TEST(GoldenLogV5, OpensVerifiesAndReplaysEveryCycleWithNoDifference) {
   testing::TempDir dir;
   auto log = EventLog::open(copy_fixture(dir, "log-v5"));
   ASSERT_TRUE(log.is_ok()) << log.message();
-  auto report = log.value()->verify();
-  ASSERT_TRUE(report.is_ok()) << report.message();
-  EXPECT_TRUE(report.value().ok());
-  EXPECT_EQ(report.value().records, 140u);
-  EXPECT_EQ(report.value().snapshots, 2u);
-  std::ostringstream out, err;
-  const int code = kailog::replay(*log.value(), {}, out, err);
-  EXPECT_EQ(code, 0) << out.str() << err.str();
-  EXPECT_NE(out.str().find("replayed 13 cycles, 27 records, 0 differences"), std::string::npos)
-      << out.str() << err.str();
+  expect_verified(*log.value(), 140, 2);
+  expect_replay_says(*log.value(), "replayed 13 cycles, 27 records, 0 differences");
 }
 
 TEST(GoldenLogV5, ItsSnapshotsRestoreToTheFoldOfItsEvents) {
@@ -124,11 +130,7 @@ TEST(GoldenLogV5, ItsSnapshotsRestoreToTheFoldOfItsEvents) {
     auto from_snapshot = restore_state(*log.value(), at);
     ASSERT_TRUE(from_snapshot.is_ok()) << from_snapshot.message();
     EXPECT_TRUE(from_snapshot.value().warnings.empty());
-    events::ClusterState upto;
-    (void)log.value()->read(1, at, [&](uint64_t, const Result<events::Event>& e) {
-      (void)events::apply(upto, e.value());
-      return true;
-    });
+    events::ClusterState upto = fold_upto(*log.value(), at);
     EXPECT_TRUE(from_snapshot.value().state.pods == upto.pods) << at;
     EXPECT_TRUE(from_snapshot.value().state.nodes == upto.nodes) << at;
     EXPECT_TRUE(from_snapshot.value().state.pod_groups == upto.pod_groups) << at;
