@@ -131,7 +131,6 @@ CycleDriver::Plan CycleDriver::plan() {
 }
 
 void CycleDriver::on_cut(const CutPtr& cut, const Plan& plan) {
-  last_cut_number_ = cut->cut_number;
   last_cut_event_number_ = cut->last_event_number;
   if (cut->appends_failed) return;  // the stores lack what the log refused: they are listed again
   if (cut->encoded && ports_.snapshotter != nullptr) {

@@ -38,7 +38,6 @@ struct CutResult {
   bool listed = false;          ///< Every kind's first list was delivered, and no kind waits for a relist.
   bool appends_failed = false;  ///< An append failed since the last cut: nothing may be decided on it.
   bool encoded = false;         ///< `sections` holds a snapshot of the cut.
-  uint64_t cut_number = 0;      ///< Cuts taken by the ingest actor, this one included.
   /// The number of the last watch event the cut holds (EarlyCycleTrigger::admit).
   uint64_t last_event_number = 0;
   events::StateSections sections;
@@ -112,8 +111,6 @@ class CycleDriver {
   const events::ScheduleRecords& records() const { return records_; }
   /// The earliest deadline the last cycle reported (Unix seconds), for the next tick.
   std::optional<int64_t> next_deadline() const { return next_deadline_; }
-  /// The number of the last cut received.
-  uint64_t last_cut_number() const { return last_cut_number_; }
   /// The number of the last watch event the last cut held: an early-cycle request for an event up to
   /// it is already served.
   uint64_t last_cut_event_number() const { return last_cut_event_number_; }
@@ -146,7 +143,6 @@ class CycleDriver {
   /// The log refuses appends: no cycles (logged once when it starts and when it ends).
   bool degraded_ = false;
   uint64_t cycle_id_ = 0;
-  uint64_t last_cut_number_ = 0;
   uint64_t last_cut_event_number_ = 0;
   /// The reasons last logged per pending group: a group's Unschedulable record is appended only when
   /// they change (an output, not a cycle input).

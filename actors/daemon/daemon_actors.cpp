@@ -113,7 +113,6 @@ caf::behavior ingest_actor(caf::event_based_actor* self, IngestCore* core, Early
                            std::map<std::string, caf::actor> store_of_kind, std::vector<caf::actor> stores,
                            RelistFn relist) {
   auto probing = std::make_shared<bool>(false);  // a probe tick is on its way
-  auto cuts = std::make_shared<uint64_t>(0);     // cuts taken so far
   const IngestCore::Forward forward = [self, store_of_kind](const WatchEventPtr& w) {
     if (auto it = store_of_kind.find(w->kind); it != store_of_kind.end()) self->send(it->second, watch_atom::value, w);
   };
@@ -159,7 +158,6 @@ caf::behavior ingest_actor(caf::event_based_actor* self, IngestCore* core, Early
         CutResult& r = a->result;
         r.appends_failed = std::exchange(core->failed_since_cut, false);
         r.cut.seq = core->log->last_assigned_seq();
-        r.cut_number = ++*cuts;
         r.last_event_number = core->last_event_number;
         trigger->cut_taken();
         r.listed = core->current();

@@ -58,7 +58,6 @@ struct Stores {
     for (auto& s : stores) r->cut.views.push_back(s->view(seq));
     r->listed = listed;
     r->appends_failed = appends_failed;
-    r->cut_number = 1;
     return r;
   }
 };
