@@ -7,7 +7,7 @@
 namespace kai::daemon {
 
 using Json = nlohmann::json;
-using gpu_sharing::kReservationNamespace;
+using model::kReservationNamespace;
 
 namespace {
 
@@ -17,8 +17,8 @@ gpu_sharing::ReservationPod to_reservation(const Json& p) {
   r.name = m.value("name", "");
   r.uid = m.value("uid", "");
   r.node = p.value("spec", Json::object()).value("nodeName", "");
-  r.group = m.value("labels", Json::object()).value(gpu_sharing::kGpuGroupLabel, "");
-  r.gpu_uuid = m.value("annotations", Json::object()).value(gpu_sharing::kGpuIndexAnnotation, "");
+  r.group = m.value("labels", Json::object()).value(model::kGpuGroupLabel, "");
+  r.gpu_uuid = m.value("annotations", Json::object()).value(model::kGpuIndexAnnotation, "");
   r.terminating = m.contains("deletionTimestamp");
   return r;
 }
@@ -27,9 +27,9 @@ gpu_sharing::ReservationPod to_reservation(const Json& p) {
 
 model::Result<std::vector<gpu_sharing::ReservationPod>> KubeSharingApi::list_reservation_pods(const std::string& group,
                                                                                              const std::string& node) {
-  std::string selector = std::string("app=") + gpu_sharing::kReservationAppLabel;
-  if (!group.empty()) selector += std::string(",") + gpu_sharing::kGpuGroupLabel + "=" + group;
-  std::string path = k8s::core_path(kReservationNamespace, "pods") + "?labelSelector=" + selector;
+  std::string selector = std::string("app=") + model::kReservationAppLabel;
+  if (!group.empty()) selector += std::string(",") + model::kGpuGroupLabel + "=" + group;
+  std::string path = k8s::core_path(model::kReservationNamespace, "pods") + "?labelSelector=" + selector;
   if (!node.empty()) path += "&fieldSelector=spec.nodeName=" + node;
   auto r = client_.get(path);
   if (!r.ok()) return r.status();
@@ -45,8 +45,8 @@ model::Result<std::string> KubeSharingApi::create_reservation_pod(const gpu_shar
               {"kind", "Pod"},
               {"metadata",
                {{"name", spec.name},
-                {"namespace", kReservationNamespace},
-                {"labels", {{"app", gpu_sharing::kReservationAppLabel}, {gpu_sharing::kGpuGroupLabel, spec.group}}},
+                {"namespace", model::kReservationNamespace},
+                {"labels", {{"app", model::kReservationAppLabel}, {model::kGpuGroupLabel, spec.group}}},
                 {"annotations", {{"karpenter.sh/do-not-disrupt", "true"}}}}},
               {"spec",
                {{"nodeName", spec.node},
@@ -73,14 +73,14 @@ model::Result<std::string> KubeSharingApi::create_reservation_pod(const gpu_shar
     if (!t.effect.empty()) tol["effect"] = t.effect;
     pod["spec"]["tolerations"].push_back(std::move(tol));
   }
-  auto r = client_.create_pod(kReservationNamespace, pod.dump());
+  auto r = client_.create_pod(model::kReservationNamespace, pod.dump());
   if (!r.ok()) return r.status();
   Json created = Json::parse(r.body, nullptr, false);
   return created.is_object() ? created["metadata"].value("uid", "") : std::string();
 }
 
 model::Result<std::string> KubeSharingApi::reported_gpu_uuid(const std::string& name) {
-  auto r = client_.get(k8s::core_path(kReservationNamespace, "pods", name));
+  auto r = client_.get(k8s::core_path(model::kReservationNamespace, "pods", name));
   if (r.not_found()) return model::Status::error(model::Code::kNotFound, "the reservation pod is gone");
   if (!r.ok()) return r.status("reading reservation pod " + name);
   Json p = Json::parse(r.body, nullptr, false);

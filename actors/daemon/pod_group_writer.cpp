@@ -13,8 +13,8 @@ PodGroupWriter::PodGroupWriter(PodGroupApi& api, std::function<bool()> may_act)
 PodGroupWriter::~PodGroupWriter() { stop(); }
 
 void PodGroupWriter::write(const events::JobStateChange& change) {
-  const char* annotation = change.field == events::JobField::kLastStart ? core::kLastStartAnnotation
-                                                                        : core::kStaleSinceAnnotation;
+  const char* annotation = change.field == events::JobField::kLastStart ? model::kLastStartAnnotation
+                                                                        : model::kStaleSinceAnnotation;
   std::optional<std::string> value;
   if (change.value) value = model::format_rfc3339(*change.value);
   {

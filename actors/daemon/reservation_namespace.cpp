@@ -10,7 +10,7 @@ namespace kai::daemon {
 
 model::Status ensure_reservation_namespace(k8s::KubeClient& client) {
   using nlohmann::json;
-  const std::string ns = gpu_sharing::kReservationNamespace;
+  const std::string ns = model::kReservationNamespace;
   // The reservation pods' serviceAccountName (actors/daemon/kube_sharing_api.cpp) is the namespace's name.
   const std::string account = ns;
   struct Needed {

@@ -149,7 +149,7 @@ model::Status SharingChain::give_up(const SharedBind& bind, ChainState& state) {
     // A reservation pod that did not report in the whole timeout is stuck: it goes, and with it the
     // device it may hold; the next cycle decides again.
     std::lock_guard lock(group_mutex(bind.groups[i]));
-    (void)api_.delete_pod(kReservationNamespace, g.reservation, g.reservation_uid);
+    (void)api_.delete_pod(model::kReservationNamespace, g.reservation, g.reservation_uid);
     gone.push_back(g.reservation + " (GPU group " + bind.groups[i] + ")");
   }
   return model::Status::error(
@@ -177,9 +177,9 @@ model::Status SharingChain::finish(const SharedBind& bind, const ChainState& sta
     const std::string capabilities = admission::capabilities_config_map(bind.config_map_prefix, ref);
     const std::string env_vars = admission::env_vars_config_map(bind.config_map_prefix, ref);
     auto s = api_.upsert_config_map(bind.ns, capabilities, bind.name, bind.uid,
-                                    {{admission::kNvidiaVisibleDevices, devices},
-                                     {admission::kGpuPortion, portion},
-                                     {admission::kNumOfGpus, portion}});
+                                    {{model::kNvidiaVisibleDevices, devices},
+                                     {model::kGpuPortion, portion},
+                                     {model::kNumOfGpus, portion}});
     if (s.is_ok()) s = api_.upsert_config_map(bind.ns, env_vars, bind.name, bind.uid, {});
     if (!s.is_ok()) {
       rollback(bind);
@@ -189,9 +189,9 @@ model::Status SharingChain::finish(const SharedBind& bind, const ChainState& sta
 
   std::map<std::string, std::optional<std::string>> labels;
   if (bind.groups.size() == 1) {
-    labels[kGpuGroupLabel] = bind.groups[0];
+    labels[model::kGpuGroupLabel] = bind.groups[0];
   } else {
-    for (const auto& g : bind.groups) labels[std::string(kGpuGroupLabel) + "/" + g] = g;
+    for (const auto& g : bind.groups) labels[std::string(model::kGpuGroupLabel) + "/" + g] = g;
   }
   if (auto s = api_.patch_pod_labels(bind.ns, bind.name, labels); !s.is_ok()) {
     rollback(bind);
@@ -203,9 +203,9 @@ model::Status SharingChain::finish(const SharedBind& bind, const ChainState& sta
 void SharingChain::rollback(const SharedBind& bind) {
   std::map<std::string, std::optional<std::string>> labels;
   if (bind.groups.size() == 1) {
-    labels[kGpuGroupLabel] = std::nullopt;
+    labels[model::kGpuGroupLabel] = std::nullopt;
   } else {
-    for (const auto& g : bind.groups) labels[std::string(kGpuGroupLabel) + "/" + g] = std::nullopt;
+    for (const auto& g : bind.groups) labels[std::string(model::kGpuGroupLabel) + "/" + g] = std::nullopt;
   }
   // Best effort: a pod that is gone has no labels to remove. Configmaps are owned by the pod and go
   // with it; on a retry they are overwritten.

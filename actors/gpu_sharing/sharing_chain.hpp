@@ -16,13 +16,9 @@
 #include <vector>
 
 #include "actors/gpu_sharing/sharing_api.hpp"
+#include "k8s/model/well_known_names.hpp"
 
 namespace kai::gpu_sharing {
-
-inline constexpr const char* kReservationNamespace = "kai-resource-reservation";
-inline constexpr const char* kReservationAppLabel = "kai-resource-reservation";
-inline constexpr const char* kGpuGroupLabel = "runai-gpu-group";
-inline constexpr const char* kGpuIndexAnnotation = "run.ai/reserve_for_gpu_index";
 
 struct ChainOptions {
   /// How long a new reservation pod may take to report its GPU (binder flag

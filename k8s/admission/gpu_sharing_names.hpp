@@ -5,13 +5,9 @@
 #include <string>
 #include <string_view>
 
-namespace kai::admission {
+#include "k8s/model/well_known_names.hpp"
 
-inline constexpr const char* kSharedGpuConfigMapAnnotation = "runai/shared-gpu-configmap";
-inline constexpr const char* kNvidiaVisibleDevices = "NVIDIA_VISIBLE_DEVICES";
-inline constexpr const char* kGpuPortion = "GPU_PORTION";
-/// Deprecated in KAI in favour of GPU_PORTION, still written for workloads that read it.
-inline constexpr const char* kNumOfGpus = "RUNAI_NUM_OF_GPUS";
+namespace kai::admission {
 
 /// Where the shared GPU goes: a regular container or an init container, by index.
 struct ContainerRef {

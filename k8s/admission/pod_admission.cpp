@@ -13,11 +13,6 @@ using Json = nlohmann::json;
 
 namespace {
 
-constexpr const char* kGpuResource = "nvidia.com/gpu";
-constexpr const char* kGpuFraction = "gpu-fraction";
-constexpr const char* kGpuMemory = "gpu-memory";
-constexpr const char* kNumDevices = "gpu-fraction-num-devices";
-constexpr const char* kContainerName = "gpu-fraction-container-name";
 constexpr const char* kMps = "mps";
 
 const Json& member(const Json& object, const char* key) {
@@ -44,8 +39,8 @@ bool has_whole_gpu(const Json& pod) {
     if (!containers.is_array()) continue;
     for (const auto& c : containers) {
       const Json& resources = member(c, "resources");
-      if (member(member(resources, "limits"), kGpuResource).is_null() &&
-          member(member(resources, "requests"), kGpuResource).is_null()) {
+      if (member(member(resources, "limits"), model::kGpuResource).is_null() &&
+          member(member(resources, "requests"), model::kGpuResource).is_null()) {
         continue;
       }
       return true;
@@ -88,7 +83,7 @@ std::optional<ContainerRef> gpu_container(const Json& pod, std::string* error) {
     *error = "spec.containers: a pod needs at least one container";
     return std::nullopt;
   }
-  auto wanted = annotation(pod, kContainerName);
+  auto wanted = annotation(pod, model::kGpuFractionContainerAnnotation);
   if (!wanted) return ContainerRef{false, 0};
   for (const auto& [list, init] : {std::pair{"containers", false}, std::pair{"initContainers", true}}) {
     const Json& cs = member(spec, list);
@@ -98,7 +93,7 @@ std::optional<ContainerRef> gpu_container(const Json& pod, std::string* error) {
       if (n.is_string() && n.get<std::string>() == *wanted) return ContainerRef{init, i};
     }
   }
-  *error = std::string("annotation ") + kContainerName + "=\"" + *wanted + "\": the pod has no container of that name";
+  *error = std::string("annotation ") + model::kGpuFractionContainerAnnotation + "=\"" + *wanted + "\": the pod has no container of that name";
   return std::nullopt;
 }
 
@@ -141,9 +136,9 @@ void set_config_map_volume(Json& spec, const std::string& config_map) {
 std::string validate_pod(const Json& pod, const AdmissionOptions& options) {
   if (!pod.is_object()) return "the object is not a JSON object";
   if (!ours(pod, options)) return "";
-  const auto fraction = annotation(pod, kGpuFraction);
-  const auto memory = annotation(pod, kGpuMemory);
-  const auto num_devices = annotation(pod, kNumDevices);
+  const auto fraction = annotation(pod, model::kGpuFractionAnnotation);
+  const auto memory = annotation(pod, model::kGpuMemoryAnnotation);
+  const auto num_devices = annotation(pod, model::kGpuFractionNumDevicesAnnotation);
   const auto mps = annotation(pod, kMps);
   const bool whole = has_whole_gpu(pod);
   const bool shared = fraction.has_value() || memory.has_value();
@@ -187,7 +182,7 @@ std::string validate_pod(const Json& pod, const AdmissionOptions& options) {
 
 std::string mutate_pod(Json& pod, const AdmissionOptions& options, const RandomSuffix& random) {
   if (!pod.is_object() || !ours(pod, options)) return "";
-  const bool shared = annotation(pod, kGpuFraction).has_value() || annotation(pod, kGpuMemory).has_value();
+  const bool shared = annotation(pod, model::kGpuFractionAnnotation).has_value() || annotation(pod, model::kGpuMemoryAnnotation).has_value();
   Json& spec = pod["spec"];
   if ((shared || has_whole_gpu(pod)) && !options.gpu_pod_runtime_class.empty() &&
       member(spec, "runtimeClassName").is_null()) {
@@ -198,7 +193,7 @@ std::string mutate_pod(Json& pod, const AdmissionOptions& options, const RandomS
   std::string error;
   auto ref = gpu_container(pod, &error);
   if (!ref) return error;
-  std::string prefix = annotation(pod, kSharedGpuConfigMapAnnotation).value_or("");
+  std::string prefix = annotation(pod, model::kSharedGpuConfigMapAnnotation).value_or("");
   if (prefix.empty()) {
     const Json& owners = member(member(pod, "metadata"), "ownerReferences");
     std::string base;
@@ -213,11 +208,11 @@ std::string mutate_pod(Json& pod, const AdmissionOptions& options, const RandomS
     prefix = new_config_map_prefix(base, *ref, random(7));
     Json& annotations = pod["metadata"]["annotations"];
     if (!annotations.is_object()) annotations = Json::object();
-    annotations[kSharedGpuConfigMapAnnotation] = prefix;
+    annotations[model::kSharedGpuConfigMapAnnotation] = prefix;
   }
   const std::string capabilities = capabilities_config_map(prefix, *ref);
   Json& container = spec[ref->init ? "initContainers" : "containers"][ref->index];
-  for (const char* env : {kNvidiaVisibleDevices, kNumOfGpus, kGpuPortion}) {
+  for (const char* env : {model::kNvidiaVisibleDevices, model::kNumOfGpus, model::kGpuPortion}) {
     set_env_from_config_map(container, env, capabilities);
   }
   add_env_from(container, env_vars_config_map(prefix, *ref));

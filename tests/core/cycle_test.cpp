@@ -369,7 +369,7 @@ TEST(ExportJobState, ASynthesisedGroupComesOutAsAPodGroupWithItsJobState) {
   EXPECT_EQ(pg.meta.name, "pg-bare-u-bare");
   EXPECT_EQ(pg.meta.uid, "u-bare");
   EXPECT_EQ(pg.queue, "q");
-  EXPECT_EQ(pg.meta.annotations.at(kLastStartAnnotation), model::format_rfc3339(kNow - 30));
+  EXPECT_EQ(pg.meta.annotations.at(model::kLastStartAnnotation), model::format_rfc3339(kNow - 30));
 
   // Through the snapshot's JSON, as kai-sim reads it.
   auto reread = model::decode_snapshot(model::encode_snapshot_json(objects));

@@ -106,7 +106,7 @@ TEST_P(RandomClusters, DiscardRestoresTheSessionExactly) {
 TEST_P(RandomClusters, NothingIsOverCommitted) {
   const auto objects = random_cluster(GetParam());
   Session ssn(objects, allocate_options());
-  AllocateAction().execute(ssn);
+  allocate_action(ssn);
   for (uint32_t n = 0; n < ssn.nodes.size(); ++n) {
     const NodeInfo& node = ssn.nodes[n];
     // Now (everything but pipelined pods) and later (everything but releasing pods).
@@ -140,7 +140,7 @@ TEST_P(RandomClusters, GangsAreAllOrNothing) {
   Session ssn(objects, allocate_options());
   std::vector<int32_t> before(ssn.jobs.size());
   for (uint32_t j = 0; j < ssn.jobs.size(); ++j) before[j] = ssn.active_allocated_count(ssn.jobs[j]);
-  AllocateAction().execute(ssn);
+  allocate_action(ssn);
   for (uint32_t j = 0; j < ssn.jobs.size(); ++j) {
     const JobInfo& job = ssn.jobs[j];
     const int32_t after = ssn.active_allocated_count(job);
@@ -153,7 +153,7 @@ TEST_P(RandomClusters, SameSeedGivesTheSameDecisions) {
   const auto objects = random_cluster(GetParam());
   auto run = [&] {
     Session ssn(objects, allocate_options());
-    AllocateAction().execute(ssn);
+    allocate_action(ssn);
     std::ostringstream out;
     for (const auto& d : ssn.decisions) {
       out << d.seq << d.pod << d.node;
@@ -170,7 +170,7 @@ TEST_P(RandomClusters, GpuFastPathDecidesLikeScoringEveryNode) {
   auto run = [&](bool fast) {
     Session ssn(objects, allocate_options());
     ssn.gpu_fast_path = fast;
-    AllocateAction().execute(ssn);
+    allocate_action(ssn);
     std::ostringstream out;
     for (const auto& d : ssn.decisions) {
       out << d.seq << " " << d.pod << " " << kai::events::to_string(d.kind) << " " << d.node << "\n";

@@ -366,7 +366,7 @@ TEST(Binder, ASharedBindRunsItsChainThenBindsThePod) {
   EXPECT_EQ(got[0].outcome, Outcome::kBound);
   EXPECT_EQ(got[0].reason, "bound to node-1");
   EXPECT_EQ(cluster.reservations_on("node-1"), 1u);
-  EXPECT_EQ(cluster.pod_labels["team-a/frac"][gpu_sharing::kGpuGroupLabel], "g-1");
+  EXPECT_EQ(cluster.pod_labels["team-a/frac"][model::kGpuGroupLabel], "g-1");
   ASSERT_EQ(cluster.config_maps.count("team-a/frac-shared-gpu-0"), 1u);
   EXPECT_EQ(cluster.config_maps.at("team-a/frac-shared-gpu-0").data.at("NVIDIA_VISIBLE_DEVICES"), "GPU-node-1-0");
   EXPECT_EQ(api.calls(), (std::vector<std::string>{"pod_node team-a/frac uid-frac", "bind team-a/frac uid-frac node-1"}))
@@ -405,7 +405,7 @@ TEST(Binder, AFailedBindOfASharedPodRollsBackItsGroupLabel) {
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].outcome, Outcome::kBindFailed);
   EXPECT_EQ(got[0].reason, "binding to node-1 failed: 403 Forbidden: RuntimeClass not found");
-  EXPECT_EQ(cluster.pod_labels["team-a/frac"].count(gpu_sharing::kGpuGroupLabel), 0u);
+  EXPECT_EQ(cluster.pod_labels["team-a/frac"].count(model::kGpuGroupLabel), 0u);
 }
 
 TEST(Binder, ASharedBindWhoseReservationPodNeverReportsTimesOutUnbound) {

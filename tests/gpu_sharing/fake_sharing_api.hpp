@@ -66,7 +66,7 @@ class FakeCluster : public SharingApi {
   }
   model::Status delete_pod(const std::string& ns, const std::string& name, const std::string& uid) override {
     std::lock_guard lock(mu_);
-    EXPECT_EQ(ns, kReservationNamespace);
+    EXPECT_EQ(ns, model::kReservationNamespace);
     auto it = reservations_.find(name);
     if (it == reservations_.end() || it->second.pod.uid != uid) return model::Status::error("404 / uid precondition");
     reservations_.erase(it);

@@ -4,25 +4,17 @@
 #include <array>
 
 #include "actors/scheduler/core/actions/allocate.hpp"
-#include "actors/scheduler/core/actions/consolidation.hpp"
-#include "actors/scheduler/core/actions/preempt.hpp"
-#include "actors/scheduler/core/actions/reclaim.hpp"
-#include "actors/scheduler/core/actions/stale_gang_eviction.hpp"
+#include "actors/scheduler/core/actions/eviction_actions.hpp"
 
 namespace kai::core {
 namespace {
 
-template <class A>
-std::unique_ptr<Action> make() {
-  return std::make_unique<A>();
-}
-
 constexpr std::array kBuiltinActions = {
-    ActionEntry{AllocateAction::kName, &make<AllocateAction>},
-    ActionEntry{ReclaimAction::kName, &make<ReclaimAction>},
-    ActionEntry{PreemptAction::kName, &make<PreemptAction>},
-    ActionEntry{ConsolidationAction::kName, &make<ConsolidationAction>},
-    ActionEntry{StaleGangEvictionAction::kName, &make<StaleGangEvictionAction>},
+    ActionEntry{action_names::kAllocate, &allocate_action},
+    ActionEntry{action_names::kReclaim, &reclaim_action},
+    ActionEntry{action_names::kPreempt, &preempt_action},
+    ActionEntry{action_names::kConsolidation, &consolidation_action},
+    ActionEntry{action_names::kStaleGangEviction, &stale_gang_eviction_action},
 };
 
 }  // namespace
@@ -31,9 +23,9 @@ std::span<const ActionEntry> builtin_actions() {
   return kBuiltinActions;
 }
 
-std::unique_ptr<Action> make_action(std::string_view name) {
+const ActionEntry* find_action(std::string_view name) {
   for (const ActionEntry& entry : kBuiltinActions) {
-    if (entry.name == name) return entry.make();
+    if (entry.name == name) return &entry;
   }
   return nullptr;
 }
@@ -41,12 +33,11 @@ std::unique_ptr<Action> make_action(std::string_view name) {
 std::vector<std::string> run_actions(Session& ssn, const std::vector<std::string>& actions) {
   std::vector<std::string> skipped;
   for (const auto& a : actions) {
-    auto action = make_action(a);
-    if (!action) {
+    if (const ActionEntry* action = find_action(a)) {
+      action->run(ssn);
+    } else {
       skipped.push_back(a);
-      continue;
     }
-    action->execute(ssn);
   }
   return skipped;
 }

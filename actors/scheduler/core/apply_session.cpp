@@ -20,9 +20,9 @@ void apply_session(model::ClusterObjects& objects, const Session& ssn) {
         pod.phase = "Running";
         if (t.gpu.is_shared()) {
           if (t.gpu_groups.size() == 1) {
-            pod.meta.labels[kGpuGroupLabel] = t.gpu_groups.front();
+            pod.meta.labels[model::kGpuGroupLabel] = t.gpu_groups.front();
           } else {
-            for (const auto& g : t.gpu_groups) pod.meta.labels[std::string(kGpuGroupLabel) + "/" + g] = g;
+            for (const auto& g : t.gpu_groups) pod.meta.labels[std::string(model::kGpuGroupLabel) + "/" + g] = g;
           }
         }
         break;

@@ -24,7 +24,6 @@ using events::JobStateChange;
 using events::JobStateSource;
 
 /// The annotation a reservation pod carries once it knows its device (docs/gpu-sharing.md).
-constexpr const char* kReservedGpuAnnotation = "run.ai/reserve_for_gpu_index";
 
 uint64_t micros_since(std::chrono::steady_clock::time_point t) {
   return static_cast<uint64_t>(
@@ -32,7 +31,7 @@ uint64_t micros_since(std::chrono::steady_clock::time_point t) {
 }
 
 const char* annotation_of(JobField f) {
-  return f == JobField::kLastStart ? kLastStartAnnotation : kStaleSinceAnnotation;
+  return f == JobField::kLastStart ? model::kLastStartAnnotation : model::kStaleSinceAnnotation;
 }
 
 /// The annotation's time; an absent or unreadable one is no time (the session warns about the latter).
@@ -102,9 +101,9 @@ void settle_and_assume(const events::ScheduleRecords& records, int64_t now, Cycl
     if (d.kind == events::DecisionKind::kBind) {
       copy->node_name = d.node;
       if (d.gpu_groups.size() == 1) {
-        copy->meta.labels[kGpuGroupLabel] = d.gpu_groups[0];
+        copy->meta.labels[model::kGpuGroupLabel] = d.gpu_groups[0];
       } else {
-        for (const auto& g : d.gpu_groups) copy->meta.labels[std::string(kGpuGroupLabel) + "/" + g] = g;
+        for (const auto& g : d.gpu_groups) copy->meta.labels[std::string(model::kGpuGroupLabel) + "/" + g] = g;
       }
     } else if (!copy->meta.deletion_timestamp) {
       copy->meta.deletion_timestamp = now;
@@ -153,9 +152,9 @@ void record_job_state(const CycleInput& in, const Session& ssn, CycleResult& out
     if (job.uid.empty()) continue;
     for (const auto& [name, value] : updates) {
       JobField field;
-      if (name == kLastStartAnnotation) {
+      if (name == model::kLastStartAnnotation) {
         field = JobField::kLastStart;
-      } else if (name == kStaleSinceAnnotation) {
+      } else if (name == model::kStaleSinceAnnotation) {
         field = JobField::kStaleSince;
       } else {
         continue;
@@ -190,9 +189,9 @@ bool finished(const model::Pod& pod) {
 /// The GPU groups a pod's labels name.
 std::vector<std::string> gpu_groups_of(const model::Pod& pod) {
   std::vector<std::string> groups;
-  const std::string prefix = std::string(kGpuGroupLabel) + "/";
+  const std::string prefix = std::string(model::kGpuGroupLabel) + "/";
   for (const auto& [k, v] : pod.meta.labels) {
-    if (k == kGpuGroupLabel) groups.push_back(v);
+    if (k == model::kGpuGroupLabel) groups.push_back(v);
     if (k.rfind(prefix, 0) == 0) groups.push_back(v.empty() ? k.substr(prefix.size()) : v);
   }
   return groups;
@@ -206,7 +205,7 @@ void find_orphaned_reservations(CycleResult& out) {
   std::vector<std::pair<const model::Pod*, std::string>> reservations;  // with their group
   for (const model::Pod* pod : out.refs.pods) {
     if (pod->node_name.empty() || finished(*pod)) continue;
-    if (pod->meta.namespace_ == kReservationNamespace) {
+    if (pod->meta.namespace_ == model::kReservationNamespace) {
       if (pod->meta.deletion_timestamp) continue;
       auto groups = gpu_groups_of(*pod);
       if (!groups.empty()) reservations.emplace_back(pod, std::move(groups.front()));
@@ -221,7 +220,7 @@ void find_orphaned_reservations(CycleResult& out) {
   }
   std::map<std::pair<std::string, std::string>, const model::Pod*> keep;  // (node, group) -> kept
   auto reported = [](const model::Pod* p) {
-    auto it = p->meta.annotations.find(kReservedGpuAnnotation);
+    auto it = p->meta.annotations.find(model::kGpuIndexAnnotation);
     return it != p->meta.annotations.end() && !it->second.empty();
   };
   for (const auto& [pod, group] : reservations) {

@@ -7,7 +7,7 @@ namespace kai::core {
 namespace {
 
 void annotate(model::PodGroup& pg, const events::JobState& st) {
-  const char* names[events::kJobFields] = {kLastStartAnnotation, kStaleSinceAnnotation};
+  const char* names[events::kJobFields] = {model::kLastStartAnnotation, model::kStaleSinceAnnotation};
   for (int f = 0; f < events::kJobFields; ++f) {
     if (st.fields[f].value) {
       pg.meta.annotations[names[f]] = model::format_rfc3339(*st.fields[f].value);

@@ -65,32 +65,32 @@ Status invalid(const char* key, const std::string& value, const std::string& why
 
 Result<GpuRequest> parse_gpu_request(const model::Pod& pod, int64_t whole_gpu_milli, bool has_mig_request) {
   GpuRequest r;
-  const std::string* fraction = annotation(pod, kGpuFractionAnnotation);
-  const std::string* memory = annotation(pod, kGpuMemoryAnnotation);
-  const std::string* devices = annotation(pod, kGpuFractionNumDevicesAnnotation);
+  const std::string* fraction = annotation(pod, model::kGpuFractionAnnotation);
+  const std::string* memory = annotation(pod, model::kGpuMemoryAnnotation);
+  const std::string* devices = annotation(pod, model::kGpuFractionNumDevicesAnnotation);
 
   if (fraction && memory) {
     return Status::error("annotations gpu-fraction and gpu-memory cannot be used together");
   }
   if ((fraction || memory) && whole_gpu_milli > 0) {
     return Status::error(std::string("annotation ") +
-                         (fraction ? kGpuFractionAnnotation : kGpuMemoryAnnotation) +
-                         " cannot be combined with a " + kGpuResource + " request");
+                         (fraction ? model::kGpuFractionAnnotation : model::kGpuMemoryAnnotation) +
+                         " cannot be combined with a " + model::kGpuResource + " request");
   }
   if (fraction) {
     int64_t milli = 0;
     if (!parse_decimal_milli(*fraction, milli)) {
-      return invalid(kGpuFractionAnnotation, *fraction, "not a number");
+      return invalid(model::kGpuFractionAnnotation, *fraction, "not a number");
     }
     if (milli <= 0 || milli > 1000) {
-      return invalid(kGpuFractionAnnotation, *fraction, "must be greater than 0 and at most 1");
+      return invalid(model::kGpuFractionAnnotation, *fraction, "must be greater than 0 and at most 1");
     }
     r.kind = GpuRequestKind::kFraction;
     r.fraction_milli = milli;
   } else if (memory) {
     int64_t mib = 0;
     if (!parse_positive_int(*memory, mib)) {
-      return invalid(kGpuMemoryAnnotation, *memory, "must be a positive integer number of MiB");
+      return invalid(model::kGpuMemoryAnnotation, *memory, "must be a positive integer number of MiB");
     }
     r.kind = GpuRequestKind::kMemory;
     r.memory_mib = mib;
@@ -98,10 +98,10 @@ Result<GpuRequest> parse_gpu_request(const model::Pod& pod, int64_t whole_gpu_mi
   if (devices) {
     int64_t n = 0;
     if (!parse_positive_int(*devices, n) || n > 1024) {
-      return invalid(kGpuFractionNumDevicesAnnotation, *devices, "must be a positive integer");
+      return invalid(model::kGpuFractionNumDevicesAnnotation, *devices, "must be a positive integer");
     }
     if (!r.is_shared()) {
-      return invalid(kGpuFractionNumDevicesAnnotation, *devices,
+      return invalid(model::kGpuFractionNumDevicesAnnotation, *devices,
                      "is only allowed with gpu-fraction or gpu-memory");
     }
     r.num_devices = static_cast<int32_t>(n);

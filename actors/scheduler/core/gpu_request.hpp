@@ -7,6 +7,7 @@
 
 #include "k8s/model/objects.hpp"
 #include "k8s/model/status.hpp"
+#include "k8s/model/well_known_names.hpp"
 
 namespace kai::core {
 
@@ -22,14 +23,6 @@ struct GpuRequest {
   bool is_shared() const { return kind == GpuRequestKind::kFraction || kind == GpuRequestKind::kMemory; }
 };
 
-inline constexpr const char* kGpuResource = "nvidia.com/gpu";
-inline constexpr const char* kGpuFractionAnnotation = "gpu-fraction";
-inline constexpr const char* kGpuMemoryAnnotation = "gpu-memory";
-inline constexpr const char* kGpuFractionNumDevicesAnnotation = "gpu-fraction-num-devices";
-inline constexpr const char* kGpuFractionContainerAnnotation = "gpu-fraction-container-name";
-inline constexpr const char* kGpuGroupLabel = "runai-gpu-group";
-/// Where the binder creates reservation pods (docs/kai-compatibility.md "Binder").
-inline constexpr const char* kReservationNamespace = "kai-resource-reservation";
 
 /// Parses the pod's GPU request. `whole_gpu_milli` is the pod's summed `nvidia.com/gpu` request.
 /// Errors name the annotation and the value, e.g. `annotation gpu-fraction="1.5": must be in (0, 1]`.

@@ -77,7 +77,7 @@ std::vector<PodGroupAssignment> group_pods(const model::ObjectRefs& objects,
     std::string group_name;
     bool synthesised = false;
     const model::OwnerReference* owner = controller_owner(pod);
-    if (auto it = pod.meta.annotations.find(kPodGroupNameAnnotation);
+    if (auto it = pod.meta.annotations.find(model::kPodGroupNameAnnotation);
         it != pod.meta.annotations.end() && !it->second.empty()) {
       group_name = it->second;
     } else if (owner != nullptr && gang_kinds().count(owner->kind)) {
@@ -95,14 +95,14 @@ std::vector<PodGroupAssignment> group_pods(const model::ObjectRefs& objects,
       a.name = group_name;
       a.missing_pod_group = !synthesised;
       a.uid = synthesised && owner && gang_kinds().count(owner->kind) ? owner->uid : pod.meta.uid;
-      a.queue = label(pod, kQueueLabel);
+      a.queue = label(pod, model::kQueueLabel);
       if (a.queue.empty()) a.queue = label(pod, "project");
       a.queue_defaulted = a.queue.empty();
       if (a.queue_defaulted) a.queue = default_queue;
       a.priority_class_name = pod.priority_class_name;
       if (a.priority_class_name.empty()) a.priority_class_name = label(pod, "priorityClassName");
       if (a.priority_class_name.empty()) a.priority_class_name = default_priority_class(owner);
-      a.preemptibility = label(pod, kPreemptibilityLabel);
+      a.preemptibility = label(pod, model::kPreemptibilityLabel);
       a.creation_timestamp = pod.meta.creation_timestamp;
       it = by_name.emplace(std::move(key), out.size()).first;
       out.push_back(std::move(a));

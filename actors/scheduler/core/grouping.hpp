@@ -9,15 +9,9 @@
 #include <vector>
 
 #include "k8s/model/objects.hpp"
+#include "k8s/model/well_known_names.hpp"
 
 namespace kai::core {
-
-inline constexpr const char* kPodGroupNameAnnotation = "pod-group-name";
-inline constexpr const char* kQueueLabel = "kai.scheduler/queue";
-inline constexpr const char* kSubGroupLabel = "kai.scheduler/subgroup-name";
-inline constexpr const char* kPreemptibilityLabel = "kai.scheduler/preemptibility";
-inline constexpr const char* kLastStartAnnotation = "kai.scheduler/last-start-timestamp";
-inline constexpr const char* kStaleSinceAnnotation = "kai.scheduler/stale-podgroup-timestamp";
 
 struct PodGroupAssignment {
   std::string namespace_;

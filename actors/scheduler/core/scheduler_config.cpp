@@ -3,11 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "actors/scheduler/core/actions/allocate.hpp"
-#include "actors/scheduler/core/actions/consolidation.hpp"
-#include "actors/scheduler/core/actions/preempt.hpp"
-#include "actors/scheduler/core/actions/reclaim.hpp"
-#include "actors/scheduler/core/actions/stale_gang_eviction.hpp"
+#include "actors/scheduler/core/action.hpp"
 #include "actors/scheduler/core/plugins/builtin.hpp"
 #include "k8s/model/json_codec.hpp"
 
@@ -38,8 +34,8 @@ std::vector<std::string> split_actions(std::string_view text) {
 
 SchedulerConfig SchedulerConfig::defaults() {
   SchedulerConfig c;
-  for (std::string_view name : {AllocateAction::kName, ConsolidationAction::kName, ReclaimAction::kName,
-                                PreemptAction::kName, StaleGangEvictionAction::kName}) {
+  for (std::string_view name : {action_names::kAllocate, action_names::kConsolidation, action_names::kReclaim,
+                                action_names::kPreempt, action_names::kStaleGangEviction}) {
     c.actions.emplace_back(name);
   }
   for (std::string_view name :

@@ -55,7 +55,7 @@ Resources SessionBuilder::to_resources(const model::ResourceList& list, bool& ha
       r.milli_cpu += milli;
     } else if (name == "memory") {
       r.memory += bytes_from_milli(milli);
-    } else if (name == kGpuResource) {
+    } else if (name == model::kGpuResource) {
       r.milli_gpu += milli;
     } else if (name == "pods") {
       r.pods += milli / 1000;
@@ -234,8 +234,8 @@ void SessionBuilder::account_foreign_pods() {
     bool has_mig = false;
     t.req = pod_request(pod, has_mig);
     t.status = pod.meta.deletion_timestamp ? PodStatus::kReleasing : PodStatus::kRunning;
-    const bool reservation = pod.meta.namespace_ == kReservationNamespace;
-    const std::string* group = reservation ? find_label(pod.meta.labels, kGpuGroupLabel) : nullptr;
+    const bool reservation = pod.meta.namespace_ == model::kReservationNamespace;
+    const std::string* group = reservation ? find_label(pod.meta.labels, model::kGpuGroupLabel) : nullptr;
     // A reservation pod holds one device, that of its GPU group (docs/gpu-sharing.md "Accounting"):
     // the group's fraction pods hold it too, and when none is left (a bind abandoned after the
     // reservation pod was made) the reservation pod alone does, until the clean-up deletes it or a

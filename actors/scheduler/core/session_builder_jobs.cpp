@@ -158,8 +158,8 @@ std::optional<std::string> SessionBuilder::add_task(uint32_t pod_index, uint32_t
 
 std::vector<std::string> SessionBuilder::running_gpu_groups(const model::Pod& pod) {
   std::vector<std::string> groups;
-  if (const auto* g = find_label(pod.meta.labels, kGpuGroupLabel)) groups.push_back(*g);
-  const std::string prefix = std::string(kGpuGroupLabel) + "/";
+  if (const auto* g = find_label(pod.meta.labels, model::kGpuGroupLabel)) groups.push_back(*g);
+  const std::string prefix = std::string(model::kGpuGroupLabel) + "/";
   for (const auto& [k, v] : pod.meta.labels) {
     if (k.rfind(prefix, 0) == 0) groups.push_back(v.empty() ? k.substr(prefix.size()) : v);
   }
@@ -214,8 +214,8 @@ void SessionBuilder::build_jobs() {
       job.min_member = std::max(pg.min_member, 1);
       class_name = pg.priority_class_name;
       preemptibility = pg.preemptibility;
-      job.last_start = timestamp_annotation(pg, kLastStartAnnotation, job.key);
-      job.stale_since = timestamp_annotation(pg, kStaleSinceAnnotation, job.key);
+      job.last_start = timestamp_annotation(pg, model::kLastStartAnnotation, job.key);
+      job.stale_since = timestamp_annotation(pg, model::kStaleSinceAnnotation, job.key);
       for (const auto& e : pg.errors) {
         job.invalid.push_back({"InvalidPodGroup", "PodGroup " + job.key + ": " + e.field + ": " + e.message});
       }
@@ -278,7 +278,7 @@ void SessionBuilder::build_jobs() {
     for (uint32_t pod_index : g.pods) {
       const model::Pod& pod = *objects_.pods[pod_index];
       std::string set_name = "default";
-      if (const auto* l = find_label(pod.meta.labels, kSubGroupLabel); l && !l->empty()) set_name = *l;
+      if (const auto* l = find_label(pod.meta.labels, model::kSubGroupLabel); l && !l->empty()) set_name = *l;
       uint16_t set = 0;
       bool found = false;
       for (size_t s = 0; s < job.pod_sets.size(); ++s) {
@@ -306,8 +306,8 @@ std::string SessionBuilder::missing_queue_message(const std::string& queue, bool
   const std::string what =
       broken == broken_queues_.end() ? "does not exist" : "is unusable: " + broken->second;
   if (!defaulted) return "Queue '" + queue + "' " + what;
-  return "The pod has no " + std::string(kQueueLabel) + " label, so it uses the default queue '" + queue +
-         "', which " + what + "; set the label (" + kQueueLabel + ": <queue>) or create queue '" + queue +
+  return "The pod has no " + std::string(model::kQueueLabel) + " label, so it uses the default queue '" + queue +
+         "', which " + what + "; set the label (" + model::kQueueLabel + ": <queue>) or create queue '" + queue +
          "'";
 }
 

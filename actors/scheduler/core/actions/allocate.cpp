@@ -284,7 +284,7 @@ bool allocate_job(Session& ssn, Statement& stmt, uint32_t job_id, bool& pipeline
   return true;
 }
 
-void AllocateAction::execute(Session& ssn) {
+void allocate_action(Session& ssn) {
   std::vector<uint32_t> candidates;
   for (uint32_t j = 0; j < ssn.jobs.size(); ++j) {
     JobInfo& job = ssn.jobs[j];
@@ -310,10 +310,10 @@ void AllocateAction::execute(Session& ssn) {
       stmt.discard();
       continue;
     }
-    stmt.commit(std::string(name()), job.key);
+    stmt.commit(std::string(action_names::kAllocate), job.key);
     if (!pipelined && !already_allocated) {
       job.last_start = ssn.record_time();
-      ssn.annotation_updates[j][kLastStartAnnotation] = model::format_rfc3339(*job.last_start);
+      ssn.annotation_updates[j][model::kLastStartAnnotation] = model::format_rfc3339(*job.last_start);
     }
     if (ssn.has_pending_tasks(job)) tree.push(j);
   }

@@ -4,19 +4,14 @@
 
 #include <cstdint>
 #include <string>
-#include <string_view>
 
 #include "actors/scheduler/core/action.hpp"
 #include "actors/scheduler/core/statement.hpp"
 
 namespace kai::core {
 
-class AllocateAction final : public Action {
- public:
-  static constexpr std::string_view kName = "allocate";
-  std::string_view name() const override { return kName; }
-  void execute(Session& ssn) override;
-};
+/// The action itself: every ready job with pending pods, in queue order, gets one attempt.
+void allocate_action(Session& ssn);
 
 /// Tries to place the next tasks of `job` in `stmt`. On failure the statement is rolled back to where
 /// it was and the job carries a fit error. `pipelined` says the job was placed on releasing resources.

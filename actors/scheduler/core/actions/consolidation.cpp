@@ -1,4 +1,4 @@
-#include "actors/scheduler/core/actions/consolidation.hpp"
+#include "actors/scheduler/core/actions/eviction_actions.hpp"
 
 #include <set>
 #include <string>
@@ -9,8 +9,8 @@
 
 namespace kai::core {
 
-void ConsolidationAction::execute(Session& ssn) {
-  const std::string action(kName);
+void consolidation_action(Session& ssn) {
+  const std::string action(action_names::kConsolidation);
   const int32_t cap = ssn.options().max_consolidation_preemptees;
   if (cap == 0) return;
   // Only the first `cap` victim jobs can take part (plus the preemptor itself, which is skipped).

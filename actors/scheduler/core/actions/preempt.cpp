@@ -1,4 +1,4 @@
-#include "actors/scheduler/core/actions/preempt.hpp"
+#include "actors/scheduler/core/actions/eviction_actions.hpp"
 
 #include <algorithm>
 #include <map>
@@ -11,8 +11,8 @@
 
 namespace kai::core {
 
-void PreemptAction::execute(Session& ssn) {
-  const std::string action(kName);
+void preempt_action(Session& ssn) {
+  const std::string action(action_names::kPreempt);
   // Preemption needs a lower-priority preemptible job with pods in the preemptor's queue.
   std::map<int32_t, int32_t> lowest_victim_priority;
   for (const JobInfo& v : ssn.jobs) {

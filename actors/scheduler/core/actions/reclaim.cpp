@@ -1,4 +1,4 @@
-#include "actors/scheduler/core/actions/reclaim.hpp"
+#include "actors/scheduler/core/actions/eviction_actions.hpp"
 
 #include <set>
 #include <span>
@@ -10,8 +10,8 @@
 
 namespace kai::core {
 
-void ReclaimAction::execute(Session& ssn) {
-  const std::string action(kName);
+void reclaim_action(Session& ssn) {
+  const std::string action(action_names::kReclaim);
   std::vector<uint32_t> reclaimers;
   for (uint32_t j : pending_jobs(ssn, false)) {
     const QueueQuantities request = ssn.queue_request_of(ssn.tasks_to_allocate(ssn.jobs[j]));

@@ -1,4 +1,4 @@
-#include "actors/scheduler/core/actions/stale_gang_eviction.hpp"
+#include "actors/scheduler/core/actions/eviction_actions.hpp"
 
 #include <optional>
 #include <string>
@@ -9,7 +9,7 @@
 
 namespace kai::core {
 
-void StaleGangEvictionAction::execute(Session& ssn) {
+void stale_gang_eviction_action(Session& ssn) {
   const int64_t grace = ssn.options().stale_grace_period_seconds;
   for (uint32_t j = 0; j < ssn.jobs.size(); ++j) {
     JobInfo& job = ssn.jobs[j];
@@ -26,13 +26,13 @@ void StaleGangEvictionAction::execute(Session& ssn) {
     if (!stale) {
       if (job.stale_since) {
         job.stale_since.reset();
-        ssn.annotation_updates[j][kStaleSinceAnnotation] = std::nullopt;
+        ssn.annotation_updates[j][model::kStaleSinceAnnotation] = std::nullopt;
       }
       continue;
     }
     if (!job.stale_since) {
       job.stale_since = ssn.record_time();
-      ssn.annotation_updates[j][kStaleSinceAnnotation] = model::format_rfc3339(*job.stale_since);
+      ssn.annotation_updates[j][model::kStaleSinceAnnotation] = model::format_rfc3339(*job.stale_since);
     }
     if (grace < 0 || ssn.now_ms() < (*job.stale_since + grace) * 1000) continue;
     Statement stmt(ssn);
@@ -45,7 +45,7 @@ void StaleGangEvictionAction::execute(Session& ssn) {
                      std::to_string(min_available) + "), evicting remaining pod: " + ssn.tasks[t].key,
                  job.key);
     }
-    stmt.commit(std::string(name()), job.key);
+    stmt.commit(std::string(action_names::kStaleGangEviction), job.key);
   }
 }
 

@@ -1,16 +1,43 @@
 #pragma once
-// Registration functions and names of the built-in plugin groups, called by register_builtin_plugins().
+// The built-in plugins: each plugin's name, defined once here, and the registration function of each
+// plugin file, called by register_builtin_plugins() (registry.cpp).
 
 #include <string_view>
 
 #include "actors/scheduler/core/plugin.hpp"
-#include "actors/scheduler/core/plugins/min_runtime.hpp"
-#include "actors/scheduler/core/plugins/node_order_plugins.hpp"
-#include "actors/scheduler/core/plugins/ordering_plugins.hpp"
-#include "actors/scheduler/core/plugins/predicates.hpp"
-#include "actors/scheduler/core/plugins/proportion.hpp"
 
 namespace kai::core::plugins {
+
+/// Job, task and pod-set ordering (ordering_plugins.cpp).
+inline constexpr std::string_view kPriorityName = "priority";
+inline constexpr std::string_view kElasticName = "elastic";
+inline constexpr std::string_view kTaskOrderName = "taskorder";
+inline constexpr std::string_view kKubeflowName = "kubeflow";
+inline constexpr std::string_view kRayName = "ray";
+inline constexpr std::string_view kSubGroupOrderName = "subgrouporder";
+void register_ordering_plugins(PluginRegistry& registry);
+
+/// Node and GPU scoring (node_order_plugins.cpp).
+inline constexpr std::string_view kNominatedNodeName = "nominatednode";
+inline constexpr std::string_view kGpuSharingOrderName = "gpusharingorder";
+inline constexpr std::string_view kNodeAvailabilityName = "nodeavailability";
+inline constexpr std::string_view kResourceTypeName = "resourcetype";
+inline constexpr std::string_view kGpuPackName = "gpupack";
+inline constexpr std::string_view kGpuSpreadName = "gpuspread";
+inline constexpr std::string_view kNodePlacementName = "nodeplacement";
+void register_node_order_plugins(PluginRegistry& registry);
+
+/// Which nodes can take a task (predicates.cpp).
+inline constexpr std::string_view kPredicatesName = "predicates";
+void register_predicates_plugin(PluginRegistry& registry);
+
+/// Fair share, queue order and reclaim rules (proportion.cpp).
+inline constexpr std::string_view kProportionName = "proportion";
+void register_proportion_plugin(PluginRegistry& registry);
+
+/// Minimum runtime before a victim may be evicted (min_runtime.cpp).
+inline constexpr std::string_view kMinRuntimeName = "minruntime";
+void register_min_runtime_plugin(PluginRegistry& registry);
 
 /// Plugins of KAI's default configuration accepted by name only (registry.cpp).
 inline constexpr std::string_view kDynamicResourcesName = "dynamicresources";

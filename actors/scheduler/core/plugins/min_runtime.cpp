@@ -7,8 +7,7 @@
 #include <optional>
 #include <set>
 
-#include "actors/scheduler/core/actions/preempt.hpp"
-#include "actors/scheduler/core/actions/reclaim.hpp"
+#include "actors/scheduler/core/action.hpp"
 #include "actors/scheduler/core/plugins/builtin.hpp"
 #include "actors/scheduler/core/session.hpp"
 #include "k8s/model/time.hpp"
@@ -38,10 +37,10 @@ class MinRuntimePlugin final : public Plugin {
                                                  const JobInfo& victim, bool core) {
       if (!core || !victim.last_start || victim.queue == kNoQueue) return true;
       double runtime = 0;
-      if (action == PreemptAction::kName) {
+      if (action == action_names::kPreempt) {
         runtime =
             resolve(ssn, victim.queue, kNoQueue, &QueueInfo::preempt_min_runtime).value_or(default_preempt_);
-      } else if (action == ReclaimAction::kName) {
+      } else if (action == action_names::kReclaim) {
         const int32_t stop = lca_ ? lowest_common_ancestor(ssn, victim.queue, preemptor.queue) : kNoQueue;
         runtime =
             resolve(ssn, victim.queue, stop, &QueueInfo::reclaim_min_runtime).value_or(default_reclaim_);
