@@ -1,6 +1,6 @@
 #pragma once
 // The API server calls the binder (binder.hpp) makes itself, as a narrow port: the daemon implements
-// it with the Kubernetes client (kube_bind_api.hpp), tests with an in-memory fake. The GPU-sharing
+// it with the Kubernetes client (kube_writer_apis.hpp), tests with an in-memory fake. The GPU-sharing
 // chain's calls go through its own port (actors/gpu_sharing/sharing_api.hpp). Every call is one
 // request, made from a binder worker, so an implementation must be safe to call from several
 // threads. Failures carry a model::Code: the binder decides an outcome by the code, and only copies

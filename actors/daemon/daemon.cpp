@@ -22,11 +22,10 @@
 #include "actors/daemon/daemon_actors.hpp"
 #include "actors/daemon/entity_store.hpp"
 #include "actors/daemon/ingest.hpp"
-#include "actors/daemon/kube_bind_api.hpp"
 #include "actors/daemon/kube_lease_api.hpp"
 #include "actors/daemon/kube_sharing_api.hpp"
-#include "actors/daemon/kube_status_api.hpp"
 #include "actors/daemon/kube_webhook_cert_api.hpp"
+#include "actors/daemon/kube_writer_apis.hpp"
 #include "actors/daemon/leadership.hpp"
 #include "actors/daemon/owner_only.hpp"
 #include "actors/daemon/pod_group_writer.hpp"
@@ -57,9 +56,7 @@ struct Daemon::Impl {
   std::unique_ptr<storage::EventLog> log;
   std::unique_ptr<k8s::KubeClient> client;
   std::unique_ptr<KubeSharingApi> sharing_api;
-  std::unique_ptr<KubeBindApi> bind_api;
-  std::unique_ptr<KubeStatusApi> status_api;
-  std::unique_ptr<KubePodGroupApi> pod_group_api;
+  std::unique_ptr<KubeWriterApis> writer_apis;
   std::unique_ptr<gpu_sharing::SharingChain> chain;
   std::unique_ptr<Binder> binder;
   std::unique_ptr<StatusWriter> status;
@@ -410,12 +407,10 @@ model::Status Daemon::Impl::start_scheduling() {
   chain_options.reservation_timeout = m.options.reservation_timeout;
   m.chain = std::make_unique<gpu_sharing::SharingChain>(*m.sharing_api, chain_options,
                                                         [] { return admission::system_random_suffix()(5); });
-  m.bind_api = std::make_unique<KubeBindApi>(*m.client);
-  m.status_api = std::make_unique<KubeStatusApi>(*m.client);
-  m.pod_group_api = std::make_unique<KubePodGroupApi>(*m.client);
-  m.status = std::make_unique<StatusWriter>(*m.status_api);
+  m.writer_apis = std::make_unique<KubeWriterApis>(*m.client);
+  m.status = std::make_unique<StatusWriter>(*m.writer_apis);
   m.pod_group_writer = std::make_unique<PodGroupWriter>(
-      *m.pod_group_api, [leadership = m.leadership.get()] { return leadership->may_act(); });
+      *m.writer_apis, [leadership = m.leadership.get()] { return leadership->may_act(); });
 
   const std::string flags = core::encode_session_flags(session);
   const uint64_t config_hash = events::config_hash(config_text, core::kBehaviourVersion, flags);
@@ -468,7 +463,7 @@ model::Status Daemon::Impl::start_scheduling() {
   }
   // The binder reports to the scheduler actor; the actors exist before its first job.
   m.binder = std::make_unique<Binder>(
-      *m.bind_api, *m.chain, m.options.binder_workers,
+      *m.writer_apis, *m.chain, m.options.binder_workers,
       [&m, status = m.status.get()](const BindJob& job, events::BinderOutcome o) {
         if (o.outcome == events::Outcome::kBound && job.decision.kind == events::DecisionKind::kBind) {
           status->pod_bound(job.decision.pod, job.decision.pod_uid, job.decision.node);

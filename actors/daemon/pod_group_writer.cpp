@@ -8,7 +8,9 @@
 namespace kai::daemon {
 
 PodGroupWriter::PodGroupWriter(PodGroupApi& api, std::function<bool()> may_act)
-    : api_(api), may_act_(std::move(may_act)), thread_([this] { work(); }) {}
+    : api_(api), may_act_(std::move(may_act)) {
+  start([this] { work(); });
+}
 
 PodGroupWriter::~PodGroupWriter() { stop(); }
 
@@ -22,21 +24,6 @@ void PodGroupWriter::write(const events::JobStateChange& change) {
     pending_[change.group][annotation] = std::move(value);
   }
   cv_.notify_one();
-}
-
-void PodGroupWriter::stop() {
-  {
-    std::lock_guard lock(mu_);
-    if (stopping_ && !thread_.joinable()) return;
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
-
-uint64_t PodGroupWriter::written() const {
-  std::lock_guard lock(mu_);
-  return written_;
 }
 
 void PodGroupWriter::work() {

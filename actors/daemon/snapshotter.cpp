@@ -10,7 +10,7 @@ Snapshotter::Snapshotter(storage::EventLog& log, SnapshotOptions options)
   // restarts: counting from the log's end at each start, a daemon that restarts often never took one.
   last_seq_ = log.retained_from() - 1;
   if (auto snaps = log.snapshots(); snaps && !snaps->empty()) last_seq_ = snaps->back().seq;
-  thread_ = std::thread([this] { work(); });
+  start([this] { work(); });
 }
 
 Snapshotter::~Snapshotter() {
@@ -33,21 +33,6 @@ bool Snapshotter::offer(uint64_t seq, std::string bytes, std::chrono::steady_clo
   last_time_ = now;
   cv_.notify_one();
   return true;
-}
-
-void Snapshotter::stop() {
-  {
-    std::lock_guard lock(mu_);
-    if (stopping_ && !thread_.joinable()) return;
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
-
-uint64_t Snapshotter::written() const {
-  std::lock_guard lock(mu_);
-  return written_;
 }
 
 void Snapshotter::work() {

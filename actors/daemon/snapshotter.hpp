@@ -4,13 +4,11 @@
 // (RocksDB flush included) and then trims the log, so a cycle never waits on either.
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 
+#include "actors/daemon/background_worker.hpp"
 #include "storage/event_log.hpp"
 
 namespace kai::daemon {
@@ -24,12 +22,10 @@ struct SnapshotOptions {
   storage::RetentionPolicy retention;
 };
 
-class Snapshotter {
+class Snapshotter : public BackgroundWorker {
  public:
   Snapshotter(storage::EventLog& log, SnapshotOptions options);
   ~Snapshotter();
-  Snapshotter(const Snapshotter&) = delete;
-  Snapshotter& operator=(const Snapshotter&) = delete;
 
   /// True when a snapshot is due: enough events since the last one, or enough time with some.
   /// Called by the actor with the log's current last seq.
@@ -37,10 +33,6 @@ class Snapshotter {
   /// Hands over the state encoded at `seq`. False (and nothing kept) while the previous one is still
   /// being written: the actor tries again next cycle.
   bool offer(uint64_t seq, std::string bytes, std::chrono::steady_clock::time_point now);
-  /// Finishes the snapshot being written, then stops.
-  void stop();
-  /// Snapshots written since the start, for tests and metrics.
-  uint64_t written() const;
 
  private:
   void work();
@@ -49,13 +41,8 @@ class Snapshotter {
   SnapshotOptions options_;
   uint64_t last_seq_ = 0;  // actor thread only: the seq of the last snapshot offered
   std::chrono::steady_clock::time_point last_time_;  // actor thread only
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
   std::optional<std::pair<uint64_t, std::string>> pending_;  // guarded by mu_
   bool busy_ = false;                                        // guarded by mu_
-  bool stopping_ = false;                                    // guarded by mu_
-  uint64_t written_ = 0;                                     // guarded by mu_
-  std::thread thread_;
 };
 
 }  // namespace kai::daemon

@@ -1,6 +1,6 @@
 #pragma once
 // The writes the status writer (status_writer.hpp) makes, as a narrow port: the daemon implements it
-// with the Kubernetes client (kube_status_api.hpp), tests with an in-memory fake. Called from the
+// with the Kubernetes client (kube_writer_apis.hpp), tests with an in-memory fake. Called from the
 // writer's one thread. The writes are advisory: the writer does not act on a failure (the next cycle
 // writes a status that still holds again), but the port reports it with a model::Code all the same.
 

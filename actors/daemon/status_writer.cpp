@@ -5,23 +5,11 @@
 namespace kai::daemon {
 
 StatusWriter::StatusWriter(StatusApi& api, size_t max_queue)
-    : api_(api), max_queue_(max_queue), thread_([this] { work(); }) {}
+    : api_(api), max_queue_(max_queue) {
+  start([this] { work(); });
+}
 
 StatusWriter::~StatusWriter() { stop(); }
-
-void StatusWriter::stop() {
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
-
-uint64_t StatusWriter::written() const {
-  std::lock_guard lock(mu_);
-  return written_;
-}
 
 void StatusWriter::enqueue(std::function<void()> write) {
   {

@@ -6,32 +6,26 @@
 // produces the same reasons again writes nothing. Scheduled events wait until the other writes are
 // done and keep one per pod. The writes go through StatusApi (status_api.hpp).
 
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
-#include <thread>
 
+#include "actors/daemon/background_worker.hpp"
 #include "actors/daemon/cycle.hpp"
 #include "actors/daemon/status_api.hpp"
 
 namespace kai::daemon {
 
-class StatusWriter {
+class StatusWriter : public BackgroundWorker {
  public:
   explicit StatusWriter(StatusApi& api, size_t max_queue = 10000);
   ~StatusWriter();
-  StatusWriter(const StatusWriter&) = delete;
-  StatusWriter& operator=(const StatusWriter&) = delete;
 
   /// Queues the writes a cycle calls for. Called from the scheduler actor.
   void after_cycle(const CycleOutput& out);
   /// Queues the Scheduled event of a pod the binder bound ("namespace/name"). Called from any thread.
   void pod_bound(const std::string& pod, const std::string& uid, const std::string& node);
-  void stop();
-  uint64_t written() const;
 
  private:
   void work();
@@ -40,15 +34,10 @@ class StatusWriter {
   StatusApi& api_;
   size_t max_queue_;
   std::map<std::string, std::string> last_message_;  // scheduler thread only
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
   std::deque<std::function<void()>> queue_;
   /// Bound pods whose Scheduled event is not written yet: pod -> (uid, node), oldest first in order.
   std::map<std::string, std::pair<std::string, std::string>> scheduled_;
   std::deque<std::string> scheduled_order_;
-  bool stopping_ = false;
-  uint64_t written_ = 0;
-  std::thread thread_;
 };
 
 }  // namespace kai::daemon
