@@ -64,6 +64,7 @@
 // (a compaction filter), so retention never rewrites the index in the foreground.
 
 #include <atomic>
+#include <boost/core/noncopyable.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -197,14 +198,12 @@ struct RetentionReport {
 enum class AuditKey : char { kPod = 'p', kPodGroup = 'g', kQueue = 'q', kNode = 'n' };
 
 /// The durable event log. Thread-safe; one instance per directory (RocksDB locks it).
-class EventLog {
+class EventLog : private boost::noncopyable {
  public:
   /// Opens or creates the log at `path`. Errors (locked directory, corrupt manifest, unreadable
   /// directory) come back as a Status, never an exception or an abort.
   static Result<std::unique_ptr<EventLog>> open(const std::string& path, const EventLogOptions& options = {});
   ~EventLog();
-  EventLog(const EventLog&) = delete;
-  EventLog& operator=(const EventLog&) = delete;
 
   /// Appends `events` as one unit, in order, and waits until they are written under the sync policy.
   /// Their `seq` fields are ignored: the log assigns them.

@@ -6,6 +6,7 @@
 // victim rules (priorities, quotas, min-runtime) decide who may go. Every outcome is reported. Its
 // own API server calls go through BindApi (bind_api.hpp), the chain's through its SharingApi.
 
+#include <boost/core/noncopyable.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -52,13 +53,11 @@ struct BinderTiming {
 /// cannot starve them; then binds, whole-GPU and shared alike, one API step at a time. A shared bind
 /// whose reservation pod has not reported its GPU is parked on a timer and read again later: no
 /// worker waits for it, so nothing queues behind it, for any number of workers.
-class Binder {
+class Binder : private boost::noncopyable {
  public:
   Binder(BindApi& api, gpu_sharing::SharingChain& chain, int workers, OutcomeFn on_outcome,
          MayActFn may_act = [] { return true; }, BinderTiming timing = {});
   ~Binder();
-  Binder(const Binder&) = delete;
-  Binder& operator=(const Binder&) = delete;
 
   void submit(BindJob job);
   /// Finishes queued work; binds still waiting for a reservation pod are given up (logged abandoned:

@@ -3,6 +3,7 @@
 // cycle every period -> decisions logged (fsync) -> the binder -> outcomes logged. CAF runs the
 // scheduler actor; this header stays free of CAF so that main.cpp and tests compile fast.
 
+#include <boost/core/noncopyable.hpp>
 #include <chrono>
 #include <functional>
 #include <optional>
@@ -91,12 +92,10 @@ struct DaemonOptions {
   std::chrono::milliseconds api_contact_window{30000};
 };
 
-class Daemon {
+class Daemon : private boost::noncopyable {
  public:
   explicit Daemon(DaemonOptions options);
   ~Daemon();
-  Daemon(const Daemon&) = delete;
-  Daemon& operator=(const Daemon&) = delete;
 
   /// Opens the log, connects, starts the reflectors and the scheduler actor.
   model::Status start();

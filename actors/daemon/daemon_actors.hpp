@@ -3,6 +3,7 @@
 // the log -> the store of their kind), one entity actor per store, and the scheduler actor (the
 // cycle driver). This header keeps CAF out of its includers: daemon_actors.cpp is the only CAF unit.
 
+#include <boost/core/noncopyable.hpp>
 #include <functional>
 #include <map>
 #include <memory>
@@ -21,15 +22,13 @@ namespace kai::daemon {
 /// Asks the reflector of `kind` to list it again, diffed against `known` (key -> resourceVersion).
 using RelistFn = std::function<void(const std::string& kind, std::map<std::string, std::string> known)>;
 
-class DaemonActors {
+class DaemonActors : private boost::noncopyable {
  public:
   /// Spawns the actors around `ingest`, `stores` and `driver`, which must outlive them. The
   /// scheduler actor ticks from the start.
   DaemonActors(IngestCore& ingest, EarlyCycleTrigger& trigger, const std::vector<EntityStore*>& stores,
                CycleDriver& driver, RelistFn relist);
   ~DaemonActors();
-  DaemonActors(const DaemonActors&) = delete;
-  DaemonActors& operator=(const DaemonActors&) = delete;
 
   /// A reflector's event (any thread): to the ingest actor, and a cycle now when the trigger says so.
   void watch(k8s::ReflectorEvent event);

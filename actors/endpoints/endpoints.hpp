@@ -4,6 +4,8 @@
 // webhooks. Served by kai_http; the answers come from callbacks that must return quickly (they read
 // state the actors published, they never wait for a cycle).
 
+#include <boost/core/noncopyable.hpp>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -15,11 +17,17 @@
 
 namespace kai::endpoints {
 
-/// Webhook paths, as deploy/ registers them.
-inline constexpr const char* kMutatePodsPath = "/mutate-pods";
-inline constexpr const char* kValidatePodsPath = "/validate-pods";
-inline constexpr const char* kValidateQueuesPath = "/validate-queues";
-inline constexpr const char* kValidatePodGroupsPath = "/validate-podgroups";
+/// The admission webhooks, at the paths deploy/ registers them.
+struct WebhookRoute {
+  const char* path;
+  admission::Hook hook;
+};
+inline constexpr std::array<WebhookRoute, 4> kWebhookRoutes = {{
+    {"/mutate-pods", admission::Hook::kPodMutate},
+    {"/validate-pods", admission::Hook::kPodValidate},
+    {"/validate-queues", admission::Hook::kQueueValidate},
+    {"/validate-podgroups", admission::Hook::kPodGroupValidate},
+}};
 
 struct EndpointsOptions {
   /// Default: "0.0.0.0" (all interfaces, as in a pod).
@@ -50,12 +58,10 @@ struct EndpointsCallbacks {
   std::function<model::Result<std::string>()> snapshot;
 };
 
-class DaemonEndpoints {
+class DaemonEndpoints : private boost::noncopyable {
  public:
   DaemonEndpoints(EndpointsOptions options, EndpointsCallbacks callbacks, SchedulerMetrics& metrics);
   ~DaemonEndpoints();
-  DaemonEndpoints(const DaemonEndpoints&) = delete;
-  DaemonEndpoints& operator=(const DaemonEndpoints&) = delete;
 
   model::Status start();
   void stop();

@@ -3,6 +3,7 @@
 // apply, plus cycle, ingest, log and API-call figures of our own. prometheus-cpp stays inside
 // metrics.cpp; callers see plain methods. Thread-safe.
 
+#include <boost/core/noncopyable.hpp>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -11,13 +12,11 @@
 
 namespace kai::endpoints {
 
-class SchedulerMetrics {
+class SchedulerMetrics : private boost::noncopyable {
  public:
   /// `prefix` is KAI's --metrics-namespace (default "kai"): names become `<prefix>_<name>`.
   explicit SchedulerMetrics(std::string prefix = "kai");
   ~SchedulerMetrics();
-  SchedulerMetrics(const SchedulerMetrics&) = delete;
-  SchedulerMetrics& operator=(const SchedulerMetrics&) = delete;
 
   /// One scheduling cycle: KAI's latency gauges (last value) and our cycle histogram.
   void observe_cycle(double e2e_ms, double open_session_ms, double close_session_ms,

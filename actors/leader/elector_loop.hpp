@@ -2,6 +2,7 @@
 // The elector's own thread: ticks the LeaderElector every retry period and hands each result on,
 // so that the scheduler and the binder read leadership without touching the Lease.
 
+#include <boost/core/noncopyable.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -14,7 +15,7 @@
 
 namespace kai::leader {
 
-class ElectorLoop {
+class ElectorLoop : private boost::noncopyable {
  public:
   /// After every tick: until when this replica may act, and its epoch.
   using PublishFn = std::function<void(Clock::time_point act_until, uint64_t epoch)>;
@@ -26,8 +27,6 @@ class ElectorLoop {
   ElectorLoop(LeaderElector& elector, std::chrono::milliseconds retry_period, WallFn wall_us, PublishFn publish,
               TransitionFn on_transition);
   ~ElectorLoop();
-  ElectorLoop(const ElectorLoop&) = delete;
-  ElectorLoop& operator=(const ElectorLoop&) = delete;
 
   void start();
   /// Ends the thread after its current tick.

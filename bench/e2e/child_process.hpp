@@ -2,6 +2,7 @@
 // A child process spoken to in lines over its stdin and stdout: the end-to-end benchmark runs the API
 // server in one, so that the daemon's CPU and memory are the benchmark process's own.
 
+#include <boost/core/noncopyable.hpp>
 #include <sys/types.h>
 
 #include <chrono>
@@ -12,15 +13,13 @@
 
 namespace kai::bench {
 
-class ChildProcess {
+class ChildProcess : private boost::noncopyable {
  public:
   /// Starts `args[0]` with `args`; its stdin and stdout are pipes to us, its stderr is ours.
   /// Returns nullptr when the process could not be started.
   static std::unique_ptr<ChildProcess> spawn(const std::vector<std::string>& args);
   /// Ends the child (SIGKILL) if it still runs, and reaps it.
   ~ChildProcess();
-  ChildProcess(const ChildProcess&) = delete;
-  ChildProcess& operator=(const ChildProcess&) = delete;
 
   /// Writes `line` and a newline to the child's stdin. False when the child is gone.
   bool send(const std::string& line);

@@ -4,6 +4,7 @@
 // kubeconfig file for clients, all on loopback. Plain C++ interface: Beast and nlohmann stay inside
 // the library (docs/build-and-ci.md "Translation units").
 
+#include <boost/core/noncopyable.hpp>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -94,12 +95,10 @@ struct ServerOptions {
 };
 
 /// The test API server. Construct, start(), use, and destroy (or stop()).
-class ApiServer {
+class ApiServer : private boost::noncopyable {
  public:
   explicit ApiServer(ServerOptions options = {});
   ~ApiServer();
-  ApiServer(const ApiServer&) = delete;
-  ApiServer& operator=(const ApiServer&) = delete;
 
   /// Writes the certificate and kubeconfig, loads the CRDs, binds the ports and starts serving.
   model::Status start();
@@ -156,6 +155,9 @@ class ApiServer {
   /// "scheduling.run.ai/v2"), in namespace `ns` ("" = all namespaces / cluster-scoped).
   model::Result<std::string> list_objects(const std::string& api_version, const std::string& kind,
                                           const std::string& ns = "") const;
+  /// Reads one object without HTTP (JSON text); an error when it does not exist.
+  model::Result<std::string> get_object(const std::string& api_version, const std::string& kind,
+                                        const std::string& ns, const std::string& name) const;
   /// Deletes an object without HTTP (grace period 0: at once, even when bound).
   model::Status delete_object(const std::string& api_version, const std::string& kind, const std::string& ns,
                               const std::string& name);

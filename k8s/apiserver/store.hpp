@@ -9,6 +9,7 @@
 //   objects_     "group/plural" (storage key) -> ordered map "namespace/name" -> object
 //   history_     the last `history_limit` events, in resourceVersion order, for watches
 
+#include <boost/core/noncopyable.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -87,12 +88,10 @@ struct StoreOptions {
 };
 
 /// The in-memory API object store. Thread-safe; every method takes the one lock.
-class Store {
+class Store : private boost::noncopyable {
  public:
   explicit Store(StoreOptions options);
   ~Store();
-  Store(const Store&) = delete;
-  Store& operator=(const Store&) = delete;
 
   /// Starts the background thread (bookmarks, kubelet stand-in).
   void start();

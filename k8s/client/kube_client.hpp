@@ -5,6 +5,7 @@
 // write calls are the ones the scheduler makes. Thread-safe. Tokens never reach a log line.
 
 #include <atomic>
+#include <boost/core/noncopyable.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -53,12 +54,10 @@ struct ClientOptions {
 /// A label or annotation value to set, or nullopt to remove the key.
 using OptionalValues = std::map<std::string, std::optional<std::string>>;
 
-class KubeClient {
+class KubeClient : private boost::noncopyable {
  public:
   KubeClient(ClusterConfig config, ClientOptions options = {});
   ~KubeClient();
-  KubeClient(const KubeClient&) = delete;
-  KubeClient& operator=(const KubeClient&) = delete;
 
   const ClusterConfig& config() const { return config_; }
 

@@ -9,6 +9,7 @@
 // callbacks run there.
 
 #include <atomic>
+#include <boost/core/noncopyable.hpp>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -51,15 +52,13 @@ struct ReflectorOptions {
   std::chrono::milliseconds max_retry_after{60000};
 };
 
-class Reflector {
+class Reflector : private boost::noncopyable {
  public:
   using OnEvent = std::function<void(ReflectorEvent)>;
   using OnError = std::function<void(const std::string& message)>;
 
   Reflector(KubeClient& client, ReflectorOptions options, OnEvent on_event, OnError on_error);
   ~Reflector();
-  Reflector(const Reflector&) = delete;
-  Reflector& operator=(const Reflector&) = delete;
 
   /// Starts listing and watching. `resume_from`: a resourceVersion to watch from without listing
   /// (after a restart); "" lists first. `known`: key ("namespace/name") -> resourceVersion of the

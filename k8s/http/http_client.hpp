@@ -4,6 +4,7 @@
 // It knows nothing of Kubernetes (k8s/client builds the API on it). Beast stays inside
 // http_client.cpp. One HttpClient is one connection: use one per thread, or a pool.
 
+#include <boost/core/noncopyable.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -44,12 +45,10 @@ struct Reply {
 };
 
 /// Sends requests over one keep-alive connection (reconnecting when the server closed it).
-class HttpClient {
+class HttpClient : private boost::noncopyable {
  public:
   explicit HttpClient(Endpoint endpoint);
   ~HttpClient();
-  HttpClient(const HttpClient&) = delete;
-  HttpClient& operator=(const HttpClient&) = delete;
 
   /// Sends one request and reads the whole response, within the endpoint's timeout. A request about
   /// to go out on a kept-alive connection the server has closed goes out on a new one instead. When
@@ -65,12 +64,10 @@ class HttpClient {
 };
 
 /// A stream: GETs `target` on its own connection and collects the streamed lines on a thread.
-class WatchStream {
+class WatchStream : private boost::noncopyable {
  public:
   WatchStream(Endpoint endpoint, std::string target);
   ~WatchStream();
-  WatchStream(const WatchStream&) = delete;
-  WatchStream& operator=(const WatchStream&) = delete;
 
   /// The response status, waiting up to `timeout` for the headers (0 on failure or timeout).
   int status(std::chrono::milliseconds timeout = std::chrono::seconds(10));

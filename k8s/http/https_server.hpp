@@ -3,6 +3,7 @@
 // streams. The only Beast translation unit that serves (docs/build-and-ci.md "Translation units"); the test API server and
 // the daemon's endpoints (metrics, health, snapshot, admission webhooks) both run on it.
 
+#include <boost/core/noncopyable.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -45,12 +46,10 @@ struct Handlers {
   std::function<HttpResponse(size_t limit)> too_large;
 };
 
-class HttpsServer {
+class HttpsServer : private boost::noncopyable {
  public:
   HttpsServer(ServerOptions options, Handlers handlers);
   ~HttpsServer();
-  HttpsServer(const HttpsServer&) = delete;
-  HttpsServer& operator=(const HttpsServer&) = delete;
 
   /// Loads the certificate, binds the ports and starts the io thread.
   model::Status start();
