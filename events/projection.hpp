@@ -17,13 +17,10 @@ using model::Status;
 
 /// The projected objects, keyed by "namespace/name" (cluster-scoped kinds: "name"). Ordered maps make
 /// to_objects() deterministic, which snapshot export and replay comparisons rely on.
-struct ClusterState {
-  std::map<std::string, model::Node> nodes;
-  std::map<std::string, model::Pod> pods;
-  std::map<std::string, model::Queue> queues;
-  std::map<std::string, model::PodGroup> pod_groups;
-  std::map<std::string, model::PriorityClass> priority_classes;
-  std::map<std::string, model::BindRequest> bind_requests;
+template <class T>
+using ByKey = std::map<std::string, T>;
+
+struct ClusterState : model::PerKind<ByKey> {
   /// Last resourceVersion seen per kind (BOOKMARKs included): where a watch resumes.
   std::map<std::string, std::string> resource_versions;
   /// The scheduler's own records that feed the next cycle: assumed decisions (those without a binder

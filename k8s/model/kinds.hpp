@@ -126,17 +126,6 @@ inline constexpr int kEntityStores = 3;
 
 }  // namespace kinds
 
-/// A holder with one `C<Object>` per kind, named as every holder names them.
-template <template <class> class C>
-struct PerKind {
-  C<model::Node> nodes;
-  C<model::Pod> pods;
-  C<model::Queue> queues;
-  C<model::PodGroup> pod_groups;
-  C<model::PriorityClass> priority_classes;
-  C<model::BindRequest> bind_requests;
-};
-
 /// Calls `f(Kind{})` for every kind, in table order.
 template <class F>
 void for_each_kind(F&& f) {

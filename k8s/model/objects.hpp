@@ -224,14 +224,27 @@ struct BindRequest {
   bool operator==(const BindRequest&) const = default;
 };
 
+/// A holder with one `C<Object>` per kind of the kinds table (kinds.hpp), each member named as every
+/// holder names it, so that `Kind::in(holder)` reaches it. Adding a kind adds its member here, once
+/// for every holder.
+template <template <class> class C>
+struct PerKind {
+  C<Node> nodes;
+  C<Pod> pods;
+  C<Queue> queues;
+  C<PodGroup> pod_groups;
+  C<PriorityClass> priority_classes;
+  C<BindRequest> bind_requests;
+  bool operator==(const PerKind&) const = default;
+};
+
+template <class T>
+using ListOf = std::vector<T>;
+template <class T>
+using RefsOf = std::vector<const T*>;
+
 /// Everything a snapshot holds, in input order.
-struct ClusterObjects {
-  std::vector<Node> nodes;
-  std::vector<Pod> pods;
-  std::vector<Queue> queues;
-  std::vector<PodGroup> pod_groups;
-  std::vector<PriorityClass> priority_classes;
-  std::vector<BindRequest> bind_requests;
+struct ClusterObjects : PerKind<ListOf> {
   /// Objects of other kinds, skipped ("Deployment ns/name"); kept to tell the user.
   std::vector<std::string> skipped;
   bool operator==(const ClusterObjects&) const = default;
@@ -240,28 +253,8 @@ struct ClusterObjects {
 /// The objects of a snapshot by address: what a session reads. The daemon's cut of its entity actors'
 /// published state is one (no copy of the objects per cycle); ClusterObjects gives one with of().
 /// The objects must outlive every reader, the session included (it keeps pointers to them).
-struct ObjectRefs {
-  std::vector<const Node*> nodes;
-  std::vector<const Pod*> pods;
-  std::vector<const Queue*> queues;
-  std::vector<const PodGroup*> pod_groups;
-  std::vector<const PriorityClass*> priority_classes;
-  std::vector<const BindRequest*> bind_requests;
-
-  static ObjectRefs of(const ClusterObjects& objects) {
-    ObjectRefs r;
-    auto take = [](const auto& from, auto& to) {
-      to.reserve(from.size());
-      for (const auto& x : from) to.push_back(&x);
-    };
-    take(objects.nodes, r.nodes);
-    take(objects.pods, r.pods);
-    take(objects.queues, r.queues);
-    take(objects.pod_groups, r.pod_groups);
-    take(objects.priority_classes, r.priority_classes);
-    take(objects.bind_requests, r.bind_requests);
-    return r;
-  }
+struct ObjectRefs : PerKind<RefsOf> {
+  static ObjectRefs of(const ClusterObjects& objects);  // kinds.cpp
 };
 
 }  // namespace kai::model
