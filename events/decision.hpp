@@ -2,9 +2,12 @@
 // The scheduling decisions a session commits (kai-sim's "decisions", docs/build-and-ci.md "kai-sim's output"). They are the unit the
 // event log persists and the binder executes; the core produces them, nothing here depends on storage.
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "k8s/model/enum_names.hpp"
 
 namespace kai::events {
 
@@ -27,16 +30,11 @@ struct Decision {
   std::string queue;
 };
 
+inline constexpr std::array<const char*, 3> kDecisionKindNames = {"bind", "pipeline", "evict"};
+static_assert(model::names_every(DecisionKind::kEvict, kDecisionKindNames));
+
 inline const char* to_string(DecisionKind k) {
-  switch (k) {
-    case DecisionKind::kBind:
-      return "bind";
-    case DecisionKind::kPipeline:
-      return "pipeline";
-    case DecisionKind::kEvict:
-      return "evict";
-  }
-  return "unknown";
+  return model::enum_name(k, kDecisionKindNames, "unknown");
 }
 
 }  // namespace kai::events

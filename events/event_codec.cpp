@@ -1,8 +1,10 @@
 #include "events/event_codec.hpp"
 
+#include <array>
 #include <iterator>
 
 #include "events/binary.hpp"
+#include "k8s/model/enum_names.hpp"
 
 namespace kai::events {
 namespace {
@@ -327,48 +329,28 @@ const char* to_string(JobField f) {
   return f == JobField::kLastStart ? "last-start" : "stale-since";
 }
 
+namespace {
+
+constexpr std::array<const char*, 3> kJobStateSourceNames = {"decided", "watched", "forget"};
+static_assert(model::names_every(JobStateSource::kForget, kJobStateSourceNames));
+constexpr std::array<const char*, 5> kWatchTypeNames = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "RELIST"};
+static_assert(model::names_every(WatchType::kRelist, kWatchTypeNames));
+constexpr std::array<const char*, 5> kOutcomeNames = {"bound", "bind_failed", "reservation_timed_out",
+                                                      "abandoned", "cancelled"};
+static_assert(model::names_every(Outcome::kCancelled, kOutcomeNames));
+
+}  // namespace
+
 const char* to_string(JobStateSource s) {
-  switch (s) {
-    case JobStateSource::kDecided:
-      return "decided";
-    case JobStateSource::kWatched:
-      return "watched";
-    case JobStateSource::kForget:
-      return "forget";
-  }
-  return "unknown";
+  return model::enum_name(s, kJobStateSourceNames, "unknown");
 }
 
 const char* to_string(WatchType t) {
-  switch (t) {
-    case WatchType::kAdded:
-      return "ADDED";
-    case WatchType::kModified:
-      return "MODIFIED";
-    case WatchType::kDeleted:
-      return "DELETED";
-    case WatchType::kBookmark:
-      return "BOOKMARK";
-    case WatchType::kRelist:
-      return "RELIST";
-  }
-  return "UNKNOWN";
+  return model::enum_name(t, kWatchTypeNames, "UNKNOWN");
 }
 
 const char* to_string(Outcome o) {
-  switch (o) {
-    case Outcome::kBound:
-      return "bound";
-    case Outcome::kBindFailed:
-      return "bind_failed";
-    case Outcome::kReservationTimedOut:
-      return "reservation_timed_out";
-    case Outcome::kAbandoned:
-      return "abandoned";
-    case Outcome::kCancelled:
-      return "cancelled";
-  }
-  return "unknown";
+  return model::enum_name(o, kOutcomeNames, "unknown");
 }
 
 }  // namespace kai::events

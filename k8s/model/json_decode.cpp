@@ -77,12 +77,10 @@ void decode_containers(Decoder& d, const json& spec, bool init, Pod& pod) {
 std::vector<NodeSelectorRequirement> decode_requirements(Decoder& d, const json& term, std::string_view key,
                                                          const std::string& path) {
   std::vector<NodeSelectorRequirement> out;
-  d.each_object(term, key, path, [&](const json& r, const std::string& p, size_t) {
-    NodeSelectorRequirement req;
+  d.each_into(term, key, path, out, [&](const json& r, const std::string& p, NodeSelectorRequirement& req) {
     d.str(r, "key", join(p, "key"), req.key);
     d.str(r, "operator", join(p, "operator"), req.op);
     d.string_list(r, "values", join(p, "values"), req.values);
-    out.push_back(std::move(req));
   });
   return out;
 }
@@ -94,14 +92,12 @@ void decode_affinity(Decoder& d, const json& spec, Pod& pod) {
     const std::string rp = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution";
     if (const json* req = d.object(*na, "requiredDuringSchedulingIgnoredDuringExecution", rp)) {
       std::vector<NodeSelectorTerm> terms;
-      d.each_object(*req, "nodeSelectorTerms", join(rp, "nodeSelectorTerms"),
-                    [&](const json& t, const std::string& p, size_t) {
-                      NodeSelectorTerm term;
-                      term.match_expressions =
-                          decode_requirements(d, t, "matchExpressions", join(p, "matchExpressions"));
-                      term.match_fields = decode_requirements(d, t, "matchFields", join(p, "matchFields"));
-                      terms.push_back(std::move(term));
-                    });
+      d.each_into(*req, "nodeSelectorTerms", join(rp, "nodeSelectorTerms"), terms,
+                  [&](const json& t, const std::string& p, NodeSelectorTerm& term) {
+                    term.match_expressions =
+                        decode_requirements(d, t, "matchExpressions", join(p, "matchExpressions"));
+                    term.match_fields = decode_requirements(d, t, "matchFields", join(p, "matchFields"));
+                  });
       pod.required_node_affinity = std::move(terms);
     }
   }
@@ -150,24 +146,21 @@ Result<Node> decode_node(const json& j) {
   return guarded<Node>(j, [&](Decoder& d, Node& n) {
     if (const json* spec = d.object(j, "spec", "spec")) {
       d.boolean(*spec, "unschedulable", "spec.unschedulable", n.unschedulable);
-      d.each_object(*spec, "taints", "spec.taints", [&](const json& t, const std::string& p, size_t) {
-        Taint taint;
-        d.str(t, "key", join(p, "key"), taint.key);
-        d.str(t, "value", join(p, "value"), taint.value);
-        d.str(t, "effect", join(p, "effect"), taint.effect);
-        n.taints.push_back(std::move(taint));
-      });
+      d.each_into(*spec, "taints", "spec.taints", n.taints,
+                  [&](const json& t, const std::string& p, Taint& taint) {
+                    d.str(t, "key", join(p, "key"), taint.key);
+                    d.str(t, "value", join(p, "value"), taint.value);
+                    d.str(t, "effect", join(p, "effect"), taint.effect);
+                  });
     }
     if (const json* status = d.object(j, "status", "status")) {
       d.resources(*status, "capacity", "status.capacity", n.capacity);
       d.resources(*status, "allocatable", "status.allocatable", n.allocatable);
-      d.each_object(*status, "conditions", "status.conditions",
-                    [&](const json& c, const std::string& p, size_t) {
-                      NodeCondition cond;
-                      d.str(c, "type", join(p, "type"), cond.type);
-                      d.str(c, "status", join(p, "status"), cond.status);
-                      n.conditions.push_back(std::move(cond));
-                    });
+      d.each_into(*status, "conditions", "status.conditions", n.conditions,
+                  [&](const json& c, const std::string& p, NodeCondition& cond) {
+                    d.str(c, "type", join(p, "type"), cond.type);
+                    d.str(c, "status", join(p, "status"), cond.status);
+                  });
     }
   });
 }
@@ -183,16 +176,14 @@ Result<Pod> decode_pod(const json& j) {
       // The order of these calls fixes the order of unsupported_constraints, which encode relies on.
       decode_affinity(d, *spec, pod);
       decode_topology_spread(d, *spec, pod);
-      d.each_object(*spec, "tolerations", "spec.tolerations",
-                    [&](const json& t, const std::string& p, size_t) {
-                      Toleration tol;
-                      d.str(t, "key", join(p, "key"), tol.key);
-                      d.str(t, "operator", join(p, "operator"), tol.op);
-                      if (tol.op.empty()) tol.op = "Equal";
-                      d.str(t, "value", join(p, "value"), tol.value);
-                      d.str(t, "effect", join(p, "effect"), tol.effect);
-                      pod.tolerations.push_back(std::move(tol));
-                    });
+      d.each_into(*spec, "tolerations", "spec.tolerations", pod.tolerations,
+                  [&](const json& t, const std::string& p, Toleration& tol) {
+                    d.str(t, "key", join(p, "key"), tol.key);
+                    d.str(t, "operator", join(p, "operator"), tol.op);
+                    if (tol.op.empty()) tol.op = "Equal";
+                    d.str(t, "value", join(p, "value"), tol.value);
+                    d.str(t, "effect", join(p, "effect"), tol.effect);
+                  });
       decode_containers(d, *spec, false, pod);
       decode_containers(d, *spec, true, pod);
       d.resources(*spec, "overhead", "spec.overhead", pod.overhead);
@@ -206,17 +197,15 @@ Result<Pod> decode_pod(const json& j) {
     if (const json* status = d.object(j, "status", "status")) {
       d.str(*status, "phase", "status.phase", pod.phase);
       d.str(*status, "nominatedNodeName", "status.nominatedNodeName", pod.nominated_node_name);
-      d.each_object(*status, "conditions", "status.conditions",
-                    [&](const json& c, const std::string& p, size_t) {
-                      PodCondition cond;
-                      d.str(c, "type", join(p, "type"), cond.type);
-                      d.str(c, "status", join(p, "status"), cond.status);
-                      d.str(c, "reason", join(p, "reason"), cond.reason);
-                      d.str(c, "message", join(p, "message"), cond.message);
-                      d.timestamp(c, "lastTransitionTime", join(p, "lastTransitionTime"),
-                                  cond.last_transition_time);
-                      pod.conditions.push_back(std::move(cond));
-                    });
+      d.each_into(*status, "conditions", "status.conditions", pod.conditions,
+                  [&](const json& c, const std::string& p, PodCondition& cond) {
+                    d.str(c, "type", join(p, "type"), cond.type);
+                    d.str(c, "status", join(p, "status"), cond.status);
+                    d.str(c, "reason", join(p, "reason"), cond.reason);
+                    d.str(c, "message", join(p, "message"), cond.message);
+                    d.timestamp(c, "lastTransitionTime", join(p, "lastTransitionTime"),
+                                cond.last_transition_time);
+                  });
     }
   });
 }
@@ -257,14 +246,13 @@ Result<PodGroup> decode_pod_group(const json& j) {
     d.optional_boolean(*spec, "markUnschedulable", "spec.markUnschedulable", pg.mark_unschedulable);
     d.optional_integer(*spec, "schedulingBackoff", "spec.schedulingBackoff", pg.scheduling_backoff);
     pg.topology_constraint = decode_topology_constraint(d, *spec, "spec.topologyConstraint");
-    d.each_object(*spec, "subGroups", "spec.subGroups", [&](const json& s, const std::string& p, size_t) {
-      SubGroup sg;
-      d.str(s, "name", join(p, "name"), sg.name);
-      d.integer(s, "minMember", join(p, "minMember"), sg.min_member);
-      d.optional_str(s, "parent", join(p, "parent"), sg.parent);
-      sg.topology_constraint = decode_topology_constraint(d, s, join(p, "topologyConstraint"));
-      pg.sub_groups.push_back(std::move(sg));
-    });
+    d.each_into(*spec, "subGroups", "spec.subGroups", pg.sub_groups,
+                [&](const json& s, const std::string& p, SubGroup& sg) {
+                  d.str(s, "name", join(p, "name"), sg.name);
+                  d.integer(s, "minMember", join(p, "minMember"), sg.min_member);
+                  d.optional_str(s, "parent", join(p, "parent"), sg.parent);
+                  sg.topology_constraint = decode_topology_constraint(d, s, join(p, "topologyConstraint"));
+                });
   });
 }
 

@@ -78,23 +78,12 @@ class Decoder {
 
   /// The object at `obj.key`, or nullptr (with a FieldError when present but not an object).
   const json* object(const json& obj, std::string_view key, const std::string& path) {
-    const json* v = member(obj, key);
-    if (v == nullptr) return nullptr;
-    if (!v->is_object()) {
-      wrong_type(path, "an object", *v);
-      return nullptr;
-    }
-    return v;
+    return typed(obj, key, path, json::value_t::object, "an object");
   }
 
+  /// The array at `obj.key`, or nullptr (with a FieldError when present but not an array).
   const json* array(const json& obj, std::string_view key, const std::string& path) {
-    const json* v = member(obj, key);
-    if (v == nullptr) return nullptr;
-    if (!v->is_array()) {
-      wrong_type(path, "an array", *v);
-      return nullptr;
-    }
-    return v;
+    return typed(obj, key, path, json::value_t::array, "an array");
   }
 
   /// Each element of the array `obj.key` that is an object, with its path; others are FieldErrors.
@@ -113,19 +102,23 @@ class Decoder {
     }
   }
 
+  /// Decodes each object of the array `obj.key` into a new element of `out`: `f(item, path, element)`.
+  template <class T, class F>
+  void each_into(const json& obj, std::string_view key, const std::string& path, std::vector<T>& out, F&& f) {
+    each_object(obj, key, path, [&](const json& item, const std::string& item_path, size_t) {
+      T element;
+      f(item, item_path, element);
+      out.push_back(std::move(element));
+    });
+  }
+
   void str(const json& obj, std::string_view key, const std::string& path, std::string& out) {
-    const json* v = member(obj, key);
-    if (v == nullptr) return;
-    if (!v->is_string()) return wrong_type(path, "a string", *v);
-    out = v->get<std::string>();
+    if (const std::string* v = string_at(obj, key, path, "a string")) out = *v;
   }
 
   void optional_str(const json& obj, std::string_view key, const std::string& path,
                     std::optional<std::string>& out) {
-    const json* v = member(obj, key);
-    if (v == nullptr) return;
-    if (!v->is_string()) return wrong_type(path, "a string", *v);
-    out = v->get<std::string>();
+    if (const std::string* v = string_at(obj, key, path, "a string")) out = *v;
   }
 
   void boolean(const json& obj, std::string_view key, const std::string& path, bool& out) {
@@ -223,24 +216,14 @@ class Decoder {
 
   void timestamp(const json& obj, std::string_view key, const std::string& path,
                  std::optional<int64_t>& out) {
-    const json* v = member(obj, key);
-    if (v == nullptr) return;
-    if (!v->is_string()) return wrong_type(path, "an RFC 3339 timestamp", *v);
-    const std::string s = v->get<std::string>();
-    const Result<int64_t> t = parse_rfc3339(s);
-    if (!t) return fail(path, t.message());
-    out = *t;
+    if (auto t = parsed(obj, key, path, "an RFC 3339 timestamp", &parse_rfc3339)) out = *t;
   }
 
   void duration_seconds(const json& obj, std::string_view key, const std::string& path,
                         std::optional<double>& out) {
-    const json* v = member(obj, key);
-    if (v == nullptr) return;
-    if (!v->is_string()) return wrong_type(path, "a duration string", *v);
-    const std::string s = v->get<std::string>();
-    const Result<int64_t> ns = parse_go_duration_ns(s);
-    if (!ns) return fail(path, ns.message());
-    out = static_cast<double>(*ns) / 1e9;
+    if (auto ns = parsed(obj, key, path, "a duration string", &parse_go_duration_ns)) {
+      out = static_cast<double>(*ns) / 1e9;
+    }
   }
 
   void meta(const json& j, ObjectMeta& m) {
@@ -270,6 +253,43 @@ class Decoder {
   }
 
  private:
+  /// The string at `obj.key`, or null (with a FieldError expecting `expected` when it is not a string).
+  const std::string* string_at(const json& obj, std::string_view key, const std::string& path,
+                               std::string_view expected) {
+    const json* v = member(obj, key);
+    if (v == nullptr) return nullptr;
+    if (!v->is_string()) {
+      wrong_type(path, expected, *v);
+      return nullptr;
+    }
+    return v->get_ptr<const std::string*>();
+  }
+
+  /// The string at `obj.key` read by `parse`; nullopt when absent, with a FieldError when it is not a
+  /// string or `parse` refuses it.
+  std::optional<int64_t> parsed(const json& obj, std::string_view key, const std::string& path,
+                                std::string_view expected, Result<int64_t> (*parse)(std::string_view)) {
+    const std::string* s = string_at(obj, key, path, expected);
+    if (s == nullptr) return std::nullopt;
+    Result<int64_t> value = parse(*s);
+    if (!value) {
+      fail(path, value.message());
+      return std::nullopt;
+    }
+    return *value;
+  }
+
+  const json* typed(const json& obj, std::string_view key, const std::string& path, json::value_t type,
+                    std::string_view expected) {
+    const json* v = member(obj, key);
+    if (v == nullptr) return nullptr;
+    if (v->type() != type) {
+      wrong_type(path, expected, *v);
+      return nullptr;
+    }
+    return v;
+  }
+
   std::vector<FieldError>& errors_;
 };
 

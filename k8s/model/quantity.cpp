@@ -34,24 +34,13 @@ struct Suffix {
   int decimal_power;  ///< Multiplier 10^decimal_power (k = 3, m = -3, ...).
 };
 
+// A table, a few suffixes to a line.
+// clang-format off
 constexpr std::array<Suffix, 16> kSuffixes{{
-    {"Ki", 10, 0},
-    {"Mi", 20, 0},
-    {"Gi", 30, 0},
-    {"Ti", 40, 0},
-    {"Pi", 50, 0},
-    {"Ei", 60, 0},
-    {"n", 0, -9},
-    {"u", 0, -6},
-    {"m", 0, -3},
-    {"", 0, 0},
-    {"k", 0, 3},
-    {"M", 0, 6},
-    {"G", 0, 9},
-    {"T", 0, 12},
-    {"P", 0, 15},
-    {"E", 0, 18},
-}};
+    {"Ki", 10, 0}, {"Mi", 20, 0}, {"Gi", 30, 0}, {"Ti", 40, 0}, {"Pi", 50, 0}, {"Ei", 60, 0},
+    {"n", 0, -9},  {"u", 0, -6},  {"m", 0, -3},  {"", 0, 0},
+    {"k", 0, 3},   {"M", 0, 6},   {"G", 0, 9},   {"T", 0, 12},  {"P", 0, 15},  {"E", 0, 18}}};
+// clang-format on
 
 Status syntax_error(std::string_view text, std::string_view why) {
   return Status::error("quantity \"" + std::string(text) + "\" does not parse: " + std::string(why));

@@ -1,33 +1,22 @@
 #include "actors/scheduler/core/pod_status.hpp"
 
+#include <array>
+
+#include "k8s/model/enum_names.hpp"
+
 namespace kai::core {
 
+namespace {
+
+constexpr std::array<const char*, 11> kPodStatusNames = {
+    "Pending", "Gated", "Allocated", "Pipelined", "Binding", "Bound",
+    "Running", "Releasing", "Succeeded", "Failed", "Unknown"};
+static_assert(model::names_every(PodStatus::kUnknown, kPodStatusNames));
+
+}  // namespace
+
 const char* to_string(PodStatus s) {
-  switch (s) {
-    case PodStatus::kPending:
-      return "Pending";
-    case PodStatus::kGated:
-      return "Gated";
-    case PodStatus::kAllocated:
-      return "Allocated";
-    case PodStatus::kPipelined:
-      return "Pipelined";
-    case PodStatus::kBinding:
-      return "Binding";
-    case PodStatus::kBound:
-      return "Bound";
-    case PodStatus::kRunning:
-      return "Running";
-    case PodStatus::kReleasing:
-      return "Releasing";
-    case PodStatus::kSucceeded:
-      return "Succeeded";
-    case PodStatus::kFailed:
-      return "Failed";
-    case PodStatus::kUnknown:
-      return "Unknown";
-  }
-  return "Unknown";
+  return model::enum_name(s, kPodStatusNames, "Unknown");
 }
 
 }  // namespace kai::core
