@@ -156,19 +156,8 @@ const kai::model::ClusterObjects& reclaim_cluster(int64_t n) {
   if (slot) return *slot;
   slot = std::make_unique<kai::model::ClusterObjects>();
   auto& c = *slot;
-  auto queue = [&](const std::string& name, const std::string& parent, double gpu_quota) {
-    kai::model::Queue q;
-    q.meta.name = name;
-    q.parent_queue = parent;
-    q.has_resources = true;
-    q.gpu = {gpu_quota, 1, -1};
-    q.cpu = {-1, 1, -1};
-    q.memory = {-1, 1, -1};
-    c.queues.push_back(q);
-  };
-  queue("root", "", -1);
-  queue("idle-users", "root", 0);
-  queue("owner", "root", static_cast<double>(n * 8));
+  c.queues = {kai::gen::make_queue("root", "", -1, 0), kai::gen::make_queue("idle-users", "root", 0, 1),
+              kai::gen::make_queue("owner", "root", static_cast<double>(n * 8), 2)};
   auto pod = [&](const std::string& name, int gpus) {
     kai::model::Pod p;
     p.meta.namespace_ = "bench";

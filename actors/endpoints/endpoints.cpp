@@ -39,10 +39,9 @@ struct DaemonEndpoints::Impl {
   http::HttpResponse handle(const http::HttpRequest& req) {
     const std::string path = path_of(req.target);
     if (options.webhooks) {
-      if (path == kMutatePodsPath) return webhook(admission::Hook::kPodMutate, req);
-      if (path == kValidatePodsPath) return webhook(admission::Hook::kPodValidate, req);
-      if (path == kValidateQueuesPath) return webhook(admission::Hook::kQueueValidate, req);
-      if (path == kValidatePodGroupsPath) return webhook(admission::Hook::kPodGroupValidate, req);
+      for (const WebhookRoute& route : kWebhookRoutes) {
+        if (path == route.path) return webhook(route.hook, req);
+      }
     }
     if (req.method != "GET" && req.method != "HEAD") return text(405, "only GET is served here\n");
     if (path == "/metrics") return text(200, metrics.text(), "text/plain; version=0.0.4; charset=utf-8");

@@ -243,6 +243,17 @@ model::Result<std::string> ApiServer::list_objects(const std::string& api_versio
   }
 }
 
+model::Result<std::string> ApiServer::get_object(const std::string& api_version, const std::string& kind,
+                                                 const std::string& ns, const std::string& name) const {
+  auto r = resource_of(impl_->router->store(), api_version, kind);
+  if (!r) return model::Status::error("no resource serves " + api_version + " " + kind);
+  try {
+    return impl_->router->store().get(*r, r->namespaced ? ns : "", name).dump();
+  } catch (const ApiError& e) {
+    return model::Status::error(e.message);
+  }
+}
+
 model::Status ApiServer::delete_object(const std::string& api_version, const std::string& kind, const std::string& ns,
                                        const std::string& name) {
   auto r = resource_of(impl_->router->store(), api_version, kind);

@@ -7,11 +7,6 @@
 #include <openssl/ssl.h>
 #include <sys/socket.h>
 
-#include <boost/asio.hpp>
-#include <boost/asio/ssl.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <boost/beast/ssl.hpp>
 #include <cerrno>
 #include <condition_variable>
 #include <deque>
@@ -21,14 +16,12 @@
 #include <variant>
 #include <vector>
 
+#include "k8s/http/beast.hpp"
+
 namespace kai::http {
 namespace {
 
-namespace net = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace ssl = net::ssl;
-using tcp = net::ip::tcp;
+using namespace beast_names;
 
 /// A Beast rate policy that limits nothing and counts the bytes the socket accepted for sending.
 /// It lets a failed request tell "not one byte left this host" (safe to send again, whatever the

@@ -8,23 +8,16 @@
 #include "k8s/http/https_server.hpp"
 
 #include <atomic>
-#include <boost/asio.hpp>
-#include <boost/asio/ssl.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <boost/beast/ssl.hpp>
 #include <deque>
 #include <optional>
 #include <thread>
 
+#include "k8s/http/beast.hpp"
+
 namespace kai::http {
 namespace {
 
-namespace net = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace ssl = net::ssl;
-using tcp = net::ip::tcp;
+using namespace beast_names;
 
 using PlainStream = beast::tcp_stream;
 using TlsStream = beast::ssl_stream<beast::tcp_stream>;

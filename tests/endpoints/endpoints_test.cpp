@@ -199,19 +199,19 @@ TEST_F(EndpointsTest, AdmissionWebhooksOverVerifiedHttps) {
                    {"object",
                     {{"metadata", {{"name", "p"}, {"namespace", "n"}, {"annotations", {{"gpu-fraction", "0.5"}}}}},
                      {"spec", {{"schedulerName", "kai-scheduler"}, {"containers", Json::array({{{"name", "c"}}})}}}}}}}};
-  auto r = client_->request("POST", kValidatePodsPath, review.dump());
+  auto r = client_->request("POST", "/validate-pods", review.dump());
   ASSERT_EQ(r.status, 200) << r.error << r.body;
   Json out = Json::parse(r.body);
   EXPECT_EQ(out["response"]["uid"], "abc");
   EXPECT_EQ(out["response"]["allowed"], false);
   EXPECT_NE(out["response"]["status"]["message"].get<std::string>().find("GPU sharing is disabled"), std::string::npos);
 
-  EXPECT_EQ(client_->request("POST", kMutatePodsPath, "not json").status, 400);
-  EXPECT_EQ(client_->request("GET", kMutatePodsPath).status, 405);
+  EXPECT_EQ(client_->request("POST", "/mutate-pods", "not json").status, 400);
+  EXPECT_EQ(client_->request("GET", "/mutate-pods").status, 405);
   Json queue = {{"apiVersion", "admission.k8s.io/v1"},
                 {"kind", "AdmissionReview"},
                 {"request", {{"uid", "q"}, {"operation", "CREATE"}, {"object", {{"metadata", {{"name", "team"}}}, {"spec", Json::object()}}}}}};
-  r = client_->request("POST", kValidateQueuesPath, queue.dump());
+  r = client_->request("POST", "/validate-queues", queue.dump());
   EXPECT_EQ(Json::parse(r.body)["response"]["allowed"], false);
   fs::remove_all(dir);
 }
@@ -234,7 +234,7 @@ TEST(EndpointsOptions, HalfATlsConfigurationIsRefused) {
 
 TEST_F(EndpointsTest, AdmissionWebhookPathsAreNotServedOnThePlainPort) {
   start({});  // the metrics port: plain HTTP, webhooks off
-  for (const char* path : {kMutatePodsPath, kValidatePodsPath, kValidateQueuesPath, kValidatePodGroupsPath}) {
+  for (const char* path : {"/mutate-pods", "/validate-pods", "/validate-queues", "/validate-podgroups"}) {
     auto r = client_->request("POST", path, "{}");
     EXPECT_EQ(r.status, 405) << path << ": " << r.body;  // only GETs are served on the plain port
     EXPECT_EQ(r.body, "only GET is served here\n") << path;

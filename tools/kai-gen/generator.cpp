@@ -42,6 +42,8 @@ model::Pod make_pod(const std::string& ns, const std::string& name, int64_t cpu_
   return p;
 }
 
+}  // namespace
+
 model::Queue make_queue(const std::string& name, const std::string& parent, double gpu_quota,
                         int64_t created) {
   model::Queue q;
@@ -55,8 +57,6 @@ model::Queue make_queue(const std::string& name, const std::string& parent, doub
   q.memory = {-1, 1, -1};
   return q;
 }
-
-}  // namespace
 
 ClusterSpec ClusterSpec::scaled(double factor) {
   ClusterSpec s;

@@ -2,6 +2,7 @@
 // Synthetic clusters for benchmarks and property tests (docs/performance-targets.md "The benchmark cluster"), deterministic per seed.
 
 #include <cstdint>
+#include <string>
 
 #include "k8s/model/objects.hpp"
 
@@ -25,6 +26,9 @@ struct ClusterSpec {
   /// The default mix scaled down by `factor` (nodes, pods, groups; queues stay 3 levels).
   static ClusterSpec scaled(double factor);
 };
+
+/// A queue with a GPU quota (-1 = none) and no CPU or memory quota, over-quota weight 1, no limit.
+model::Queue make_queue(const std::string& name, const std::string& parent, double gpu_quota, int64_t created);
 
 /// Builds the cluster. Running pods are placed on nodes that have room; pods that find none are
 /// left out, so a spec that overfills the cluster still yields a consistent snapshot.

@@ -39,21 +39,25 @@ const JobQueueTree::Best* JobQueueTree::best(uint32_t queue) {
     }
     return cache_[queue] ? &*cache_[queue] : nullptr;
   }
+  if (const Best* winner_best = best_of(q.children)) cache_[queue] = *winner_best;
+  return cache_[queue] ? &*cache_[queue] : nullptr;
+}
+
+const JobQueueTree::Best* JobQueueTree::best_of(const std::vector<uint32_t>& queues) {
   int32_t winner = -1;
   const Best* winner_best = nullptr;
-  for (uint32_t child : q.children) {
-    const Best* b = best(child);
+  for (uint32_t q : queues) {
+    const Best* b = best(q);
     if (b == nullptr) continue;
     if (winner < 0 ||
         (ssn_.queue_order_fn &&
-         ssn_.queue_order_fn(ssn_.queues[child], ssn_.jobs[b->job], b->request, ssn_.queues[winner],
+         ssn_.queue_order_fn(ssn_.queues[q], ssn_.jobs[b->job], b->request, ssn_.queues[winner],
                              ssn_.jobs[winner_best->job], winner_best->request) < 0)) {
-      winner = static_cast<int32_t>(child);
+      winner = static_cast<int32_t>(q);
       winner_best = b;
     }
   }
-  if (winner_best) cache_[queue] = *winner_best;
-  return cache_[queue] ? &*cache_[queue] : nullptr;
+  return winner_best;
 }
 
 void JobQueueTree::invalidate_path(uint32_t leaf_queue) {
@@ -62,19 +66,7 @@ void JobQueueTree::invalidate_path(uint32_t leaf_queue) {
 }
 
 uint32_t JobQueueTree::pop() {
-  int32_t winner = -1;
-  const Best* winner_best = nullptr;
-  for (uint32_t root : roots_) {
-    const Best* b = best(root);
-    if (b == nullptr) continue;
-    if (winner < 0 ||
-        (ssn_.queue_order_fn &&
-         ssn_.queue_order_fn(ssn_.queues[root], ssn_.jobs[b->job], b->request, ssn_.queues[winner],
-                             ssn_.jobs[winner_best->job], winner_best->request) < 0)) {
-      winner = static_cast<int32_t>(root);
-      winner_best = b;
-    }
-  }
+  const Best* winner_best = best_of(roots_);
   const uint32_t job = winner_best->job;
   const auto leaf = static_cast<uint32_t>(ssn_.jobs[job].queue);
   auto& heap = heaps_[leaf];

@@ -29,6 +29,8 @@ class JobQueueTree {
     QueueQuantities request;
   };
   const Best* best(uint32_t queue);
+  /// The best of `queues`' bests in queue order (the queue-order function), or null when none has one.
+  const Best* best_of(const std::vector<uint32_t>& queues);
   void invalidate_path(uint32_t leaf_queue);
   bool job_first(uint32_t a, uint32_t b) const;  // heap order helper
 

@@ -8,16 +8,14 @@
 
 namespace kai::core::plugins {
 
-/// Job, task and pod-set ordering (ordering_plugins.cpp).
+// Job, task and pod-set ordering (ordering_plugins.cpp).
 inline constexpr std::string_view kPriorityName = "priority";
 inline constexpr std::string_view kElasticName = "elastic";
 inline constexpr std::string_view kTaskOrderName = "taskorder";
 inline constexpr std::string_view kKubeflowName = "kubeflow";
 inline constexpr std::string_view kRayName = "ray";
 inline constexpr std::string_view kSubGroupOrderName = "subgrouporder";
-void register_ordering_plugins(PluginRegistry& registry);
-
-/// Node and GPU scoring (node_order_plugins.cpp).
+// Node and GPU scoring (node_order_plugins.cpp).
 inline constexpr std::string_view kNominatedNodeName = "nominatednode";
 inline constexpr std::string_view kGpuSharingOrderName = "gpusharingorder";
 inline constexpr std::string_view kNodeAvailabilityName = "nodeavailability";
@@ -25,23 +23,21 @@ inline constexpr std::string_view kResourceTypeName = "resourcetype";
 inline constexpr std::string_view kGpuPackName = "gpupack";
 inline constexpr std::string_view kGpuSpreadName = "gpuspread";
 inline constexpr std::string_view kNodePlacementName = "nodeplacement";
-void register_node_order_plugins(PluginRegistry& registry);
-
-/// Which nodes can take a task (predicates.cpp).
+// Which nodes can take a task (predicates.cpp), fair share and queue order (proportion.cpp), the
+// minimum runtime before a victim may be evicted (min_runtime.cpp).
 inline constexpr std::string_view kPredicatesName = "predicates";
-void register_predicates_plugin(PluginRegistry& registry);
-
-/// Fair share, queue order and reclaim rules (proportion.cpp).
 inline constexpr std::string_view kProportionName = "proportion";
-void register_proportion_plugin(PluginRegistry& registry);
-
-/// Minimum runtime before a victim may be evicted (min_runtime.cpp).
 inline constexpr std::string_view kMinRuntimeName = "minruntime";
-void register_min_runtime_plugin(PluginRegistry& registry);
-
-/// Plugins of KAI's default configuration accepted by name only (registry.cpp).
+// Plugins of KAI's default configuration accepted by name only (registry.cpp).
 inline constexpr std::string_view kDynamicResourcesName = "dynamicresources";
 inline constexpr std::string_view kTopologyName = "topology";
 inline constexpr std::string_view kSnapshotName = "snapshot";
+
+/// Each plugin file's registration.
+void register_ordering_plugins(PluginRegistry& registry);
+void register_node_order_plugins(PluginRegistry& registry);
+void register_predicates_plugin(PluginRegistry& registry);
+void register_proportion_plugin(PluginRegistry& registry);
+void register_min_runtime_plugin(PluginRegistry& registry);
 
 }  // namespace kai::core::plugins

@@ -20,11 +20,7 @@ constexpr double kMaxPlacementScore = 9;
 class NominatedNodePlugin final : public Plugin {
  public:
   std::string_view name() const override { return kNominatedNodeName; }
-  PluginCapabilities capabilities() const override {
-    PluginCapabilities c;
-    c.honours_nominated_node = true;
-    return c;
-  }
+  PluginCapabilities capabilities() const override { return {.honours_nominated_node = true}; }
   void on_session_open(Session& ssn) override {
     ssn.node_order_fns.push_back(
         [&ssn](const TaskInfo& task, std::span<const uint32_t> nodes, std::span<double> scores) {
@@ -39,11 +35,7 @@ class NominatedNodePlugin final : public Plugin {
 class GpuSharingOrderPlugin final : public Plugin {
  public:
   std::string_view name() const override { return kGpuSharingOrderName; }
-  PluginCapabilities capabilities() const override {
-    PluginCapabilities c;
-    c.orders_shared_gpu_groups_first = true;
-    return c;
-  }
+  PluginCapabilities capabilities() const override { return {.orders_shared_gpu_groups_first = true}; }
   void on_session_open(Session& ssn) override {
     ssn.node_order_fns.push_back(
         [&ssn](const TaskInfo& task, std::span<const uint32_t> nodes, std::span<double> scores) {
@@ -58,11 +50,7 @@ class GpuSharingOrderPlugin final : public Plugin {
 class NodeAvailabilityPlugin final : public Plugin {
  public:
   std::string_view name() const override { return kNodeAvailabilityName; }
-  PluginCapabilities capabilities() const override {
-    PluginCapabilities c;
-    c.prefers_idle_nodes = true;
-    return c;
-  }
+  PluginCapabilities capabilities() const override { return {.prefers_idle_nodes = true}; }
   void on_session_open(Session& ssn) override {
     ssn.node_order_fns.push_back(
         [&ssn](const TaskInfo& task, std::span<const uint32_t> nodes, std::span<double> scores) {
@@ -116,9 +104,7 @@ class NodePlacementPlugin final : public Plugin {
   std::string_view name() const override { return kNodePlacementName; }
   /// GPU binpack ranks the most allocated GPU nodes first, GPU spread the least allocated.
   PluginCapabilities capabilities() const override {
-    PluginCapabilities c;
-    c.gpu_node_placement = gpu_spread_ ? GpuNodePlacement::kLeastAllocated : GpuNodePlacement::kMostAllocated;
-    return c;
+    return {.gpu_node_placement = gpu_spread_ ? GpuNodePlacement::kLeastAllocated : GpuNodePlacement::kMostAllocated};
   }
   void on_session_open(Session& ssn) override {
     ssn.node_pre_order_fns.push_back([this, &ssn](const TaskInfo& task) {
