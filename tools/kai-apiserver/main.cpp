@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "k8s/apiserver/api_server.hpp"
+#include "tools/common/stop_signals.hpp"
 
 int main(int argc, char** argv) {
   kai::apiserver::ServerOptions opt;
@@ -41,12 +42,7 @@ int main(int argc, char** argv) {
   opt.cost.service_time = std::chrono::microseconds(service_us);
   opt.cost.max_in_flight = max_in_flight;
 
-  // Block the signals before any thread starts, so that only sigwait below receives them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  const kai::tools::StopSignals stop_signals;
 
   kai::apiserver::ApiServer server(opt);
   if (auto s = server.start(); !s) {
@@ -57,8 +53,7 @@ int main(int argc, char** argv) {
             << "https: " << server.https_url() << "\n";
   if (opt.http) std::cout << "http: " << server.http_url() << "\n";
   std::cout << "ca: " << server.ca_path() << std::endl;
-  int sig = 0;
-  sigwait(&signals, &sig);
+  const int sig = stop_signals.wait();
   std::cerr << "kai-apiserver: stopping on signal " << sig << "\n";
   server.stop();
   return 0;

@@ -10,20 +10,24 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <initializer_list>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "k8s/apiserver/api_server.hpp"
 #include "k8s/model/json_codec.hpp"
-#include "tools/kai-demo/demo_cluster.hpp"
+#include "tools/common/stop_signals.hpp"
 
 namespace {
 
@@ -38,6 +42,8 @@ struct Options {
   std::string kai_log_bin;
   std::string kai_sim_bin;
   std::string crd_dir = std::string(KAI_SOURCE_DIR) + "/deploy/crds";
+  /// The cluster and each step's workloads, as plain YAML a reader can apply to a real cluster.
+  std::string manifest_dir = std::string(KAI_SOURCE_DIR) + "/tools/kai-demo/manifests";
   int step_timeout_s = 90;
   bool keep_running = false;
 };
@@ -99,7 +105,7 @@ class Demo {
     dir_ = fs::path(server_->kubeconfig_path()).parent_path().string();
     heading("A cluster of two GPU nodes (4 x 40 GiB GPUs each) on the embedded API server");
     std::cout << "API server: " << server_->https_url() << "   kubeconfig: " << server_->kubeconfig_path() << "\n";
-    if (!apply(kai::demo::kCluster)) return false;
+    if (!apply("cluster.yaml")) return false;
     std::cout << "Queues: default -> {test (4 GPUs guaranteed), team-b (4 GPUs guaranteed)}\n";
     kubectl_ = kubectl_usable();
     if (kubectl_) {
@@ -109,8 +115,17 @@ class Demo {
     return true;
   }
 
-  bool apply(const char* yaml) {
-    auto docs = kai::model::yaml_documents_to_json(yaml);
+  /// Creates the objects of one manifest file of `manifest_dir`.
+  bool apply(const std::string& manifest) {
+    const std::string path = o_.manifest_dir + "/" + manifest;
+    std::ifstream in(path);
+    std::stringstream yaml;
+    yaml << in.rdbuf();
+    if (!in) {
+      std::cerr << "kai-demo: cannot read " << path << "\n";
+      return false;
+    }
+    auto docs = kai::model::yaml_documents_to_json(yaml.str());
     if (!docs.is_ok()) {
       std::cerr << "kai-demo: bad manifest: " << docs.message() << "\n";
       return false;
@@ -190,10 +205,13 @@ class Demo {
   }
 
   Json pod(const std::string& ns, const std::string& name) const {
-    for (const auto& p : pods(ns)) {
-      if (p["metadata"]["name"] == name) return p;
-    }
-    return nullptr;
+    auto got = server_->get_object("v1", "Pod", ns, name);
+    return got.is_ok() ? Json::parse(got.value()) : Json(nullptr);
+  }
+
+  /// Whether every named pod of namespace `ns` runs.
+  bool running(const std::string& ns, std::initializer_list<const char*> names) const {
+    return std::all_of(names.begin(), names.end(), [&](const char* name) { return phase(pod(ns, name)) == "Running"; });
   }
 
   static std::string phase(const Json& p) { return p.is_null() ? "Gone" : p["status"].value("phase", "Pending"); }
@@ -288,10 +306,8 @@ class Demo {
   // --------------------------------------------------------------------------------- steps
   bool step_sharing() {
     heading("Step 1: two inference servers share one GPU (gpu-fraction 0.7 and 0.2)");
-    if (!apply(kai::demo::kFractionPods)) return false;
-    bool ok = wait_for("both pods to run", [&] {
-      return phase(pod("team-a", "vllm-large")) == "Running" && phase(pod("team-a", "vllm-small")) == "Running";
-    });
+    if (!apply("step1-fraction-pods.yaml")) return false;
+    bool ok = wait_for("both pods to run", [&] { return running("team-a", {"vllm-large", "vllm-small"}); });
     table();
     const Json a = pod("team-a", "vllm-large"), b = pod("team-a", "vllm-small");
     group_1_ = label(a, "runai-gpu-group");
@@ -304,7 +320,7 @@ class Demo {
 
   bool step_memory() {
     heading("Step 2: a notebook asks for 10 GiB of GPU memory (gpu-memory: 10240)");
-    if (!apply(kai::demo::kMemoryPod)) return false;
+    if (!apply("step2-memory-pod.yaml")) return false;
     bool ok = wait_for("the notebook to run", [&] { return phase(pod("team-a", "notebook")) == "Running"; });
     table();
     const std::string group = label(pod("team-a", "notebook"), "runai-gpu-group");
@@ -317,7 +333,7 @@ class Demo {
 
   bool step_gang() {
     heading("Step 3: a gang of two 3-GPU workers waits until both fit");
-    if (!apply(kai::demo::kGang)) return false;
+    if (!apply("step3-gang.yaml")) return false;
     bool ok = wait_for("the scheduler to report why the gang waits", [&] {
       return !unschedulable_message(pod("team-a", "train-gang-0")).empty() &&
              phase(pod("team-a", "train-gang-0")) == "Pending" && phase(pod("team-a", "train-gang-1")) == "Pending";
@@ -330,9 +346,8 @@ class Demo {
       std::cout << "  cannot delete the notebook: " << s.message() << "\n";
       return false;
     }
-    ok = ok && wait_for("both workers to run", [&] {
-      return phase(pod("team-a", "train-gang-0")) == "Running" && phase(pod("team-a", "train-gang-1")) == "Running";
-    });
+    ok = ok &&
+         wait_for("both workers to run", [&] { return running("team-a", {"train-gang-0", "train-gang-1"}); });
     // The notebook's GPU group has no pod left: its reservation pod goes and the device is free.
     ok = ok && wait_for("the notebook's reservation pod to be deleted", [&] {
       return pods("kai-resource-reservation").size() == 1;
@@ -344,13 +359,11 @@ class Demo {
 
   bool step_reclaim() {
     heading("Step 4: team-b claims its 4 guaranteed GPUs; queue test is over its quota");
-    if (!apply(kai::demo::kTeamB)) return false;
-    bool ok = wait_for("team-b's two 2-GPU pods to run", [&] {
-      return phase(pod("team-b", "team-b-train-0")) == "Running" && phase(pod("team-b", "team-b-train-1")) == "Running";
-    });
+    if (!apply("step4-team-b.yaml")) return false;
+    bool ok = wait_for("team-b's two 2-GPU pods to run",
+                       [&] { return running("team-b", {"team-b-train-0", "team-b-train-1"}); });
     table();
-    const bool inference_kept =
-        phase(pod("team-a", "vllm-large")) == "Running" && phase(pod("team-a", "vllm-small")) == "Running";
+    const bool inference_kept = running("team-a", {"vllm-large", "vllm-small"});
     ok = ok && inference_kept;
     ok = why("team-a/train-gang-0") && ok;
     std::cout << (ok ? "  OK: reclaim evicted test's preemptible gang (train, priority 50), kept its inference "
@@ -389,13 +402,7 @@ class Demo {
 
   void keep_running() {
     std::cout << "\n--keep-running: the API server and kai-scheduler keep running; Ctrl-C ends the demo.\n";
-    sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGINT);
-    sigaddset(&signals, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-    int sig = 0;
-    sigwait(&signals, &sig);
+    kai::tools::StopSignals().wait();
   }
 
   Options o_;
@@ -421,6 +428,7 @@ int main(int argc, char** argv) {
   app.add_option("--kai-log-bin", o.kai_log_bin, "the kai-log binary")->capture_default_str();
   app.add_option("--kai-sim-bin", o.kai_sim_bin, "the kai-sim binary")->capture_default_str();
   app.add_option("--crd-dir", o.crd_dir, "the CRDs the API server serves")->capture_default_str();
+  app.add_option("--manifest-dir", o.manifest_dir, "the cluster and the steps' workloads")->capture_default_str();
   app.add_option("--step-timeout", o.step_timeout_s, "seconds each step may wait")->capture_default_str();
   app.add_flag("--keep-running", o.keep_running, "keep the cluster and scheduler running at the end (Ctrl-C stops)");
   CLI11_PARSE(app, argc, argv);

@@ -13,6 +13,7 @@
 #include "actors/daemon/daemon.hpp"
 #include "k8s/model/quantity.hpp"
 #include "k8s/model/time.hpp"
+#include "tools/common/stop_signals.hpp"
 
 int main(int argc, char** argv) {
   kai::daemon::DaemonOptions o;
@@ -171,11 +172,7 @@ int main(int argc, char** argv) {
   }
   o.min_free_disk = static_cast<uint64_t>(floor.value() / 1000);
 
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  const kai::tools::StopSignals stop_signals;
 
   kai::daemon::Daemon daemon(o);
   if (auto s = daemon.start(); !s) {
@@ -184,9 +181,7 @@ int main(int argc, char** argv) {
   }
   spdlog::info("kai-scheduler running: scheduler name {}, period {} ms, event log {}", o.scheduler_name,
                o.schedule_period.count(), o.log_dir);
-  int sig = 0;
-  sigwait(&signals, &sig);
-  spdlog::info("stopping on signal {}", sig);
+  spdlog::info("stopping on signal {}", stop_signals.wait());
   daemon.stop();
   return 0;
 }
