@@ -56,8 +56,7 @@ class BindPath : public DaemonTest {
   void SetUp() override {
     cluster_.namespace_("team-a");
     cluster_.namespace_(kReservationNs);
-    cluster_.queue("default", "", -1);
-    cluster_.queue("test", "default", -1);
+    cluster_.test_queues();
   }
   std::string log_dir() const { return cluster_.dir + "/log"; }
 };
