@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <future>
 
+#include "bench/temp_dir.hpp"
 #include "events/event_codec.hpp"
 #include "events/projection.hpp"
 #include "storage/event_log.hpp"
@@ -17,12 +18,7 @@ namespace {
 
 using kai::events::Event;
 
-std::string temp_dir(const char* tag) {
-  auto p = std::filesystem::temp_directory_path() /
-           (std::string("kai-bench-") + tag + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(p);
-  return p.string();
-}
+using kai::bench::temp_dir;
 
 /// A record of about `size` encoded bytes: decisions for ~300 B, pod watch events for larger sizes.
 Event make_event(size_t size, uint64_t i) {

@@ -157,14 +157,7 @@ const kai::model::ClusterObjects& reclaim_cluster(int64_t n) {
   slot = std::make_unique<kai::model::ClusterObjects>();
   auto& c = *slot;
   auto queue = [&](const std::string& name, const std::string& parent, double gpu_quota) {
-    kai::model::Queue q;
-    q.meta.name = name;
-    q.parent_queue = parent;
-    q.has_resources = true;
-    q.gpu = {gpu_quota, 1, -1};
-    q.cpu = {-1, 1, -1};
-    q.memory = {-1, 1, -1};
-    c.queues.push_back(q);
+    c.queues.push_back(kai::gen::quota_queue(name, parent, gpu_quota));
   };
   queue("root", "", -1);
   queue("idle-users", "root", 0);

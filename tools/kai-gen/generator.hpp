@@ -2,6 +2,7 @@
 // Synthetic clusters for benchmarks and property tests (docs/performance-targets.md "The benchmark cluster"), deterministic per seed.
 
 #include <cstdint>
+#include <string>
 
 #include "k8s/model/objects.hpp"
 
@@ -29,5 +30,9 @@ struct ClusterSpec {
 /// Builds the cluster. Running pods are placed on nodes that have room; pods that find none are
 /// left out, so a spec that overfills the cluster still yields a consistent snapshot.
 model::ClusterObjects generate(const ClusterSpec& spec);
+
+/// A queue under `parent` ("" = a top queue) with `gpu_quota` GPUs (-1 = none), over-quota weight 1
+/// and no limit, and no CPU or memory quota; no UID or creation time.
+model::Queue quota_queue(const std::string& name, const std::string& parent, double gpu_quota);
 
 }  // namespace kai::gen
