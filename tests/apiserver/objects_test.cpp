@@ -8,6 +8,11 @@ namespace {
 
 using Objects = ApiServerTest;
 
+/// An object of `kind` named `name`, with nothing else yet.
+Json named(const std::string& api_version, const std::string& kind, const std::string& name) {
+  return {{"apiVersion", api_version}, {"kind", kind}, {"metadata", {{"name", name}}}};
+}
+
 TEST_F(Objects, CreateAssignsMetadataAndPodDefaults) {
   Json p = pod("p1");
   p["status"] = {{"phase", "Running"}};  // ignored: pods have a status subresource
@@ -390,12 +395,9 @@ TEST_F(Objects, Patches) {
 }
 
 TEST_F(Objects, MicroTimeAndEventRules) {
-  Json lease = {
-      {"apiVersion", "coordination.k8s.io/v1"},
-      {"kind", "Lease"},
-      {"metadata", {{"name", "l"}}},
-      {"spec",
-       {{"holderIdentity", "a"}, {"leaseDurationSeconds", 2}, {"renewTime", "2024-01-02T03:04:05Z"}}}};
+  Json lease = named("coordination.k8s.io/v1", "Lease", "l");
+  lease["spec"] = {
+      {"holderIdentity", "a"}, {"leaseDurationSeconds", 2}, {"renewTime", "2024-01-02T03:04:05Z"}};
   auto bad = req("POST", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases", lease);
   EXPECT_EQ(bad.status, 400) << "the real server fails to decode a MicroTime without 6 fractional digits";
   lease["spec"]["renewTime"] = "2024-01-02T03:04:05.123456Z";
@@ -471,22 +473,18 @@ TEST_F(Objects, CustomResourcesFromCrdFiles) {
 }
 
 TEST_F(Objects, CrdAtRunTime) {
-  Json crd = {
-      {"apiVersion", "apiextensions.k8s.io/v1"},
-      {"kind", "CustomResourceDefinition"},
-      {"metadata", {{"name", "widgets.example.com"}}},
-      {"spec",
-       {{"group", "example.com"},
-        {"scope", "Namespaced"},
-        {"names",
-         {{"plural", "widgets"}, {"singular", "widget"}, {"kind", "Widget"}, {"listKind", "WidgetList"}}},
-        {"versions",
-         {{{"name", "v1"},
-           {"served", true},
-           {"storage", true},
-           {"schema",
-            {{"openAPIV3Schema",
-              {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}}}}}}}};
+  Json crd = named("apiextensions.k8s.io/v1", "CustomResourceDefinition", "widgets.example.com");
+  crd["spec"] = {
+      {"group", "example.com"},
+      {"scope", "Namespaced"},
+      {"names",
+       {{"plural", "widgets"}, {"singular", "widget"}, {"kind", "Widget"}, {"listKind", "WidgetList"}}},
+      {"versions",
+       {{{"name", "v1"},
+         {"served", true},
+         {"storage", true},
+         {"schema",
+          {{"openAPIV3Schema", {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}}}}}};
   EXPECT_EQ(req("GET", "/apis/example.com/v1/namespaces/default/widgets").status, 404);
   auto c = req("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
   ASSERT_EQ(c.status, 201) << c.body;
