@@ -34,6 +34,22 @@ const std::vector<std::string>& watch_lines() {
   return lines;
 }
 
+/// The watch lines in turn, round and round, counting the bytes handed out.
+class LineCycle {
+ public:
+  const std::string& next() {
+    const std::string& line = lines_[i_++ % lines_.size()];
+    bytes_ += line.size();
+    return line;
+  }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  const std::vector<std::string>& lines_ = watch_lines();
+  size_t i_ = 0;
+  size_t bytes_ = 0;
+};
+
 void report(benchmark::State& state, int64_t pods, size_t bytes) {
   state.SetItemsProcessed(state.iterations());
   state.SetBytesProcessed(static_cast<int64_t>(bytes));
@@ -44,11 +60,10 @@ void report(benchmark::State& state, int64_t pods, size_t bytes) {
 /// What the daemon does per event now: scan the line (type, object slice, resourceVersion), then
 /// decode the object into a typed Pod.
 void BM_WatchDecode(benchmark::State& state) {
-  const auto& lines = watch_lines();
-  size_t i = 0, bytes = 0;
+  LineCycle lines;
   int64_t pods = 0;
   for (auto _ : state) {
-    const std::string& line = lines[i++ % lines.size()];
+    const std::string& line = lines.next();
     auto scanned = kai::k8s::scan_watch_line(line);
     kai::model::ClusterObjects out;
     if (!scanned || !kai::model::decode_objects_json(scanned->object, "Pod", out)) {
@@ -56,35 +71,31 @@ void BM_WatchDecode(benchmark::State& state) {
       break;
     }
     pods += static_cast<int64_t>(out.pods.size());
-    bytes += line.size();
     benchmark::DoNotOptimize(out);
   }
-  report(state, pods, bytes);
+  report(state, pods, lines.bytes());
 }
 BENCHMARK(BM_WatchDecode);
 
 /// The line scan alone.
 void BM_WatchScanLine(benchmark::State& state) {
-  const auto& lines = watch_lines();
-  size_t i = 0, bytes = 0;
+  LineCycle lines;
   for (auto _ : state) {
-    const std::string& line = lines[i++ % lines.size()];
+    const std::string& line = lines.next();
     auto scanned = kai::k8s::scan_watch_line(line);
     benchmark::DoNotOptimize(scanned);
-    bytes += line.size();
   }
-  report(state, 0, bytes);
+  report(state, 0, lines.bytes());
 }
 BENCHMARK(BM_WatchScanLine);
 
 /// The pipeline before: nlohmann DOM of the line, the object dumped again, parsed again by the
 /// projection and decoded.
 void BM_WatchDecodeNlohmannDom(benchmark::State& state) {
-  const auto& lines = watch_lines();
-  size_t i = 0, bytes = 0;
+  LineCycle lines;
   int64_t pods = 0;
   for (auto _ : state) {
-    const std::string& line = lines[i++ % lines.size()];
+    const std::string& line = lines.next();
     json ev = json::parse(line);
     const std::string object = ev["object"].dump();
     kai::model::ClusterObjects out;
@@ -93,9 +104,8 @@ void BM_WatchDecodeNlohmannDom(benchmark::State& state) {
       break;
     }
     pods += static_cast<int64_t>(out.pods.size());
-    bytes += line.size();
   }
-  report(state, pods, bytes);
+  report(state, pods, lines.bytes());
 }
 BENCHMARK(BM_WatchDecodeNlohmannDom);
 

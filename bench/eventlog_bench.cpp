@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <future>
 
+#include "bench/temp_dir.hpp"
 #include "events/event_codec.hpp"
 #include "events/projection.hpp"
 #include "storage/event_log.hpp"
@@ -17,12 +18,8 @@ namespace {
 
 using kai::events::Event;
 
-std::string temp_dir(const char* tag) {
-  auto p = std::filesystem::temp_directory_path() /
-           (std::string("kai-bench-") + tag + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(p);
-  return p.string();
-}
+using kai::bench::ScopedTempDir;
+using kai::bench::temp_dir;
 
 /// A record of about `size` encoded bytes: decisions for ~300 B, pod watch events for larger sizes.
 Event make_event(size_t size, uint64_t i) {
@@ -60,10 +57,10 @@ void BM_DurableIngest(benchmark::State& state) {
   const size_t size = static_cast<size_t>(state.range(0));
   const size_t batch = static_cast<size_t>(state.range(1));
   const size_t producers = static_cast<size_t>(state.range(2));
-  std::string dir = temp_dir("ingest");
+  const ScopedTempDir dir("ingest");
   kai::storage::EventLogOptions o;
   o.sync = state.range(3) ? kai::storage::SyncPolicy::kEveryBatch : kai::storage::SyncPolicy::kNone;
-  auto log = std::move(kai::storage::EventLog::open(dir, o)).value();
+  auto log = std::move(kai::storage::EventLog::open(dir.str(), o)).value();
   std::vector<Event> proto;
   for (size_t i = 0; i < batch; ++i) proto.push_back(make_event(size, i));
   std::vector<double> latencies_us;
@@ -90,8 +87,6 @@ void BM_DurableIngest(benchmark::State& state) {
   std::string probe;
   kai::events::encode_event(proto[0], probe);
   state.counters["record_B"] = static_cast<double>(probe.size() + 4);
-  log.reset();
-  std::filesystem::remove_all(dir);
 }
 // size, events per request, requests per commit, sync
 BENCHMARK(BM_DurableIngest)
@@ -174,11 +169,11 @@ BENCHMARK(BM_ReplayDecodeApply)->Arg(300)->Arg(1024)->Unit(benchmark::kMilliseco
 void BM_ReplayFromLog(benchmark::State& state) {
   const size_t size = static_cast<size_t>(state.range(0));
   const uint64_t count = static_cast<uint64_t>(state.range(1));
-  std::string dir = temp_dir("replay");
+  const ScopedTempDir dir("replay");
   {
     kai::storage::EventLogOptions o;
     o.sync = kai::storage::SyncPolicy::kNone;
-    auto log = std::move(kai::storage::EventLog::open(dir, o)).value();
+    auto log = std::move(kai::storage::EventLog::open(dir.str(), o)).value();
     for (uint64_t i = 0; i < count; i += 1000) {
       std::vector<Event> b;
       for (uint64_t k = i; k < std::min(count, i + 1000); ++k) b.push_back(make_event(size, k));
@@ -187,7 +182,7 @@ void BM_ReplayFromLog(benchmark::State& state) {
   }
   kai::storage::EventLogOptions ro;
   ro.read_only = true;
-  auto log = std::move(kai::storage::EventLog::open(dir, ro)).value();
+  auto log = std::move(kai::storage::EventLog::open(dir.str(), ro)).value();
   uint64_t n = 0;
   for (auto _ : state) {
     kai::events::ClusterState cs;
@@ -198,8 +193,6 @@ void BM_ReplayFromLog(benchmark::State& state) {
     });
   }
   state.SetItemsProcessed(static_cast<int64_t>(n));
-  log.reset();
-  std::filesystem::remove_all(dir);
 }
 BENCHMARK(BM_ReplayFromLog)
     ->Args({300, 1000})

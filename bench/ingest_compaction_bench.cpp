@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "bench/generated_state.hpp"
+#include "bench/temp_dir.hpp"
 #include "events/state_codec.hpp"
 #include "k8s/model/json_codec.hpp"
 #include "storage/event_log.hpp"
@@ -98,6 +99,12 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
+/// One more timing of `ms` in a sum and a maximum.
+void add_timing(double ms, double& sum, double& max) {
+  sum += ms;
+  max = std::max(max, ms);
+}
+
 /// Snapshots and retention in a loop until `stop`.
 void snapshot_and_retain(kai::storage::EventLog& log, const ClusterState& state, bool encode_each,
                          bool retain, const std::string& encoded, const std::atomic<bool>& stop,
@@ -127,9 +134,7 @@ void snapshot_and_retain(kai::storage::EventLog& log, const ClusterState& state,
       out.error = "write_snapshot: " + st.message();
       return;
     }
-    const double snap_ms = ms_since(t0);
-    out.snapshot_ms_sum += snap_ms;
-    out.snapshot_ms_max = std::max(out.snapshot_ms_max, snap_ms);
+    add_timing(ms_since(t0), out.snapshot_ms_sum, out.snapshot_ms_max);
     ++out.snapshots;
     if (!retain) continue;
     t0 = Clock::now();
@@ -138,9 +143,7 @@ void snapshot_and_retain(kai::storage::EventLog& log, const ClusterState& state,
       out.error = "apply_retention: " + r.message();
       return;
     }
-    const double ret_ms = ms_since(t0);
-    out.retention_ms_sum += ret_ms;
-    out.retention_ms_max = std::max(out.retention_ms_max, ret_ms);
+    add_timing(ms_since(t0), out.retention_ms_sum, out.retention_ms_max);
     ++out.passes;
     out.passes_deleting += r->events_deleted != 0;
     out.events_deleted += r->events_deleted;
@@ -162,9 +165,7 @@ void BM_IngestUnderSnapshots(benchmark::State& state) {
   const int64_t mode = state.range(0);
   const int64_t percent = state.range(1);
   if (state.thread_index() == 0) {
-    g_dir = (std::filesystem::temp_directory_path() / ("kai-bench-compaction-" + std::to_string(::getpid())))
-                .string();
-    std::filesystem::remove_all(g_dir);
+    g_dir = kai::bench::temp_dir("compaction");
     auto log = kai::storage::EventLog::open(g_dir);
     if (!log) {
       state.SkipWithError(log.message().c_str());

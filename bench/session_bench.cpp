@@ -7,7 +7,7 @@
 
 #include "actors/scheduler/core/actions/allocate.hpp"
 #include "actors/scheduler/core/plugin.hpp"
-#include "actors/scheduler/core/plugins/builtin.hpp"
+#include "actors/scheduler/core/plugins/proportion.hpp"
 #include "actors/scheduler/core/session.hpp"
 #include "tools/kai-gen/generator.hpp"
 
@@ -100,7 +100,7 @@ void BM_BuildAndAllocate(benchmark::State& state) {
   const auto& objects = cluster(state.range(0), false);
   for (auto _ : state) {
     Session ssn(objects, allocate_only());
-    kai::core::allocate_action(ssn);
+    kai::core::AllocateAction().execute(ssn);
     benchmark::DoNotOptimize(ssn.decisions.data());
     if (state.iterations() == 1) report(state, ssn);
   }
@@ -156,8 +156,12 @@ const kai::model::ClusterObjects& reclaim_cluster(int64_t n) {
   if (slot) return *slot;
   slot = std::make_unique<kai::model::ClusterObjects>();
   auto& c = *slot;
-  c.queues = {kai::gen::make_queue("root", "", -1, 0), kai::gen::make_queue("idle-users", "root", 0, 1),
-              kai::gen::make_queue("owner", "root", static_cast<double>(n * 8), 2)};
+  auto queue = [&](const std::string& name, const std::string& parent, double gpu_quota) {
+    c.queues.push_back(kai::gen::quota_queue(name, parent, gpu_quota));
+  };
+  queue("root", "", -1);
+  queue("idle-users", "root", 0);
+  queue("owner", "root", static_cast<double>(n * 8));
   auto pod = [&](const std::string& name, int gpus) {
     kai::model::Pod p;
     p.meta.namespace_ = "bench";

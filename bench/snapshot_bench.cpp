@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "bench/generated_state.hpp"
+#include "bench/temp_dir.hpp"
 #include "events/state_codec.hpp"
 #include "k8s/model/json_codec.hpp"
 #include "storage/event_log.hpp"
@@ -55,14 +56,12 @@ BENCHMARK(BM_SnapshotDecode)->Arg(1)->Arg(20)->Arg(100)->Unit(benchmark::kMillis
 
 void BM_ColdStart(benchmark::State& state) {
   const ClusterState s = make_state(state.range(0));
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("kai-bench-coldstart-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
+  const kai::bench::ScopedTempDir dir("coldstart");
   size_t snapshot_bytes = 0;
   {
     kai::storage::EventLogOptions o;
     o.sync = kai::storage::SyncPolicy::kNone;
-    auto log = std::move(kai::storage::EventLog::open(dir.string(), o)).value();
+    auto log = std::move(kai::storage::EventLog::open(dir.str(), o)).value();
     // The events the snapshot covers (stand-ins: their content is never read), then the snapshot.
     std::vector<kai::events::Event> marks(1000);
     for (auto& e : marks) e.payload = kai::events::CycleEnd{1, 1, {}};
@@ -88,7 +87,7 @@ void BM_ColdStart(benchmark::State& state) {
   ro.read_only = true;
   uint64_t tail_events = 0;
   for (auto _ : state) {
-    auto log = kai::storage::EventLog::open(dir.string(), ro);
+    auto log = kai::storage::EventLog::open(dir.str(), ro);
     if (!log) state.SkipWithError(log.message().c_str());
     auto r = kai::storage::restore_state(**log);
     if (!r) state.SkipWithError(r.message().c_str());
@@ -97,7 +96,6 @@ void BM_ColdStart(benchmark::State& state) {
   }
   counters(state, s, snapshot_bytes);
   state.counters["tail"] = static_cast<double>(tail_events);
-  std::filesystem::remove_all(dir);
 }
 BENCHMARK(BM_ColdStart)->Arg(1)->Arg(100)->Unit(benchmark::kMillisecond)->Iterations(3);
 

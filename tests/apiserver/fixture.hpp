@@ -69,6 +69,14 @@ class ApiServerTest : public ::testing::Test {
         {"spec",
          {{"schedulerName", "kai-scheduler"}, {"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}};
   }
+  /// Pod `name` in namespace default with `spec.<field>` set to `value`.
+  static Json pod_with_spec(const std::string& name, const std::string& field, const Json& value) {
+    Json p = pod(name);
+    p["spec"][field] = value;
+    return p;
+  }
+  /// POSTs `p` to the pods of namespace default, whatever its own namespace.
+  testing::Reply post_pod(const Json& p) { return req("POST", "/api/v1/namespaces/default/pods", p); }
   testing::Reply create_pod(const std::string& name, const std::string& ns = "default") {
     return req("POST", "/api/v1/namespaces/" + ns + "/pods", pod(name, ns));
   }

@@ -2,45 +2,18 @@
 // columns, label, annotate, apply (create, then a strategic / merge patch), delete. Skipped with a
 // reason when kubectl is absent or older than 1.27.
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
 #include "tests/apiserver/fixture.hpp"
+#include "tests/shell/kubectl.hpp"
 
 namespace kai::apiserver {
 namespace {
 
-struct Cmd {
-  int code = -1;
-  std::string out;
-};
-
-Cmd run(const std::string& command) {
-  Cmd r;
-  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = ::pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-/// Why kubectl cannot be used, or "" when it can.
-std::string kubectl_unusable() {
-  Cmd v = run("kubectl version --client -o json");
-  if (v.code != 0) return "kubectl is not installed";
-  Json j = Json::parse(v.out.substr(v.out.find('{')), nullptr, false);
-  if (j.is_discarded()) return "kubectl version output unreadable";
-  const std::string minor = j["clientVersion"].value("minor", "0");
-  if (j["clientVersion"].value("major", "0") != "1" || std::atoi(minor.c_str()) < 27) {
-    return "kubectl 1." + minor + " is older than 1.27";
-  }
-  return "";
-}
+using Cmd = test_shell::CommandRun;
+using test_shell::kubectl_unusable;
+using test_shell::run;
 
 class Kubectl : public ApiServerTest {
  protected:

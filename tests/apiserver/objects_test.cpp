@@ -8,10 +8,15 @@ namespace {
 
 using Objects = ApiServerTest;
 
+/// An object of `kind` named `name`, with nothing else yet.
+Json named(const std::string& api_version, const std::string& kind, const std::string& name) {
+  return {{"apiVersion", api_version}, {"kind", kind}, {"metadata", {{"name", name}}}};
+}
+
 TEST_F(Objects, CreateAssignsMetadataAndPodDefaults) {
   Json p = pod("p1");
   p["status"] = {{"phase", "Running"}};  // ignored: pods have a status subresource
-  auto r = req("POST", "/api/v1/namespaces/default/pods", p);
+  auto r = post_pod(p);
   ASSERT_EQ(r.status, 201) << r.body;
   Json got = body(r);
   EXPECT_EQ(got["metadata"]["uid"].get<std::string>().size(), 36u);
@@ -53,17 +58,17 @@ TEST_F(Objects, CreateTraps) {
 
   Json no_containers = pod("p2");
   no_containers["spec"].erase("containers");
-  EXPECT_EQ(req("POST", "/api/v1/namespaces/default/pods", no_containers).status, 422);
+  EXPECT_EQ(post_pod(no_containers).status, 422);
 
   Json gen = pod("");
   gen["metadata"].erase("name");
   gen["metadata"]["generateName"] = "worker-";
-  auto g = req("POST", "/api/v1/namespaces/default/pods", gen);
+  auto g = post_pod(gen);
   ASSERT_EQ(g.status, 201);
   EXPECT_EQ(body(g)["metadata"]["name"].get<std::string>().size(), 12u);
 
   Json other_ns = pod("p3", "kube-system");
-  EXPECT_EQ(req("POST", "/api/v1/namespaces/default/pods", other_ns).status, 400);
+  EXPECT_EQ(post_pod(other_ns).status, 400);
 }
 
 TEST_F(Objects, PriorityAdmission) {
@@ -71,23 +76,21 @@ TEST_F(Objects, PriorityAdmission) {
                 Json{{"metadata", {{"name", "high"}}}, {"value", 1000}, {"preemptionPolicy", "Never"}})
                 .status,
             201);
-  Json p = pod("p1");
-  p["spec"]["priorityClassName"] = "high";
-  auto r = req("POST", "/api/v1/namespaces/default/pods", p);
+  Json p = pod_with_spec("p1", "priorityClassName", "high");
+  auto r = post_pod(p);
   ASSERT_EQ(r.status, 201) << r.body;
   EXPECT_EQ(body(r)["spec"]["priority"], 1000);
   EXPECT_EQ(body(r)["spec"]["preemptionPolicy"], "Never");
   p["metadata"]["name"] = "p2";
   p["spec"]["priorityClassName"] = "missing";
-  auto bad = req("POST", "/api/v1/namespaces/default/pods", p);
+  auto bad = post_pod(p);
   EXPECT_EQ(bad.status, 403);
   EXPECT_EQ(body(bad)["reason"], "Forbidden");
 }
 
 TEST_F(Objects, RuntimeClassAdmission) {
-  Json p = pod("p1");
-  p["spec"]["runtimeClassName"] = "nvidia";
-  auto missing = req("POST", "/api/v1/namespaces/default/pods", p);
+  Json p = pod_with_spec("p1", "runtimeClassName", "nvidia");
+  auto missing = post_pod(p);
   EXPECT_EQ(missing.status, 403) << missing.body;
   EXPECT_EQ(body(missing)["reason"], "Forbidden");
   EXPECT_EQ(body(missing)["message"], "pods \"p1\" is forbidden: pod rejected: RuntimeClass \"nvidia\" not found");
@@ -106,7 +109,7 @@ TEST_F(Objects, RuntimeClassAdmission) {
   changed["handler"] = "runc";
   EXPECT_EQ(req("PUT", rcs + "/nvidia", changed).status, 422);
 
-  auto ok = req("POST", "/api/v1/namespaces/default/pods", p);
+  auto ok = post_pod(p);
   ASSERT_EQ(ok.status, 201) << ok.body;
   EXPECT_EQ(body(ok)["spec"]["runtimeClassName"], "nvidia");
 
@@ -117,15 +120,13 @@ TEST_F(Objects, RuntimeClassAdmission) {
                      {"overhead", {{"podFixed", {{"cpu", "250m"}, {"memory", "120Mi"}}}}}})
                 .status,
             201);
-  Json k = pod("p2");
-  k["spec"]["runtimeClassName"] = "kata";
-  auto with_overhead = req("POST", "/api/v1/namespaces/default/pods", k);
+  Json k = pod_with_spec("p2", "runtimeClassName", "kata");
+  auto with_overhead = post_pod(k);
   ASSERT_EQ(with_overhead.status, 201) << with_overhead.body;
   EXPECT_EQ(body(with_overhead)["spec"]["overhead"]["cpu"], "250m");
-  Json own = pod("p3");
-  own["spec"]["runtimeClassName"] = "nvidia";
+  Json own = pod_with_spec("p3", "runtimeClassName", "nvidia");
   own["spec"]["overhead"] = {{"cpu", "1"}};
-  auto forbidden = req("POST", "/api/v1/namespaces/default/pods", own);
+  auto forbidden = post_pod(own);
   EXPECT_EQ(forbidden.status, 403);
   EXPECT_NE(body(forbidden)["message"].get<std::string>().find("Pod Overhead set without corresponding RuntimeClass"),
             std::string::npos)
@@ -210,7 +211,7 @@ TEST_F(Objects, LabelAndFieldSelectors) {
     Json p = pod("p" + std::to_string(i));
     p["metadata"]["labels"] = {{"tier", i % 2 ? "web" : "db"}, {"idx", std::to_string(i)}};
     if (i == 5) p["metadata"]["labels"].erase("tier");
-    ASSERT_EQ(req("POST", "/api/v1/namespaces/default/pods", p).status, 201);
+    ASSERT_EQ(post_pod(p).status, 201);
   }
   ASSERT_EQ(bind("p1", "n1").status, 201);
   auto names = [&](const std::string& q) {
@@ -394,12 +395,9 @@ TEST_F(Objects, Patches) {
 }
 
 TEST_F(Objects, MicroTimeAndEventRules) {
-  Json lease = {
-      {"apiVersion", "coordination.k8s.io/v1"},
-      {"kind", "Lease"},
-      {"metadata", {{"name", "l"}}},
-      {"spec",
-       {{"holderIdentity", "a"}, {"leaseDurationSeconds", 2}, {"renewTime", "2024-01-02T03:04:05Z"}}}};
+  Json lease = named("coordination.k8s.io/v1", "Lease", "l");
+  lease["spec"] = {
+      {"holderIdentity", "a"}, {"leaseDurationSeconds", 2}, {"renewTime", "2024-01-02T03:04:05Z"}};
   auto bad = req("POST", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases", lease);
   EXPECT_EQ(bad.status, 400) << "the real server fails to decode a MicroTime without 6 fractional digits";
   lease["spec"]["renewTime"] = "2024-01-02T03:04:05.123456Z";
@@ -475,22 +473,18 @@ TEST_F(Objects, CustomResourcesFromCrdFiles) {
 }
 
 TEST_F(Objects, CrdAtRunTime) {
-  Json crd = {
-      {"apiVersion", "apiextensions.k8s.io/v1"},
-      {"kind", "CustomResourceDefinition"},
-      {"metadata", {{"name", "widgets.example.com"}}},
-      {"spec",
-       {{"group", "example.com"},
-        {"scope", "Namespaced"},
-        {"names",
-         {{"plural", "widgets"}, {"singular", "widget"}, {"kind", "Widget"}, {"listKind", "WidgetList"}}},
-        {"versions",
-         {{{"name", "v1"},
-           {"served", true},
-           {"storage", true},
-           {"schema",
-            {{"openAPIV3Schema",
-              {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}}}}}}}};
+  Json crd = named("apiextensions.k8s.io/v1", "CustomResourceDefinition", "widgets.example.com");
+  crd["spec"] = {
+      {"group", "example.com"},
+      {"scope", "Namespaced"},
+      {"names",
+       {{"plural", "widgets"}, {"singular", "widget"}, {"kind", "Widget"}, {"listKind", "WidgetList"}}},
+      {"versions",
+       {{{"name", "v1"},
+         {"served", true},
+         {"storage", true},
+         {"schema",
+          {{"openAPIV3Schema", {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}}}}}};
   EXPECT_EQ(req("GET", "/apis/example.com/v1/namespaces/default/widgets").status, 404);
   auto c = req("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
   ASSERT_EQ(c.status, 201) << c.body;

@@ -18,8 +18,22 @@ namespace {
 
 using Writes = ClientTest;
 using RateLimit = ClientTest;
-using Retries = ClientTest;
-using Transport = ClientTest;
+
+/// A client test whose server fails some requests on purpose.
+class FaultTest : public ClientTest {
+ protected:
+  /// Makes the server answer the next `n` requests whose path contains `match` with `fault` (a 429
+  /// says Retry-After: 1), and counts the requests it serves from zero.
+  void fail_next(const std::string& match, int apiserver::Faults::*fault, int n) {
+    apiserver::Faults f;
+    f.match = match;
+    f.*fault = n;
+    server_->set_faults(f);
+    server_->reset_request_counts();
+  }
+};
+using Retries = FaultTest;
+using Transport = FaultTest;
 
 const std::string kPodPath = core_path("default", "pods", "p");
 
@@ -160,12 +174,17 @@ TEST_F(Writes, MergePatchOfAPodGroupStatus) {
                   .not_found());
 }
 
-// qps 20, burst 5: 30 GETs need at least (30 - 5) / 20 = 1.25 s; the server sees exactly 30.
-TEST_F(RateLimit, BurstThenQpsAsSeenByTheServer) {
-  ASSERT_FALSE(create(pod("p")).is_null());
+ClientOptions qps_20_burst_5() {
   ClientOptions o;
   o.qps = 20;
   o.burst = 5;
+  return o;
+}
+
+// qps 20, burst 5: 30 GETs need at least (30 - 5) / 20 = 1.25 s; the server sees exactly 30.
+TEST_F(RateLimit, BurstThenQpsAsSeenByTheServer) {
+  ASSERT_FALSE(create(pod("p")).is_null());
+  const ClientOptions o = qps_20_burst_5();
   auto limited = make_client(o);
   server_->reset_request_counts();
   const int n = 30;
@@ -182,9 +201,7 @@ TEST_F(RateLimit, BurstThenQpsAsSeenByTheServer) {
 // The bucket is the client's, shared by every thread using it.
 TEST_F(RateLimit, SharedByThreads) {
   ASSERT_FALSE(create(pod("p")).is_null());
-  ClientOptions o;
-  o.qps = 20;
-  o.burst = 5;
+  const ClientOptions o = qps_20_burst_5();
   auto limited = make_client(o);
   server_->reset_request_counts();
   std::atomic<int> ok{0};
@@ -207,12 +224,7 @@ TEST_F(RateLimit, SharedByThreads) {
 
 TEST_F(Retries, TooManyRequestsIsRetriedAfterRetryAfter) {
   ASSERT_FALSE(create(pod("p")).is_null());
-  apiserver::Faults f;
-  f.match = kPodPath;
-  f.too_many_requests = 2;
-  f.retry_after_seconds = 1;
-  server_->set_faults(f);
-  server_->reset_request_counts();
+  fail_next(kPodPath, &apiserver::Faults::too_many_requests, 2);
   const auto start = std::chrono::steady_clock::now();
   ApiResult r = client_->get(kPodPath);
   const double elapsed = seconds_since(start);
@@ -226,11 +238,7 @@ TEST_F(Retries, TooManyRequestsIsRetriedAfterRetryAfter) {
 
 TEST_F(Retries, InternalErrorsAreRetriedForAnIdempotentGet) {
   ASSERT_FALSE(create(pod("p")).is_null());
-  apiserver::Faults f;
-  f.match = kPodPath;
-  f.internal_errors = 2;
-  server_->set_faults(f);
-  server_->reset_request_counts();
+  fail_next(kPodPath, &apiserver::Faults::internal_errors, 2);
   ApiResult r = client_->get(kPodPath);
   ASSERT_TRUE(r.ok()) << r.describe();
   EXPECT_EQ(served("get pods"), 1u);
@@ -240,10 +248,7 @@ TEST_F(Retries, InternalErrorsAreRetriedForAnIdempotentGet) {
 // max_retries 2: three attempts, then the 500 is returned; 7 of the 10 faults are left.
 TEST_F(Retries, GivesUpAfterMaxRetries) {
   ASSERT_FALSE(create(pod("p")).is_null());
-  apiserver::Faults f;
-  f.match = kPodPath;
-  f.internal_errors = 10;
-  server_->set_faults(f);
+  fail_next(kPodPath, &apiserver::Faults::internal_errors, 10);
   ClientOptions o;
   o.max_retries = 2;
   o.initial_backoff = 10ms;
@@ -260,11 +265,7 @@ TEST_F(Retries, GivesUpAfterMaxRetries) {
 // A POST is not idempotent: a 500 may come after the object was stored, so it is returned, not
 // retried. (Passes on the current code: create_object sends idempotent = false.)
 TEST_F(Retries, PostIsNotBlindlyRetriedAfterAnInternalError) {
-  apiserver::Faults f;
-  f.match = core_path("default", "pods");
-  f.internal_errors = 1;
-  server_->set_faults(f);
-  server_->reset_request_counts();
+  fail_next(core_path("default", "pods"), &apiserver::Faults::internal_errors, 1);
   ApiResult r = client_->create_object(core_path("default", "pods"), pod("once").dump());
   EXPECT_EQ(r.code, 500) << r.describe();
   EXPECT_TRUE(contains(r.describe(), "InternalError")) << r.describe();
@@ -275,12 +276,7 @@ TEST_F(Retries, PostIsNotBlindlyRetriedAfterAnInternalError) {
 
 // A 429 means the server did not process the request: retrying a POST is safe, and done.
 TEST_F(Retries, PostIsRetriedAfterTooManyRequests) {
-  apiserver::Faults f;
-  f.match = core_path("default", "pods");
-  f.too_many_requests = 1;
-  f.retry_after_seconds = 1;
-  server_->set_faults(f);
-  server_->reset_request_counts();
+  fail_next(core_path("default", "pods"), &apiserver::Faults::too_many_requests, 1);
   ApiResult r = client_->create_object(core_path("default", "pods"), pod("once").dump());
   EXPECT_EQ(r.code, 201) << r.describe();
   EXPECT_FALSE(find("v1", "Pod", "default", "once").is_null());
@@ -302,11 +298,7 @@ std::string generated_pod() {
 TEST_F(Retries, APostLostAfterTheServerReadItIsNotSentAgain) {
   // A first call opens the kept-alive connection that the POST then reuses.
   ASSERT_TRUE(client_->get(core_path("default", "pods")).ok());
-  apiserver::Faults f;
-  f.match = core_path("default", "pods");
-  f.close_without_answer = 1;
-  server_->set_faults(f);
-  server_->reset_request_counts();
+  fail_next(core_path("default", "pods"), &apiserver::Faults::close_without_answer, 1);
   ApiResult r = client_->create_object(core_path("default", "pods"), generated_pod());
   EXPECT_EQ(r.code, 0) << "the answer was lost: " << r.describe();
   EXPECT_EQ(served("create pods"), 1u) << "the POST was sent again";
@@ -319,11 +311,7 @@ TEST_F(Retries, APatchLostAfterTheServerReadItIsNotSentAgain) {
   ASSERT_FALSE(create(pod("p")).is_null());
   http::HttpClient http(config_.endpoint);
   ASSERT_EQ(http.request("GET", kPodPath).status, 200);
-  apiserver::Faults f;
-  f.match = kPodPath;
-  f.close_without_answer = 1;
-  server_->set_faults(f);
-  server_->reset_request_counts();
+  fail_next(kPodPath, &apiserver::Faults::close_without_answer, 1);
   http::Reply r =
       http.request("PATCH", kPodPath, R"({"metadata":{"labels":{"x":"y"}}})", "application/merge-patch+json");
   EXPECT_EQ(r.status, 0) << r.body;
@@ -337,11 +325,7 @@ TEST_F(Retries, AGetLostOnAReusedConnectionIsSentAgain) {
   ASSERT_FALSE(create(pod("p")).is_null());
   http::HttpClient http(config_.endpoint);
   ASSERT_EQ(http.request("GET", kPodPath).status, 200);
-  apiserver::Faults f;
-  f.match = kPodPath;
-  f.close_without_answer = 1;
-  server_->set_faults(f);
-  server_->reset_request_counts();
+  fail_next(kPodPath, &apiserver::Faults::close_without_answer, 1);
   http::Reply r = http.request("GET", kPodPath);
   EXPECT_EQ(r.status, 200) << r.error;
   EXPECT_EQ(Json::parse(r.body, nullptr, false).value("metadata", Json::object()).value("name", ""), "p");
@@ -355,10 +339,7 @@ TEST_F(Retries, AGetLostOnAReusedConnectionIsSentAgain) {
 // POST starts only after the server closed the first one.
 TEST_F(Retries, APostAfterTheServerClosedTheIdleConnectionGoesOutOnANewOne) {
   http::HttpClient http(config_.endpoint);
-  apiserver::Faults f;
-  f.match = core_path("default", "pods");
-  f.close_after_answer = 1;
-  server_->set_faults(f);
+  fail_next(core_path("default", "pods"), &apiserver::Faults::close_after_answer, 1);
   ASSERT_EQ(http.request("GET", core_path("default", "pods")).status, 200);
   ASSERT_TRUE(eventually([&] { return server_->connection_count() == 0; })) << server_->connection_count();
   server_->reset_request_counts();
@@ -375,10 +356,7 @@ TEST_F(Retries, APostAfterTheServerClosedTheIdleConnectionGoesOutOnANewOne) {
 // a failed read). An idempotent GET should be retried, or fail with code 0; never a truncated 200.
 TEST_F(Transport, ABodyCutShortIsNeverASuccess) {
   ASSERT_FALSE(create(pod("p")).is_null());
-  apiserver::Faults f;
-  f.match = kPodPath;
-  f.close_mid_body = 1;
-  server_->set_faults(f);
+  fail_next(kPodPath, &apiserver::Faults::close_mid_body, 1);
   ApiResult r = client_->get(kPodPath);
   if (r.ok()) {
     const Json body = Json::parse(r.body, nullptr, false);

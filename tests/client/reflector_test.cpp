@@ -124,59 +124,43 @@ TEST_P(ReflectorConsistency, StoreEqualsServerAfterEveryFault) {
   };
 
   apiserver::Faults none;
-  apiserver::Faults f;
-  f.match = c.list_path;
+  // The phase's faults, on the kind's requests, met by the reflector as it watches again.
+  auto faulted = [&](std::function<void(apiserver::Faults&)> set) {
+    return [this, &c, set] {
+      apiserver::Faults e;
+      e.match = c.list_path;
+      set(e);
+      server_->set_faults(e);
+      server_->drop_watches();
+    };
+  };
 
   phase("drop watches", [&] { server_->drop_watches(); }, false, nothing_else);
   if (HasFatalFailure()) return;
 
-  phase(
-      "expired watch (410)",
-      [&] {
-        apiserver::Faults e = f;
-        e.expire_watches = 1;
-        server_->set_faults(e);
-        server_->drop_watches();
-      },
-      true, nothing_else);
+  phase("expired watch (410)", faulted([](apiserver::Faults& e) { e.expire_watches = 1; }), true,
+        nothing_else);
   if (HasFatalFailure()) return;
 
   const size_t throttled = consumer.errors_containing("HTTP 429");
-  phase(
-      "429 with Retry-After",
-      [&] {
-        apiserver::Faults e = f;
-        e.too_many_requests = 2;
-        e.retry_after_seconds = 1;
-        server_->set_faults(e);
-        server_->drop_watches();
-      },
-      false, [&] { return consumer.errors_containing("HTTP 429") >= throttled + 2; });
+  phase("429 with Retry-After", faulted([](apiserver::Faults& e) {
+          e.too_many_requests = 2;
+          e.retry_after_seconds = 1;
+        }),
+        false, [&] { return consumer.errors_containing("HTTP 429") >= throttled + 2; });
   if (HasFatalFailure()) return;
 
   const size_t failed = consumer.errors_containing("HTTP 500");
-  phase(
-      "internal errors",
-      [&] {
-        apiserver::Faults e = f;
-        e.internal_errors = 2;
-        server_->set_faults(e);
-        server_->drop_watches();
-      },
-      false, [&] { return consumer.errors_containing("HTTP 500") >= failed + 2; });
+  phase("internal errors", faulted([](apiserver::Faults& e) { e.internal_errors = 2; }), false,
+        [&] { return consumer.errors_containing("HTTP 500") >= failed + 2; });
   if (HasFatalFailure()) return;
 
   // The injected 410 makes the reflector list; the first page of that list is cut mid-body.
-  phase(
-      "list cut mid-body",
-      [&] {
-        apiserver::Faults e = f;
-        e.expire_watches = 1;
-        e.close_mid_body = 1;
-        server_->set_faults(e);
-        server_->drop_watches();
-      },
-      true, nothing_else);
+  phase("list cut mid-body", faulted([](apiserver::Faults& e) {
+          e.expire_watches = 1;
+          e.close_mid_body = 1;
+        }),
+        true, nothing_else);
   if (HasFatalFailure()) return;
 
   // 429s keep the reflector off the server while the writes happen and the history is compacted;
@@ -184,10 +168,7 @@ TEST_P(ReflectorConsistency, StoreEqualsServerAfterEveryFault) {
   phase(
       "compacted history",
       [&] {
-        apiserver::Faults e = f;
-        e.too_many_requests = 1 << 30;
-        server_->set_faults(e);
-        server_->drop_watches();
+        faulted([](apiserver::Faults& e) { e.too_many_requests = 1 << 30; })();
         writer.run(5);
         server_->compact_history();
         server_->set_faults(none);

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <ostream>
+#include <vector>
+
 #include "actors/scheduler/core/plugins/builtin.hpp"
 #include "actors/scheduler/core/scheduler_config.hpp"
 #include "actors/scheduler/core/session.hpp"
@@ -45,43 +48,50 @@ TEST(SchedulerConfig, BadShapesAreClearErrors) {
   EXPECT_FALSE(parse_scheduler_config("{not json"));
 }
 
+/// What a session reads from the capabilities its plugins declare: the allocate fast path's inputs.
+struct FastPathInputs {
+  bool gpu_fast_path = false;
+  bool prefers_idle_nodes = false;
+  bool honours_nominated_node = false;
+  bool prefers_shared_groups = false;
+  bool operator==(const FastPathInputs&) const = default;
+};
+
+void PrintTo(const FastPathInputs& in, std::ostream* os) {
+  *os << "{gpu_fast_path " << in.gpu_fast_path << ", prefers_idle_nodes " << in.prefers_idle_nodes
+      << ", honours_nominated_node " << in.honours_nominated_node << ", prefers_shared_groups "
+      << in.prefers_shared_groups << "}";
+}
+
+/// The inputs of a session over no objects with `options`.
+FastPathInputs inputs_of(const kai::core::SessionOptions& options) {
+  const kai::model::ClusterObjects objects;
+  const kai::core::Session ssn(objects, options);
+  return {ssn.gpu_fast_path, ssn.prefers_idle_nodes, ssn.honours_nominated_node, ssn.prefers_shared_groups};
+}
+
+/// The inputs of a session whose only plugins are `plugins`.
+FastPathInputs inputs_with_plugins(std::vector<kai::core::PluginConfig> plugins) {
+  kai::core::SessionOptions options;
+  options.config.plugins = std::move(plugins);
+  return inputs_of(options);
+}
+
 /// The session reads the allocate fast path's inputs from what the configured plugins declare
 /// (Plugin::capabilities), never from their names.
 TEST(PluginCapabilities, SessionReadsThemFromTheConfiguredPlugins) {
   using kai::core::PluginConfig;
-  using kai::core::Session;
-  using kai::core::SessionOptions;
   using namespace kai::core::plugins;
-  const kai::model::ClusterObjects objects;
-  {
-    Session ssn(objects, SessionOptions{});  // KAI's default tier
-    EXPECT_TRUE(ssn.gpu_fast_path);
-    EXPECT_TRUE(ssn.prefers_idle_nodes);
-    EXPECT_TRUE(ssn.honours_nominated_node);
-    EXPECT_TRUE(ssn.prefers_shared_groups);
-  }
-  {
-    SessionOptions options;
-    options.config.plugins = {PluginConfig{std::string(kNodePlacementName), {{"gpu", "spread"}}},
-                              PluginConfig{std::string(kResourceTypeName), {}}};
-    Session ssn(objects, options);
-    EXPECT_FALSE(ssn.gpu_fast_path);
-    EXPECT_FALSE(ssn.prefers_idle_nodes);
-    EXPECT_FALSE(ssn.honours_nominated_node);
-    EXPECT_FALSE(ssn.prefers_shared_groups);
-  }
-  {
-    // The first plugin that ranks GPU nodes by allocation decides, as the first nodeplacement did.
-    SessionOptions options;
-    options.config.plugins = {PluginConfig{std::string(kNodePlacementName), {{"gpu", "binpack"}}},
-                              PluginConfig{std::string(kNodePlacementName), {{"gpu", "spread"}}},
-                              PluginConfig{std::string(kNodeAvailabilityName), {}}};
-    Session ssn(objects, options);
-    EXPECT_TRUE(ssn.gpu_fast_path);
-    EXPECT_TRUE(ssn.prefers_idle_nodes);
-    EXPECT_FALSE(ssn.honours_nominated_node);
-    EXPECT_FALSE(ssn.prefers_shared_groups);
-  }
+  // KAI's default tier.
+  EXPECT_EQ(inputs_of(kai::core::SessionOptions{}), (FastPathInputs{true, true, true, true}));
+  EXPECT_EQ(inputs_with_plugins({PluginConfig{std::string(kNodePlacementName), {{"gpu", "spread"}}},
+                                 PluginConfig{std::string(kResourceTypeName), {}}}),
+            (FastPathInputs{false, false, false, false}));
+  // The first plugin that ranks GPU nodes by allocation decides, as the first nodeplacement did.
+  EXPECT_EQ(inputs_with_plugins({PluginConfig{std::string(kNodePlacementName), {{"gpu", "binpack"}}},
+                                 PluginConfig{std::string(kNodePlacementName), {{"gpu", "spread"}}},
+                                 PluginConfig{std::string(kNodeAvailabilityName), {}}}),
+            (FastPathInputs{true, true, false, false}));
 }
 
 }  // namespace

@@ -12,7 +12,7 @@
 namespace kai::e2e {
 namespace {
 
-constexpr const char* kReservationNs = "kai-resource-reservation";
+constexpr const char* kReservationNs = model::kReservationNamespace;
 
 /// A reservation pod as the binder makes them, left on `node` for GPU group `group` (by a crash).
 Json reservation_pod(const std::string& name, const std::string& node, const std::string& group) {
@@ -56,8 +56,7 @@ class BindPath : public DaemonTest {
   void SetUp() override {
     cluster_.namespace_("team-a");
     cluster_.namespace_(kReservationNs);
-    cluster_.queue("default", "", -1);
-    cluster_.queue("test", "default", -1);
+    cluster_.test_queues();
   }
   std::string log_dir() const { return cluster_.dir + "/log"; }
 };

@@ -10,12 +10,14 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
 
 #include "actors/daemon/binder.hpp"
+#include "tests/daemon/writer_fakes.hpp"
 #include "tests/gpu_sharing/fake_sharing_api.hpp"
 
 namespace kai::daemon {
@@ -26,7 +28,7 @@ using events::Outcome;
 using gpu_sharing::fakes::FakeCluster;
 
 /// The API server as the binder sees it: answers set by the test, every call recorded in order.
-class FakeBindApi : public BindApi {
+class FakeBindApi : public fakes::CallRecorder, public BindApi {
  public:
   /// Answers of the next binds, oldest first; ok once they run out.
   std::deque<model::Status> bind_answers;
@@ -34,13 +36,11 @@ class FakeBindApi : public BindApi {
   std::map<std::string, std::string> nodes;
   /// Answer of every delete.
   model::Status delete_answer = model::Status::ok();
-  /// When set, the first call waits here until release() (to hold the only worker busy).
-  bool hold_first_call = false;
 
   model::Status bind_pod(const std::string& ns, const std::string& name, const std::string& uid,
                          const std::string& node) override {
-    called("bind " + ns + "/" + name + " " + uid + " " + node);
-    std::lock_guard lock(mu_);
+    record("bind " + ns + "/" + name + " " + uid + " " + node);
+    std::lock_guard lock(answers_mu_);
     if (bind_answers.empty()) return model::Status::ok();
     model::Status s = bind_answers.front();
     bind_answers.pop_front();
@@ -48,50 +48,20 @@ class FakeBindApi : public BindApi {
   }
   model::Result<std::string> pod_node(const std::string& ns, const std::string& name,
                                       const std::string& uid) override {
-    called("pod_node " + ns + "/" + name + " " + uid);
-    std::lock_guard lock(mu_);
+    record("pod_node " + ns + "/" + name + " " + uid);
+    std::lock_guard lock(answers_mu_);
     auto it = nodes.find(ns + "/" + name);
     if (it == nodes.end()) return model::Status::error("pod " + ns + "/" + name + " not found");
     return it->second;
   }
   model::Status delete_pod(const std::string& ns, const std::string& name, const std::string& uid,
                            int64_t grace_seconds) override {
-    called("delete " + ns + "/" + name + " " + uid + " grace " + std::to_string(grace_seconds));
+    record("delete " + ns + "/" + name + " " + uid + " grace " + std::to_string(grace_seconds));
     return delete_answer;
   }
 
-  std::vector<std::string> calls() {
-    std::lock_guard lock(mu_);
-    return calls_;
-  }
-  /// Waits until the held first call has begun.
-  bool wait_held() {
-    std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, 5s, [&] { return holding_; });
-  }
-  void release() {
-    {
-      std::lock_guard lock(mu_);
-      released_ = true;
-    }
-    cv_.notify_all();
-  }
-
  private:
-  void called(std::string call) {
-    std::unique_lock lock(mu_);
-    calls_.push_back(std::move(call));
-    if (hold_first_call && calls_.size() == 1) {
-      holding_ = true;
-      cv_.notify_all();
-      cv_.wait(lock, [&] { return released_; });
-    }
-  }
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<std::string> calls_;
-  bool holding_ = false;
-  bool released_ = false;
+  std::mutex answers_mu_;
 };
 
 /// The outcomes the binder reports, from its worker threads.
@@ -162,114 +132,134 @@ gpu_sharing::SharingChain chain_over(FakeCluster& cluster, std::chrono::millisec
 /// Short reservation polls, so that shared binds finish fast.
 constexpr BinderTiming kFastPolls{1ms, 5ms};
 
+/// A binder over the fakes, and the outcomes it reports; the binder is destroyed first, while its
+/// chain and the outcomes are still there.
+struct BinderOverFakes {
+  BinderOverFakes(FakeBindApi& api, FakeCluster& cluster, int workers = 1, MayActFn may_act = [] { return true; },
+                  BinderTiming timing = {}, std::chrono::milliseconds reservation_timeout = 5000ms)
+      : chain(chain_over(cluster, reservation_timeout)),
+        binder(api, chain, workers, outcomes.fn(), std::move(may_act), timing) {}
+
+  gpu_sharing::SharingChain chain;
+  Outcomes outcomes;
+  Binder binder;
+};
+
+/// The one outcome of `job` run alone through a fresh binder of `workers` over `api` and `cluster`,
+/// whose reservation pods may take `reservation_timeout` to report; nothing, and a failure of the
+/// test, when the binder reported another number of outcomes.
+std::optional<events::BinderOutcome> outcome_alone(FakeBindApi& api, FakeCluster& cluster, const BindJob& job,
+                                                   BinderTiming timing = {}, int workers = 1,
+                                                   std::chrono::milliseconds reservation_timeout = 5000ms) {
+  BinderOverFakes rig(api, cluster, workers, [] { return true; }, timing, reservation_timeout);
+  rig.binder.submit(job);
+  const auto got = rig.outcomes.wait_for(1);
+  rig.binder.stop();
+  EXPECT_EQ(got.size(), 1u);
+  if (got.size() != 1) return std::nullopt;
+  return got[0];
+}
+
+/// Binds p1 to node-1 through a binder whose bind answers `answer` and whose read of the pod then
+/// finds it on `found_on` ("" = not bound, nothing = an error); expects `outcome` for `reason`.
+/// Answers the calls made.
+std::vector<std::string> expect_bind_answered(model::Status answer, std::optional<std::string> found_on,
+                                              Outcome outcome, const std::string& reason) {
+  FakeBindApi api;
+  api.bind_answers = {std::move(answer)};
+  if (found_on) api.nodes["team-a/p1"] = *found_on;
+  FakeCluster cluster;
+  const auto got = outcome_alone(api, cluster, bind_job(7, "p1"));
+  if (got) {  // else outcome_alone failed the test
+    EXPECT_EQ(got->outcome, outcome);
+    EXPECT_EQ(got->reason, reason);
+  }
+  return api.calls();
+}
+
+/// The one outcome of the shared bind of team-a/frac to GPU group g-1, with short polls.
+std::optional<events::BinderOutcome> outcome_of_shared_frac(FakeBindApi& api, FakeCluster& cluster,
+                                                            std::chrono::milliseconds reservation_timeout = 5000ms) {
+  return outcome_alone(api, cluster, shared_job(5, "frac", "g-1"), kFastPolls, 1, reservation_timeout);
+}
+
+/// Fakes where team-a/frac is unbound and its reservation pods never report.
+struct FracNeverReported {
+  FracNeverReported() {
+    api.nodes["team-a/frac"] = "";
+    cluster.never_report = true;
+  }
+  FakeBindApi api;
+  FakeCluster cluster;
+};
+
+/// Sets `api` to hold its first call, hands `binder` a bind of `name` as job 1, and waits until the
+/// only worker is held in it.
+bool first_bind_held(FakeBindApi& api, Binder& binder, const std::string& name) {
+  api.hold_first_call = true;
+  binder.submit(bind_job(1, name));
+  return api.wait_held();
+}
+
 TEST(Binder, ABindThatSucceedsReportsBoundToItsNode) {
   FakeBindApi api;
   FakeCluster cluster;
-  auto chain = chain_over(cluster);
-  Outcomes outcomes;
-  Binder binder(api, chain, 2, outcomes.fn());
-  binder.submit(bind_job(7, "p1"));
-  const auto got = outcomes.wait_for(1);
-  binder.stop();
-  ASSERT_EQ(got.size(), 1u);
-  EXPECT_EQ(got[0].decision_seq, 7u);
-  EXPECT_EQ(got[0].outcome, Outcome::kBound);
-  EXPECT_EQ(got[0].reason, "bound to node-1");
+  const auto got = outcome_alone(api, cluster, bind_job(7, "p1"), {}, 2);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->decision_seq, 7u);
+  EXPECT_EQ(got->outcome, Outcome::kBound);
+  EXPECT_EQ(got->reason, "bound to node-1");
   EXPECT_EQ(api.calls(), std::vector<std::string>{"bind team-a/p1 uid-p1 node-1"});
 }
 
 TEST(Binder, AConflictOnAPodAlreadyBoundReportsItBoundWithoutASecondBind) {
   // An earlier bind whose answer was lost, or another replica's: the pod is bound elsewhere, and that
   // is where the log must say it is.
-  FakeBindApi api;
-  api.bind_answers = {model::Status::error(model::Code::kConflict,
-                                           "409 Conflict: pod p1 is already assigned to node \"node-2\"")};
-  api.nodes["team-a/p1"] = "node-2";
-  FakeCluster cluster;
-  auto chain = chain_over(cluster);
-  Outcomes outcomes;
-  Binder binder(api, chain, 1, outcomes.fn());
-  binder.submit(bind_job(7, "p1"));
-  const auto got = outcomes.wait_for(1);
-  binder.stop();
-  ASSERT_EQ(got.size(), 1u);
-  EXPECT_EQ(got[0].outcome, Outcome::kBound);
-  EXPECT_EQ(got[0].reason,
-            "already bound to node-2 (the bind answered 409 Conflict: pod p1 is already assigned to node "
-            "\"node-2\"); nothing of it was changed");
-  EXPECT_EQ(api.calls(), (std::vector<std::string>{"bind team-a/p1 uid-p1 node-1", "pod_node team-a/p1 uid-p1"}));
+  const auto calls = expect_bind_answered(
+      model::Status::error(model::Code::kConflict, "409 Conflict: pod p1 is already assigned to node \"node-2\""),
+      "node-2", Outcome::kBound,
+      "already bound to node-2 (the bind answered 409 Conflict: pod p1 is already assigned to node "
+      "\"node-2\"); nothing of it was changed");
+  EXPECT_EQ(calls, (std::vector<std::string>{"bind team-a/p1 uid-p1 node-1", "pod_node team-a/p1 uid-p1"}));
 }
 
 TEST(Binder, AConflictOnAnUnboundPodReportsBindFailedWithTheAnswer) {
-  FakeBindApi api;
-  api.bind_answers = {model::Status::error(model::Code::kConflict, "409 Conflict: the uid precondition failed")};
-  api.nodes["team-a/p1"] = "";
-  FakeCluster cluster;
-  auto chain = chain_over(cluster);
-  Outcomes outcomes;
-  Binder binder(api, chain, 1, outcomes.fn());
-  binder.submit(bind_job(7, "p1"));
-  const auto got = outcomes.wait_for(1);
-  binder.stop();
-  ASSERT_EQ(got.size(), 1u);
-  EXPECT_EQ(got[0].outcome, Outcome::kBindFailed);
-  EXPECT_EQ(got[0].reason, "binding to node-1 failed: 409 Conflict: the uid precondition failed");
-  EXPECT_EQ(api.calls(), (std::vector<std::string>{"bind team-a/p1 uid-p1 node-1", "pod_node team-a/p1 uid-p1"}));
+  const auto calls =
+      expect_bind_answered(model::Status::error(model::Code::kConflict, "409 Conflict: the uid precondition failed"),
+                           "", Outcome::kBindFailed,
+                           "binding to node-1 failed: 409 Conflict: the uid precondition failed");
+  EXPECT_EQ(calls, (std::vector<std::string>{"bind team-a/p1 uid-p1 node-1", "pod_node team-a/p1 uid-p1"}));
 }
 
 TEST(Binder, ALostAnswerOfABindThatHappenedReportsItBound) {
-  FakeBindApi api;
-  api.bind_answers = {model::Status::error(model::Code::kUnavailable, "no answer: connection reset by peer")};
-  api.nodes["team-a/p1"] = "node-1";
-  FakeCluster cluster;
-  auto chain = chain_over(cluster);
-  Outcomes outcomes;
-  Binder binder(api, chain, 1, outcomes.fn());
-  binder.submit(bind_job(7, "p1"));
-  const auto got = outcomes.wait_for(1);
-  binder.stop();
-  ASSERT_EQ(got.size(), 1u);
-  EXPECT_EQ(got[0].outcome, Outcome::kBound);
-  EXPECT_EQ(got[0].reason,
-            "already bound to node-1 (the bind answered no answer: connection reset by peer); nothing of it was "
-            "changed");
-  EXPECT_EQ(api.calls().size(), 2u) << "one bind, one read; no retry of the bind";
+  const auto calls = expect_bind_answered(
+      model::Status::error(model::Code::kUnavailable, "no answer: connection reset by peer"), "node-1",
+      Outcome::kBound,
+      "already bound to node-1 (the bind answered no answer: connection reset by peer); nothing of it was changed");
+  EXPECT_EQ(calls.size(), 2u) << "one bind, one read; no retry of the bind";
 }
 
 TEST(Binder, ATimedOutBindOfAPodThatIsNotBoundIsABindFailureNotAReservationTimeout) {
   // kReservationTimedOut is for a reservation pod that never reported (docs/gpu-sharing.md); an API
   // server that timed out on the bind itself is a failed bind.
-  FakeBindApi api;
-  api.bind_answers = {model::Status::error(model::Code::kTimedOut, "504 Gateway Timeout")};
-  FakeCluster cluster;
-  auto chain = chain_over(cluster);
-  Outcomes outcomes;
-  Binder binder(api, chain, 1, outcomes.fn());
-  binder.submit(bind_job(7, "p1"));  // pod_node answers an error: not known to be bound
-  const auto got = outcomes.wait_for(1);
-  binder.stop();
-  ASSERT_EQ(got.size(), 1u);
-  EXPECT_EQ(got[0].outcome, Outcome::kBindFailed);
-  EXPECT_EQ(got[0].reason, "binding to node-1 failed: 504 Gateway Timeout");
+  // pod_node answers an error: not known to be bound.
+  expect_bind_answered(model::Status::error(model::Code::kTimedOut, "504 Gateway Timeout"), std::nullopt,
+                       Outcome::kBindFailed, "binding to node-1 failed: 504 Gateway Timeout");
 }
 
 TEST(Binder, AJobNotStartedBeforeItsDeadlineIsCancelledWithoutACall) {
   FakeBindApi api;
-  api.hold_first_call = true;
   FakeCluster cluster;
-  auto chain = chain_over(cluster);
-  Outcomes outcomes;
-  Binder binder(api, chain, 1, outcomes.fn());
-  binder.submit(bind_job(1, "busy"));
-  ASSERT_TRUE(api.wait_held()) << "the only worker is busy with the first bind";
+  BinderOverFakes rig(api, cluster);
+  ASSERT_TRUE(first_bind_held(api, rig.binder, "busy")) << "the only worker is busy with the first bind";
   BindJob late = bind_job(2, "late");
   late.deadline = std::chrono::steady_clock::now() + 20ms;
-  binder.submit(late);
+  rig.binder.submit(late);
   std::this_thread::sleep_for(60ms);
-  EXPECT_EQ(binder.queued(), 1u);
+  EXPECT_EQ(rig.binder.queued(), 1u);
   api.release();
-  const auto got = outcomes.wait_for(2);
-  binder.stop();
+  const auto got = rig.outcomes.wait_for(2);
+  rig.binder.stop();
   ASSERT_EQ(got.size(), 2u);
   EXPECT_EQ(got[0].pod, "team-a/busy");
   EXPECT_EQ(got[0].outcome, Outcome::kBound);
@@ -283,20 +273,16 @@ TEST(Binder, AJobNotStartedBeforeItsDeadlineIsCancelledWithoutACall) {
 
 TEST(Binder, EvictionsAreServedBeforeBindsQueuedEarlier) {
   FakeBindApi api;
-  api.hold_first_call = true;
   FakeCluster cluster;
-  auto chain = chain_over(cluster);
-  Outcomes outcomes;
-  Binder binder(api, chain, 1, outcomes.fn());
-  binder.submit(bind_job(1, "first"));
-  ASSERT_TRUE(api.wait_held());
-  binder.submit(bind_job(2, "b1"));
-  binder.submit(bind_job(3, "b2"));
-  binder.submit(evict_job(4, "victim"));
-  EXPECT_EQ(binder.queued(), 3u);
+  BinderOverFakes rig(api, cluster);
+  ASSERT_TRUE(first_bind_held(api, rig.binder, "first"));
+  rig.binder.submit(bind_job(2, "b1"));
+  rig.binder.submit(bind_job(3, "b2"));
+  rig.binder.submit(evict_job(4, "victim"));
+  EXPECT_EQ(rig.binder.queued(), 3u);
   api.release();
-  const auto got = outcomes.wait_for(4);
-  binder.stop();
+  const auto got = rig.outcomes.wait_for(4);
+  rig.binder.stop();
   EXPECT_EQ(api.calls(), (std::vector<std::string>{"bind team-a/first uid-first node-1",
                                                    "delete team-a/victim uid-victim grace -1",
                                                    "bind team-a/b1 uid-b1 node-1", "bind team-a/b2 uid-b2 node-1"}));
@@ -318,15 +304,10 @@ TEST(Binder, AnEvictionOfAPodGoneOrReplacedIsDoneAndARefusedOneFails) {
     FakeBindApi api;
     api.delete_answer = answer;
     FakeCluster cluster;
-    auto chain = chain_over(cluster);
-    Outcomes outcomes;
-    Binder binder(api, chain, 1, outcomes.fn());
-    binder.submit(evict_job(4, "victim"));
-    const auto got = outcomes.wait_for(1);
-    binder.stop();
-    ASSERT_EQ(got.size(), 1u);
-    EXPECT_EQ(got[0].outcome, outcome) << answer.message();
-    EXPECT_EQ(got[0].reason, reason);
+    const auto got = outcome_alone(api, cluster, evict_job(4, "victim"));
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got->outcome, outcome) << answer.message();
+    EXPECT_EQ(got->reason, reason);
     EXPECT_EQ(api.calls(), std::vector<std::string>{"delete team-a/victim uid-victim grace -1"})
         << "one DELETE with the pod's own grace period, never a read";
   }
@@ -335,14 +316,12 @@ TEST(Binder, AnEvictionOfAPodGoneOrReplacedIsDoneAndARefusedOneFails) {
 TEST(Binder, AReplicaThatMayNotActCallsNothingAndAbandonsEveryJob) {
   FakeBindApi api;
   FakeCluster cluster;
-  auto chain = chain_over(cluster);
-  Outcomes outcomes;
-  Binder binder(api, chain, 2, outcomes.fn(), [] { return false; });
-  binder.submit(bind_job(1, "p1"));
-  binder.submit(evict_job(2, "victim"));
-  binder.submit(shared_job(3, "frac", "g-1"));
-  const auto got = outcomes.wait_for(3);
-  binder.stop();
+  BinderOverFakes rig(api, cluster, 2, [] { return false; });
+  rig.binder.submit(bind_job(1, "p1"));
+  rig.binder.submit(evict_job(2, "victim"));
+  rig.binder.submit(shared_job(3, "frac", "g-1"));
+  const auto got = rig.outcomes.wait_for(3);
+  rig.binder.stop();
   ASSERT_EQ(got.size(), 3u);
   for (const auto& o : got) {
     EXPECT_EQ(o.outcome, Outcome::kAbandoned) << o.pod;
@@ -356,15 +335,10 @@ TEST(Binder, ASharedBindRunsItsChainThenBindsThePod) {
   FakeBindApi api;
   api.nodes["team-a/frac"] = "";  // not bound yet
   FakeCluster cluster;
-  auto chain = chain_over(cluster);
-  Outcomes outcomes;
-  Binder binder(api, chain, 1, outcomes.fn(), [] { return true; }, kFastPolls);
-  binder.submit(shared_job(5, "frac", "g-1"));
-  const auto got = outcomes.wait_for(1);
-  binder.stop();
-  ASSERT_EQ(got.size(), 1u);
-  EXPECT_EQ(got[0].outcome, Outcome::kBound);
-  EXPECT_EQ(got[0].reason, "bound to node-1");
+  const auto got = outcome_of_shared_frac(api, cluster);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->outcome, Outcome::kBound);
+  EXPECT_EQ(got->reason, "bound to node-1");
   EXPECT_EQ(cluster.reservations_on("node-1"), 1u);
   EXPECT_EQ(cluster.pod_labels["team-a/frac"][model::kGpuGroupLabel], "g-1");
   ASSERT_EQ(cluster.config_maps.count("team-a/frac-shared-gpu-0"), 1u);
@@ -377,15 +351,10 @@ TEST(Binder, ASharedPodFoundBoundBeforeItsChainIsReportedBoundAndLeftAlone) {
   FakeBindApi api;
   api.nodes["team-a/frac"] = "node-3";
   FakeCluster cluster;
-  auto chain = chain_over(cluster);
-  Outcomes outcomes;
-  Binder binder(api, chain, 1, outcomes.fn(), [] { return true; }, kFastPolls);
-  binder.submit(shared_job(5, "frac", "g-1"));
-  const auto got = outcomes.wait_for(1);
-  binder.stop();
-  ASSERT_EQ(got.size(), 1u);
-  EXPECT_EQ(got[0].outcome, Outcome::kBound);
-  EXPECT_EQ(got[0].reason, "already bound to node-3 (found before its GPU-sharing chain); nothing of it was changed");
+  const auto got = outcome_of_shared_frac(api, cluster);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->outcome, Outcome::kBound);
+  EXPECT_EQ(got->reason, "already bound to node-3 (found before its GPU-sharing chain); nothing of it was changed");
   EXPECT_EQ(cluster.creates.load(), 0);
   EXPECT_TRUE(cluster.pod_labels.empty());
   EXPECT_EQ(api.calls(), std::vector<std::string>{"pod_node team-a/frac uid-frac"});
@@ -396,73 +365,50 @@ TEST(Binder, AFailedBindOfASharedPodRollsBackItsGroupLabel) {
   api.nodes["team-a/frac"] = "";
   api.bind_answers = {model::Status::error(model::Code::kForbidden, "403 Forbidden: RuntimeClass not found")};
   FakeCluster cluster;
-  auto chain = chain_over(cluster);
-  Outcomes outcomes;
-  Binder binder(api, chain, 1, outcomes.fn(), [] { return true; }, kFastPolls);
-  binder.submit(shared_job(5, "frac", "g-1"));
-  const auto got = outcomes.wait_for(1);
-  binder.stop();
-  ASSERT_EQ(got.size(), 1u);
-  EXPECT_EQ(got[0].outcome, Outcome::kBindFailed);
-  EXPECT_EQ(got[0].reason, "binding to node-1 failed: 403 Forbidden: RuntimeClass not found");
+  const auto got = outcome_of_shared_frac(api, cluster);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->outcome, Outcome::kBindFailed);
+  EXPECT_EQ(got->reason, "binding to node-1 failed: 403 Forbidden: RuntimeClass not found");
   EXPECT_EQ(cluster.pod_labels["team-a/frac"].count(model::kGpuGroupLabel), 0u);
 }
 
 TEST(Binder, ASharedBindWhoseReservationPodNeverReportsTimesOutUnbound) {
-  FakeBindApi api;
-  api.nodes["team-a/frac"] = "";
-  FakeCluster cluster;
-  cluster.never_report = true;
-  auto chain = chain_over(cluster, 50ms);
-  Outcomes outcomes;
-  Binder binder(api, chain, 1, outcomes.fn(), [] { return true; }, kFastPolls);
-  binder.submit(shared_job(5, "frac", "g-1"));
-  const auto got = outcomes.wait_for(1);
-  binder.stop();
-  ASSERT_EQ(got.size(), 1u);
-  EXPECT_EQ(got[0].outcome, Outcome::kReservationTimedOut);
-  EXPECT_EQ(cluster.reservations_on("node-1"), 0u) << "the unreported reservation pod it created goes";
-  EXPECT_EQ(api.calls(), std::vector<std::string>{"pod_node team-a/frac uid-frac"}) << "never bound";
+  FracNeverReported parked;
+  const auto got = outcome_of_shared_frac(parked.api, parked.cluster, 50ms);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->outcome, Outcome::kReservationTimedOut);
+  EXPECT_EQ(parked.cluster.reservations_on("node-1"), 0u) << "the unreported reservation pod it created goes";
+  EXPECT_EQ(parked.api.calls(), std::vector<std::string>{"pod_node team-a/frac uid-frac"}) << "never bound";
 }
 
 TEST(Binder, AParkedSharedBindDoesNotHoldUpTheOtherBinds) {
-  FakeBindApi api;
-  api.nodes["team-a/frac"] = "";
-  FakeCluster cluster;
-  cluster.never_report = true;
-  auto chain = chain_over(cluster, 10000ms);
-  Outcomes outcomes;
-  Binder binder(api, chain, 1, outcomes.fn(), [] { return true; }, BinderTiming{50ms, 1000ms});
-  binder.submit(shared_job(5, "frac", "g-1"));
-  binder.submit(bind_job(6, "whole"));
-  const auto got = outcomes.wait_for(1);
+  FracNeverReported parked;
+  BinderOverFakes rig(parked.api, parked.cluster, 1, [] { return true; }, BinderTiming{50ms, 1000ms}, 10000ms);
+  rig.binder.submit(shared_job(5, "frac", "g-1"));
+  rig.binder.submit(bind_job(6, "whole"));
+  const auto got = rig.outcomes.wait_for(1);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].pod, "team-a/whole");
   EXPECT_EQ(got[0].outcome, Outcome::kBound);
-  EXPECT_EQ(binder.waiting(), 1u) << "the shared bind waits on a timer, not on the only worker";
-  binder.stop();
+  EXPECT_EQ(rig.binder.waiting(), 1u) << "the shared bind waits on a timer, not on the only worker";
+  rig.binder.stop();
 }
 
 TEST(Binder, StopAbandonsSharedBindsWaitingForTheirReservationPods) {
-  FakeBindApi api;
-  api.nodes["team-a/frac"] = "";
-  FakeCluster cluster;
-  cluster.never_report = true;
-  auto chain = chain_over(cluster, 10000ms);
-  Outcomes outcomes;
-  Binder binder(api, chain, 1, outcomes.fn(), [] { return true; }, BinderTiming{1000ms, 1000ms});
-  binder.submit(shared_job(5, "frac", "g-1"));
-  for (int i = 0; i < 500 && binder.waiting() == 0; ++i) std::this_thread::sleep_for(2ms);
-  ASSERT_EQ(binder.waiting(), 1u);
-  EXPECT_TRUE(outcomes.now().empty());
-  binder.stop();  // well before the 1 s poll and the 10 s reservation timeout
-  const auto got = outcomes.now();
+  FracNeverReported parked;
+  BinderOverFakes rig(parked.api, parked.cluster, 1, [] { return true; }, BinderTiming{1000ms, 1000ms}, 10000ms);
+  rig.binder.submit(shared_job(5, "frac", "g-1"));
+  for (int i = 0; i < 500 && rig.binder.waiting() == 0; ++i) std::this_thread::sleep_for(2ms);
+  ASSERT_EQ(rig.binder.waiting(), 1u);
+  EXPECT_TRUE(rig.outcomes.now().empty());
+  rig.binder.stop();  // well before the 1 s poll and the 10 s reservation timeout
+  const auto got = rig.outcomes.now();
   ASSERT_EQ(got.size(), 1u) << "reported by stop() itself";
   EXPECT_EQ(got[0].outcome, Outcome::kAbandoned);
   EXPECT_EQ(got[0].reason, "the scheduler stopped while the pod waited for its reservation pod; decided again");
-  EXPECT_EQ(binder.waiting(), 0u);
-  EXPECT_EQ(cluster.reservations_on("node-1"), 1u) << "kept, for the next leader to adopt";
-  EXPECT_EQ(api.calls(), std::vector<std::string>{"pod_node team-a/frac uid-frac"}) << "never bound";
+  EXPECT_EQ(rig.binder.waiting(), 0u);
+  EXPECT_EQ(parked.cluster.reservations_on("node-1"), 1u) << "kept, for the next leader to adopt";
+  EXPECT_EQ(parked.api.calls(), std::vector<std::string>{"pod_node team-a/frac uid-frac"}) << "never bound";
 }
 
 }  // namespace

@@ -77,8 +77,21 @@ class Cluster {
   void small(int gpus) {
     namespace_("team-a");
     node("n1", gpus);
+    test_queues();
+  }
+
+  /// Queue test under queue default, neither with a GPU quota: where most tests put their pods.
+  void test_queues() {
     queue("default", "", -1);
     queue("test", "default", -1);
+  }
+
+  /// Binds take `delay` each on the server, so that many are in flight at once.
+  void slow_binds(std::chrono::milliseconds delay) {
+    apiserver::Faults slow;
+    slow.match = "/binding";
+    slow.delay = delay;
+    server->set_faults(slow);
   }
 
   void namespace_(const std::string& name) {
@@ -109,6 +122,13 @@ class Cluster {
             {"kind", "Queue"},
             {"metadata", {{"name", name}}},
             {"spec", spec}});
+  }
+
+  void pod_group(const std::string& ns, const std::string& name, const std::string& queue, int min_member) {
+    create({{"apiVersion", "scheduling.run.ai/v2alpha2"},
+            {"kind", "PodGroup"},
+            {"metadata", {{"name", name}, {"namespace", ns}}},
+            {"spec", {{"minMember", min_member}, {"queue", queue}}}});
   }
 
   void priority_class(const std::string& name, int value) {

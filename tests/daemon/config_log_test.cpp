@@ -23,27 +23,17 @@ struct LoggedConfigs {
 
 LoggedConfigs configs_in(const std::string& dir) {
   LoggedConfigs out;
-  storage::EventLogOptions o;
-  o.read_only = true;
-  auto log = storage::EventLog::open(dir, o);
-  EXPECT_TRUE(log.is_ok()) << dir << ": " << log.message();
-  if (!log.is_ok()) return out;
-  (void)log.value()->read(1, log.value()->last_seq(), [&](uint64_t, const storage::Result<events::Event>& e) {
-    if (!e.is_ok()) return true;
-    if (const auto* c = std::get_if<events::ConfigChange>(&e.value().payload)) out.changes.push_back(*c);
-    if (const auto* s = std::get_if<events::CycleStart>(&e.value().payload))
+  for_each_event(dir, [&](const events::Event& e) {
+    if (const auto* c = std::get_if<events::ConfigChange>(&e.payload)) out.changes.push_back(*c);
+    if (const auto* s = std::get_if<events::CycleStart>(&e.payload))
       out.cycles.emplace_back(out.changes.size(), s->config_hash);
-    return true;
   });
   return out;
 }
 
 TEST(DaemonConfigLog, TheBodyIsLoggedBeforeTheCyclesThatUseItAndOnlyWhenItChanges) {
   Cluster cluster;
-  cluster.namespace_("team-a");
-  cluster.node("n1", 4);
-  cluster.queue("default", "", -1);
-  cluster.queue("test", "default", -1);
+  cluster.small(4);
   const std::string custom = "actions: allocate\n";
   const std::string path = cluster.dir + "/scheduler-config.yaml";
   std::ofstream(path) << custom;

@@ -22,20 +22,12 @@ int restarts_wanted() {
   return env != nullptr && std::atoi(env) > 0 ? std::atoi(env) : 45;
 }
 
-void pod_group(Cluster& c, const std::string& name, int min_member) {
-  c.create({{"apiVersion", "scheduling.run.ai/v2alpha2"},
-            {"kind", "PodGroup"},
-            {"metadata", {{"name", name}, {"namespace", "team-a"}}},
-            {"spec", {{"minMember", min_member}, {"queue", "test"}}}});
-}
-
 TEST(CrashLoop, SigkillEveryFewSecondsEndsWithEveryPodBoundOnceAndNoOrphanedReservation) {
   Cluster c;
   c.namespace_("team-a");
   c.namespace_("kai-resource-reservation");
   for (int n = 0; n < 4; ++n) c.node("n" + std::to_string(n), 8);
-  c.queue("default", "", -1);
-  c.queue("test", "default", -1);
+  c.test_queues();
   apiserver::Faults slow;  // binds take long enough for kills to land between a decision and its outcome
   slow.match = "/binding";
   slow.delay = std::chrono::milliseconds(1000);
@@ -63,7 +55,7 @@ TEST(CrashLoop, SigkillEveryFewSecondsEndsWithEveryPodBoundOnceAndNoOrphanedRese
   }
   std::mt19937 rng(17);
   std::shuffle(waves.begin(), waves.end(), rng);
-  for (int g = 0; g < 3; ++g) pod_group(c, "gang-" + std::to_string(g), 3);
+  for (int g = 0; g < 3; ++g) c.pod_group("team-a", "gang-" + std::to_string(g), "test", 3);
   const size_t total = waves.size();
 
   const int restarts = restarts_wanted();

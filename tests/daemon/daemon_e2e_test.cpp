@@ -27,8 +27,7 @@ class DaemonE2E : public DaemonTest {
 
 TEST_F(DaemonE2E, WholeGpuPodsAndAGangThatWaitsUntilItFits) {
   cluster_.node("n1", 4);
-  cluster_.queue("default", "", -1);
-  cluster_.queue("test", "default", -1);
+  cluster_.test_queues();
   start_daemon();
   for (int i = 0; i < 3; ++i)
     cluster_.create(cluster_.pod("team-a", "single-" + std::to_string(i), "test", 1));
@@ -37,10 +36,7 @@ TEST_F(DaemonE2E, WholeGpuPodsAndAGangThatWaitsUntilItFits) {
   }));
 
   // A gang of 2 x 2 GPUs: 1 GPU free on n1, so neither pod may bind.
-  cluster_.create({{"apiVersion", "scheduling.run.ai/v2alpha2"},
-                   {"kind", "PodGroup"},
-                   {"metadata", {{"name", "gang"}, {"namespace", "team-a"}}},
-                   {"spec", {{"minMember", 2}, {"queue", "test"}}}});
+  cluster_.pod_group("team-a", "gang", "test", 2);
   for (int i = 0; i < 2; ++i) {
     cluster_.create(
         cluster_.pod("team-a", "gang-" + std::to_string(i), "test", 2, "", {{"pod-group-name", "gang"}}));
@@ -63,8 +59,7 @@ TEST_F(DaemonE2E, WholeGpuPodsAndAGangThatWaitsUntilItFits) {
 
 TEST_F(DaemonE2E, FractionAndGpuMemoryPodsShareDevicesThroughReservationPods) {
   cluster_.node("n1", 2);
-  cluster_.queue("default", "", -1);
-  cluster_.queue("test", "default", -1);
+  cluster_.test_queues();
   start_daemon();
   // a and b tolerate a taint (as the pods of one workload do): whichever's bind makes the reservation
   // pod of their group gives it that toleration.
@@ -122,8 +117,7 @@ TEST_F(DaemonE2E, ReclaimGivesTheSecondQueueItsQuota) {
 
 TEST_F(DaemonE2E, PreemptionByPriorityWithinAQueue) {
   cluster_.node("n1", 2);
-  cluster_.queue("default", "", -1);
-  cluster_.queue("test", "default", -1);
+  cluster_.test_queues();
   start_daemon();
   cluster_.create(cluster_.pod("team-a", "low", "test", 2, "train"));
   ASSERT_TRUE(Cluster::eventually([&] { return bound("team-a", "low"); }));
@@ -134,8 +128,7 @@ TEST_F(DaemonE2E, PreemptionByPriorityWithinAQueue) {
 
 TEST_F(DaemonE2E, PodsOfOtherSchedulersUseCapacity) {
   cluster_.node("n1", 2);
-  cluster_.queue("default", "", -1);
-  cluster_.queue("test", "default", -1);
+  cluster_.test_queues();
   Json foreign = cluster_.pod("team-a", "foreign", "test", 2);
   foreign["spec"]["schedulerName"] = "default-scheduler";
   foreign["spec"]["nodeName"] = "n1";
@@ -149,17 +142,13 @@ TEST_F(DaemonE2E, PodsOfOtherSchedulersUseCapacity) {
 
 TEST_F(DaemonE2E, BadInputGetsAReasonAndEveryoneElseIsScheduled) {
   cluster_.node("n1", 4);
-  cluster_.queue("default", "", -1);
-  cluster_.queue("test", "default", -1);
+  cluster_.test_queues();
   // A queue cycle: both queues are ignored, with a warning, and their pods wait.
   cluster_.queue("loop-a", "loop-b", -1);
   cluster_.queue("loop-b", "loop-a", -1);
   start_daemon();
   cluster_.create(cluster_.pod("team-a", "bad-fraction", "test", 0, "", {{"gpu-fraction", "lots"}}));
-  cluster_.create({{"apiVersion", "scheduling.run.ai/v2alpha2"},
-                   {"kind", "PodGroup"},
-                   {"metadata", {{"name", "too-big"}, {"namespace", "team-a"}}},
-                   {"spec", {{"minMember", 3}, {"queue", "test"}}}});
+  cluster_.pod_group("team-a", "too-big", "test", 3);
   cluster_.create(cluster_.pod("team-a", "lonely", "test", 1, "", {{"pod-group-name", "too-big"}}));
   cluster_.create(cluster_.pod("team-a", "in-loop", "loop-a", 1));
   cluster_.create(cluster_.pod("team-a", "good", "test", 1));
@@ -181,8 +170,7 @@ TEST_F(DaemonE2E, BadInputGetsAReasonAndEveryoneElseIsScheduled) {
 TEST_F(DaemonE2E, ApiFaultsDuringSchedulingStillEndCorrectly) {
   cluster_.node("n1", 8);
   cluster_.node("n2", 8);
-  cluster_.queue("default", "", -1);
-  cluster_.queue("test", "default", -1);
+  cluster_.test_queues();
   start_daemon();
   ASSERT_TRUE(Cluster::eventually([&] { return daemon_->synced(); }));
   apiserver::Faults faults;
@@ -220,10 +208,7 @@ class EarlyCycle : public ::testing::TestWithParam<uint64_t> {};
 
 TEST_P(EarlyCycle, ABurstOfChangesStartsACycleBeforeThePeriod) {
   Cluster cluster;
-  cluster.namespace_("team-a");
-  cluster.node("n1", 8);
-  cluster.queue("default", "", -1);
-  cluster.queue("test", "default", -1);
+  cluster.small(8);
   daemon::DaemonOptions o = cluster.daemon_options();
   o.schedule_period = std::chrono::seconds(30);
   o.early_cycle_changes = GetParam();
@@ -260,8 +245,7 @@ namespace {
 // GPU that the pod uses. It logs the pod as bound where it is.
 TEST_F(DaemonE2E, ABindWhoseAnswerIsLostLeavesTheBoundPodsGpuAlone) {
   cluster_.node("n1", 2);
-  cluster_.queue("default", "", -1);
-  cluster_.queue("test", "default", -1);
+  cluster_.test_queues();
   apiserver::Faults lost;
   lost.match = "/binding";
   lost.close_without_answer = 1;

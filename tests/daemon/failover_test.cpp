@@ -58,17 +58,9 @@ struct LoggedDecision {
 
 std::vector<LoggedDecision> decisions_in(const std::string& dir) {
   std::vector<LoggedDecision> out;
-  storage::EventLogOptions o;
-  o.read_only = true;
-  auto log = storage::EventLog::open(dir, o);
-  EXPECT_TRUE(log.is_ok()) << dir << ": " << log.message();
-  if (!log.is_ok()) return out;
-  (void)log.value()->read(1, log.value()->last_seq(), [&](uint64_t, const storage::Result<events::Event>& e) {
-    if (!e.is_ok()) return true;
-    if (const auto* d = std::get_if<events::DecisionEvent>(&e.value().payload)) {
+  for_each_event(dir, [&](const events::Event& e) {
+    if (const auto* d = std::get_if<events::DecisionEvent>(&e.payload))
       out.push_back({d->decision.pod, d->leader_epoch});
-    }
-    return true;
   });
   return out;
 }
@@ -78,8 +70,7 @@ TEST(Failover, StandbyTakesOverAfterTheLeaderIsKilledWithoutDoubleBinds) {
   c.namespace_("team-a");
   c.namespace_("kai-scheduler");
   c.node("n1", 8);
-  c.queue("default", "", -1);
-  c.queue("test", "default", -1);
+  c.test_queues();
   pid_t a = spawn_replica(c, "replica-a");
   ASSERT_TRUE(Cluster::eventually([&] { return lease_holder(c).first == "replica-a"; }, 20s))
       << "replica-a never took the lease";
@@ -149,8 +140,7 @@ TEST(Failover, LeaderCutOffFromTheApiServerStopsBindingBeforeItsLeaseExpires) {
   c.namespace_("team-a");
   c.namespace_("kai-scheduler");
   c.node("n1", 8);
-  c.queue("default", "", -1);
-  c.queue("test", "default", -1);
+  c.test_queues();
   daemon::Daemon d(electing(c, "cut-off", 3s, 2s));
   ASSERT_TRUE(d.start().is_ok());
   ASSERT_TRUE(Cluster::eventually([&] { return d.leading() && d.synced(); }, 10s));

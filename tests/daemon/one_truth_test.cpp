@@ -19,14 +19,6 @@ int64_t unix_now() {
       .count();
 }
 
-void pod_group(Cluster& c, const std::string& ns, const std::string& name, const std::string& queue,
-               int min_member) {
-  c.create({{"apiVersion", "scheduling.run.ai/v2alpha2"},
-            {"kind", "PodGroup"},
-            {"metadata", {{"name", name}, {"namespace", ns}}},
-            {"spec", {{"minMember", min_member}, {"queue", queue}}}});
-}
-
 Json get_pod_group(const Cluster& c, const std::string& ns, const std::string& name) {
   auto list = c.server->list_objects("scheduling.run.ai/v2alpha2", "PodGroup", ns);
   if (!list.is_ok()) return nullptr;
@@ -74,15 +66,12 @@ TEST(OneTruth, ABurstWithBindsInFlightAndASigkillReplaysWithoutADifference) {
   c.queue("team-a", "default", 512);
   c.queue("team-b", "default", 512);
   // Binds take a while on the server, so that many are in flight across cycles.
-  apiserver::Faults slow;
-  slow.match = "/binding";
-  slow.delay = std::chrono::milliseconds(2);
-  c.server->set_faults(slow);
+  c.slow_binds(std::chrono::milliseconds(2));
   constexpr int kSingles = 900;
   for (int i = 0; i < kSingles; ++i) c.create(c.pod("team-a", "p-" + std::to_string(i), "team-a", 1));
   for (int g = 0; g < 10; ++g) {
     const std::string name = "gang-" + std::to_string(g);
-    pod_group(c, "team-a", name, "team-a", 4);
+    c.pod_group("team-a", name, "team-a", 4);
     for (int i = 0; i < 4; ++i)
       c.create(c.pod("team-a", name + "-" + std::to_string(i), "team-a", 2, "", {{"pod-group-name", name}}));
   }
@@ -138,7 +127,7 @@ TEST_F(JobState, TheRestOfAStaleGangIsEvictedAfterTheGraceAndAHealthyGangIsUntou
   cluster_.queue("test", "default", -1);
   start_daemon(3s);
   for (const std::string g : {"stale", "healthy"}) {
-    pod_group(cluster_, "team-a", g, "test", 2);
+    cluster_.pod_group("team-a", g, "test", 2);
     for (int i = 0; i < 2; ++i)
       cluster_.create(
           cluster_.pod("team-a", g + "-" + std::to_string(i), "test", 1, "", {{"pod-group-name", g}}));
@@ -177,7 +166,7 @@ TEST_F(JobState, MinRuntimeProtectsTheVictimUntilItEnds) {
   // Three bare pods (groups the scheduler names itself: their job state lives in the log only) and
   // one PodGroup of one pod (its job state is also written on the PodGroup).
   for (int i = 0; i < 3; ++i) cluster_.create(cluster_.pod("team-a", "a-" + std::to_string(i), "qa", 1));
-  pod_group(cluster_, "team-a", "qa-job", "qa", 1);
+  cluster_.pod_group("team-a", "qa-job", "qa", 1);
   cluster_.create(cluster_.pod("team-a", "a-3", "qa", 1, "", {{"pod-group-name", "qa-job"}}));
   ASSERT_TRUE(Cluster::eventually([&] { return count_bound(cluster_, "team-a") == 4; }));
   const int64_t started = unix_now();
@@ -219,7 +208,7 @@ TEST(OneTruthFailover, TheNewLeaderProtectsTheVictimUntilItsMinRuntimeEnds) {
   }));
   pid_t second = spawn("second");
   for (int i = 0; i < 3; ++i) c.create(c.pod("team-a", "a-" + std::to_string(i), "qa", 1));
-  pod_group(c, "team-a", "qa-job", "qa", 1);
+  c.pod_group("team-a", "qa-job", "qa", 1);
   c.create(c.pod("team-a", "a-3", "qa", 1, "", {{"pod-group-name", "qa-job"}}));
   ASSERT_TRUE(Cluster::eventually([&] { return count_bound(c, "team-a") == 4; }));
   const int64_t started = unix_now();
@@ -240,11 +229,6 @@ TEST(OneTruthFailover, TheNewLeaderProtectsTheVictimUntilItsMinRuntimeEnds) {
   expect_replay_matches(c.dir + "/log-second");
 }
 
-}  // namespace
-}  // namespace kai::e2e
-
-namespace kai::e2e {
-namespace {
 
 // A pending pod of a group the scheduler named itself: its reasons are logged when they change (not
 // every cycle), `kai-log why ns/pod` finds them through the pod, and a pod recreated under the same
@@ -293,11 +277,6 @@ TEST(OneTruthAudit, WhyFindsAPendingPodsReasonsAndTellsPodsOfOneNameApart) {
   expect_replay_matches(log_dir);
 }
 
-}  // namespace
-}  // namespace kai::e2e
-
-namespace kai::e2e {
-namespace {
 
 // A cycle runs at the earliest deadline even when nothing else changes: with a 30 s period and no
 // watch change after the gang went stale, the eviction comes at the end of the grace, not the period.
@@ -310,7 +289,7 @@ TEST(OneTruthDeadlines, AStaleGangsGraceEndRunsACycleBeforeThePeriodIsUp) {
   o.stale_grace_period = 2s;
   daemon::Daemon d(o);
   ASSERT_TRUE(d.start().is_ok());
-  pod_group(c, "team-a", "g", "test", 2);
+  c.pod_group("team-a", "g", "test", 2);
   for (int i = 0; i < 2; ++i)
     c.create(c.pod("team-a", "g-" + std::to_string(i), "test", 1, "", {{"pod-group-name", "g"}}));
   ASSERT_TRUE(Cluster::eventually([&] { return count_bound(c, "team-a") == 2; }));
@@ -341,11 +320,6 @@ TEST(OneTruth, ARestartUnderAnotherSchedulerNameReplaysWithoutADifference) {
   expect_replay_matches(c.dir + "/log");
 }
 
-}  // namespace
-}  // namespace kai::e2e
-
-namespace kai::e2e {
-namespace {
 
 // A daemon of this build goes on with a log of the previous schema (tests/fixtures/log-v4): it
 // restores the old snapshot, appends its own records after the old ones, and replay compares its

@@ -6,15 +6,14 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "actors/daemon/pod_group_writer.hpp"
+#include "tests/daemon/writer_fakes.hpp"
 
 namespace kai::daemon {
 namespace {
@@ -23,66 +22,45 @@ using namespace std::chrono_literals;
 
 /// Records every patch as one line ("ns/name key=value,key=-" with "-" for a removal); can hold the
 /// writer's thread in its first patch.
-class FakePodGroupApi : public PodGroupApi {
+class FakePodGroupApi : public fakes::CallRecorder, public PodGroupApi {
  public:
-  bool hold_first_call = false;
   model::Status answer = model::Status::ok();
 
   model::Status patch_pod_group_annotations(const std::string& ns, const std::string& name,
                                             const std::map<std::string, std::optional<std::string>>& annotations) override {
     std::string line = ns + "/" + name;
     for (const auto& [k, v] : annotations) line += " " + k + "=" + v.value_or("-");
-    std::unique_lock lock(mu_);
-    calls_.push_back(line);
-    if (hold_first_call && calls_.size() == 1) {
-      holding_ = true;
-      cv_.notify_all();
-      cv_.wait(lock, [&] { return released_; });
-    }
+    record(line);
     return answer;
   }
-  std::vector<std::string> calls() {
-    std::lock_guard lock(mu_);
-    return calls_;
-  }
-  bool wait_held() {
-    std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, 5s, [&] { return holding_; });
-  }
-  void release() {
-    {
-      std::lock_guard lock(mu_);
-      released_ = true;
-    }
-    cv_.notify_all();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<std::string> calls_;
-  bool holding_ = false;
-  bool released_ = false;
 };
 
 events::JobStateChange change(const std::string& group, events::JobField field, std::optional<int64_t> value) {
   return events::JobStateChange{1, "uid-" + group, group, field, value, std::nullopt, events::JobStateSource::kDecided};
 }
 
-bool wait_written(const PodGroupWriter& w, uint64_t n) {
-  for (int i = 0; i < 2500 && w.written() < n; ++i) std::this_thread::sleep_for(2ms);
-  return w.written() == n;
-}
+using fakes::wait_written;
 
 constexpr int64_t kT = 1'700'000'000;  // 2023-11-14T22:13:20Z
+
+/// Hands `writer` the change and waits until it has made `n` writes in all.
+bool change_written(PodGroupWriter& writer, const events::JobStateChange& c, uint64_t n) {
+  writer.write(c);
+  return wait_written(writer, n);
+}
+
+/// Sets `api` to hold its first call, hands `writer` a change of `group`, and waits until it holds it.
+bool first_patch_held(FakePodGroupApi& api, PodGroupWriter& writer, const std::string& group) {
+  api.hold_first_call = true;
+  writer.write(change(group, events::JobField::kLastStart, kT));
+  return api.wait_held();
+}
 
 TEST(PodGroupWriter, ALoggedChangeIsWrittenAsItsAnnotationAndARemovalAsNull) {
   FakePodGroupApi api;
   PodGroupWriter writer(api, [] { return true; });
-  writer.write(change("team-a/pg", events::JobField::kLastStart, kT));
-  ASSERT_TRUE(wait_written(writer, 1));
-  writer.write(change("team-a/pg", events::JobField::kStaleSince, std::nullopt));
-  ASSERT_TRUE(wait_written(writer, 2));
+  ASSERT_TRUE(change_written(writer, change("team-a/pg", events::JobField::kLastStart, kT), 1));
+  ASSERT_TRUE(change_written(writer, change("team-a/pg", events::JobField::kStaleSince, std::nullopt), 2));
   writer.stop();
   EXPECT_EQ(api.calls(), (std::vector<std::string>{"team-a/pg kai.scheduler/last-start-timestamp=2023-11-14T22:13:20Z",
                                                    "team-a/pg kai.scheduler/stale-podgroup-timestamp=-"}));
@@ -90,10 +68,8 @@ TEST(PodGroupWriter, ALoggedChangeIsWrittenAsItsAnnotationAndARemovalAsNull) {
 
 TEST(PodGroupWriter, ChangesOfOneGroupWaitingToBeWrittenAreOnePatchWithTheNewestValues) {
   FakePodGroupApi api;
-  api.hold_first_call = true;
   PodGroupWriter writer(api, [] { return true; });
-  writer.write(change("team-a/busy", events::JobField::kLastStart, kT));
-  ASSERT_TRUE(api.wait_held());
+  ASSERT_TRUE(first_patch_held(api, writer, "team-a/busy"));
   writer.write(change("team-a/pg", events::JobField::kLastStart, kT));
   writer.write(change("team-a/pg", events::JobField::kStaleSince, kT + 1));
   writer.write(change("team-a/pg", events::JobField::kLastStart, kT + 60));
@@ -122,10 +98,8 @@ TEST(PodGroupWriter, AStandbyWritesNothing) {
 
 TEST(PodGroupWriter, StopWritesWhatIsQueuedFirst) {
   FakePodGroupApi api;
-  api.hold_first_call = true;
   PodGroupWriter writer(api, [] { return true; });
-  writer.write(change("team-a/one", events::JobField::kLastStart, kT));
-  ASSERT_TRUE(api.wait_held());
+  ASSERT_TRUE(first_patch_held(api, writer, "team-a/one"));
   writer.write(change("team-a/two", events::JobField::kLastStart, kT));
   std::thread stopper([&] { writer.stop(); });
   api.release();
@@ -140,12 +114,10 @@ TEST(PodGroupWriter, AFailedWriteIsNotRetriedAndTheNextChangeWritesAgain) {
   FakePodGroupApi api;
   api.answer = model::Status::error(model::Code::kUnavailable, "503 Service Unavailable");
   PodGroupWriter writer(api, [] { return true; });
-  writer.write(change("team-a/pg", events::JobField::kLastStart, kT));
-  ASSERT_TRUE(wait_written(writer, 1));
+  ASSERT_TRUE(change_written(writer, change("team-a/pg", events::JobField::kLastStart, kT), 1));
   std::this_thread::sleep_for(30ms);
   EXPECT_EQ(api.calls().size(), 1u);
-  writer.write(change("team-a/pg", events::JobField::kLastStart, kT + 60));
-  ASSERT_TRUE(wait_written(writer, 2));
+  ASSERT_TRUE(change_written(writer, change("team-a/pg", events::JobField::kLastStart, kT + 60), 2));
   writer.stop();
   EXPECT_EQ(api.calls(), (std::vector<std::string>{"team-a/pg kai.scheduler/last-start-timestamp=2023-11-14T22:13:20Z",
                                                    "team-a/pg kai.scheduler/last-start-timestamp=2023-11-14T22:14:20Z"}));

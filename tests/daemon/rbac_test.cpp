@@ -51,19 +51,13 @@ TEST(DeployedRbac, CoversEveryCallTheDaemonMakes) {
     return bound("team-a", "shared") && bound("team-a", "whole-0") && bound("team-a", "whole-1") &&
            bound("team-a", "whole-2");
   }));
-  c.create({{"apiVersion", "scheduling.run.ai/v2alpha2"},
-            {"kind", "PodGroup"},
-            {"metadata", {{"name", "gang"}, {"namespace", "team-a"}}},
-            {"spec", {{"minMember", 2}, {"queue", "team-a"}}}});
+  c.pod_group("team-a", "gang", "team-a", 2);
   for (int i = 0; i < 2; ++i) {
     c.create(
         c.pod("team-a", "gang-" + std::to_string(i), "team-a", 1, "train", {{"pod-group-name", "gang"}}));
   }
   // A PodGroup that starts: its last start is written onto it (the PodGroup writer's patch).
-  c.create({{"apiVersion", "scheduling.run.ai/v2alpha2"},
-            {"kind", "PodGroup"},
-            {"metadata", {{"name", "one"}, {"namespace", "team-b"}}},
-            {"spec", {{"minMember", 1}, {"queue", "team-b"}}}});
+  c.pod_group("team-b", "one", "team-b", 1);
   c.create(c.pod("team-b", "one-0", "team-b", 0, "train", {{"pod-group-name", "one"}}));
   ASSERT_TRUE(Cluster::eventually([&] {
     auto list = c.server->list_objects("scheduling.run.ai/v2alpha2", "PodGroup", "team-b");

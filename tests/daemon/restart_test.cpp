@@ -18,19 +18,20 @@ pid_t spawn_scheduler(const Cluster& c, const std::string& log_dir, const std::s
   return c.spawn_scheduler({"--log-dir", log_dir, "--schedule-period", "30ms"}, out);
 }
 
-TEST(Restart, SigkillMidLoadResumesWithoutDoubleBinds) {
-  Cluster c;
+/// Namespace team-a, nodes n0 to n3 with 8 GPUs each, queues default -> test.
+void team_a_on_four_nodes(Cluster& c) {
   c.namespace_("team-a");
   for (int n = 0; n < 4; ++n) c.node("n" + std::to_string(n), 8);
-  c.queue("default", "", -1);
-  c.queue("test", "default", -1);
+  c.test_queues();
+}
+
+TEST(Restart, SigkillMidLoadResumesWithoutDoubleBinds) {
+  Cluster c;
+  team_a_on_four_nodes(c);
   const std::string log_dir = c.dir + "/event-log";
   const std::string out = c.dir + "/scheduler.log";
   // Binds are slow enough (20 ms each on the server) that the kill lands in the middle of them.
-  apiserver::Faults slow;
-  slow.match = "/binding";
-  slow.delay = std::chrono::milliseconds(20);
-  c.server->set_faults(slow);
+  c.slow_binds(std::chrono::milliseconds(20));
   constexpr int kPods = 30;
   for (int i = 0; i < kPods; ++i) c.create(c.pod("team-a", "p-" + std::to_string(i), "test", 1));
   auto bound_count = [&] {
@@ -58,19 +59,12 @@ TEST(Restart, SigkillMidLoadResumesWithoutDoubleBinds) {
   for (const auto& p : c.pods("team-a")) ++per_node[Cluster::node_of(p)];
   for (const auto& [node, n] : per_node) EXPECT_LE(n, 8) << node;
   // The log says what happened to the decisions the kill interrupted.
-  auto log = storage::EventLog::open(log_dir, [] {
-    storage::EventLogOptions o;
-    o.read_only = true;
-    return o;
-  }());
-  ASSERT_TRUE(log.is_ok()) << log.message();
   int decisions = 0, outcomes = 0;
-  (void)log.value()->read(1, log.value()->last_seq(), [&](uint64_t, const storage::Result<events::Event>& e) {
-    if (!e.is_ok()) return true;
-    decisions += std::holds_alternative<events::DecisionEvent>(e.value().payload);
-    outcomes += std::holds_alternative<events::BinderOutcome>(e.value().payload);
-    return true;
+  for_each_event(log_dir, [&](const events::Event& e) {
+    decisions += std::holds_alternative<events::DecisionEvent>(e.payload);
+    outcomes += std::holds_alternative<events::BinderOutcome>(e.payload);
   });
+  ASSERT_FALSE(HasFatalFailure());
   EXPECT_GE(decisions, kPods);
   EXPECT_GE(outcomes, kPods);
   expect_replay_matches(log_dir);
@@ -87,10 +81,7 @@ namespace {
 // no cycle runs before every kind was listed.
 TEST(Restart, RestoresFromASnapshotAndListsOnlyWhatChangedMeanwhile) {
   Cluster c;
-  c.namespace_("team-a");
-  for (int n = 0; n < 4; ++n) c.node("n" + std::to_string(n), 8);
-  c.queue("default", "", -1);
-  c.queue("test", "default", -1);
+  team_a_on_four_nodes(c);
   const std::string log_dir = c.dir + "/event-log";
   const std::string out = c.dir + "/scheduler.log";
   const std::vector<std::string> flags = {"--log-dir",         log_dir, "--schedule-period", "30ms",

@@ -5,13 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "actors/daemon/status_writer.hpp"
+#include "tests/daemon/writer_fakes.hpp"
 
 namespace kai::daemon {
 namespace {
@@ -19,62 +18,25 @@ namespace {
 using namespace std::chrono_literals;
 
 /// Records every write as one line; can hold the writer's thread in its first write.
-class FakeStatusApi : public StatusApi {
+class FakeStatusApi : public fakes::CallRecorder, public StatusApi {
  public:
-  bool hold_first_call = false;
-
   model::Status set_pod_condition(const std::string& ns, const std::string& name, const std::string& type,
                                   const std::string& status, const std::string& reason,
                                   const std::string& message) override {
-    called("condition " + ns + "/" + name + " " + type + "=" + status + " " + reason + ": " + message);
+    record("condition " + ns + "/" + name + " " + type + "=" + status + " " + reason + ": " + message);
     return model::Status::ok();
   }
   model::Status create_event(const EventNote& e) override {
-    called("event " + e.ns + "/" + e.name + " " + e.uid + " " + e.type + " " + e.reason + " " + e.action + ": " +
+    record("event " + e.ns + "/" + e.name + " " + e.uid + " " + e.type + " " + e.reason + " " + e.action + ": " +
            e.note);
     EXPECT_EQ(e.kind, "Pod");
     EXPECT_EQ(e.api_version, "v1");
     return model::Status::ok();
   }
-
-  std::vector<std::string> calls() {
-    std::lock_guard lock(mu_);
-    return calls_;
-  }
-  bool wait_held() {
-    std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, 5s, [&] { return holding_; });
-  }
-  void release() {
-    {
-      std::lock_guard lock(mu_);
-      released_ = true;
-    }
-    cv_.notify_all();
-  }
-
- private:
-  void called(std::string call) {
-    std::unique_lock lock(mu_);
-    calls_.push_back(std::move(call));
-    if (hold_first_call && calls_.size() == 1) {
-      holding_ = true;
-      cv_.notify_all();
-      cv_.wait(lock, [&] { return released_; });
-    }
-  }
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<std::string> calls_;
-  bool holding_ = false;
-  bool released_ = false;
 };
 
-/// Waits until the writer has made `n` writes (a pending pod's condition and its event are one).
-bool wait_written(const StatusWriter& w, uint64_t n) {
-  for (int i = 0; i < 2500 && w.written() < n; ++i) std::this_thread::sleep_for(2ms);
-  return w.written() == n;
-}
+// A pending pod's condition and its event count as one write.
+using fakes::wait_written;
 
 PendingPod pending(const std::string& name, const std::string& message, const std::string& reason = "Unschedulable") {
   PendingPod p;
@@ -92,6 +54,20 @@ CycleOutput cycle_with(std::vector<PendingPod> pods) {
   return out;
 }
 
+/// Hands `writer` a cycle with `pods` pending and waits until it has made `n` writes in all.
+bool cycle_written(StatusWriter& writer, std::vector<PendingPod> pods, uint64_t n) {
+  writer.after_cycle(cycle_with(std::move(pods)));
+  return wait_written(writer, n);
+}
+
+/// Sets `api` to hold its first call, hands `writer` a cycle with `name` pending for want of a GPU,
+/// and waits until it holds it.
+bool first_write_held(FakeStatusApi& api, StatusWriter& writer, const std::string& name) {
+  api.hold_first_call = true;
+  writer.after_cycle(cycle_with({pending(name, "no GPU")}));
+  return api.wait_held();
+}
+
 std::string condition(const std::string& name, const std::string& message, const std::string& reason = "Unschedulable") {
   return "condition team-a/" + name + " PodScheduled=False " + reason + ": " + message;
 }
@@ -106,8 +82,7 @@ std::string scheduled(const std::string& name, const std::string& node) {
 TEST(StatusWriter, APendingPodsConditionIsWrittenOnceAndNotAgainForTheSameReasons) {
   FakeStatusApi api;
   StatusWriter writer(api);
-  writer.after_cycle(cycle_with({pending("p1", "0/4 nodes have a free GPU")}));
-  ASSERT_TRUE(wait_written(writer, 1));
+  ASSERT_TRUE(cycle_written(writer, {pending("p1", "0/4 nodes have a free GPU")}, 1));
   writer.after_cycle(cycle_with({pending("p1", "0/4 nodes have a free GPU")}));
   writer.after_cycle(cycle_with({pending("p1", "0/4 nodes have a free GPU")}));
   std::this_thread::sleep_for(50ms);
@@ -120,13 +95,10 @@ TEST(StatusWriter, APendingPodsConditionIsWrittenOnceAndNotAgainForTheSameReason
 TEST(StatusWriter, ChangedReasonsAreWrittenAgain) {
   FakeStatusApi api;
   StatusWriter writer(api);
-  writer.after_cycle(cycle_with({pending("p1", "0/4 nodes have a free GPU")}));
-  ASSERT_TRUE(wait_written(writer, 1));
-  writer.after_cycle(cycle_with({pending("p1", "queue q1 is over its limit")}));
-  ASSERT_TRUE(wait_written(writer, 2));
+  ASSERT_TRUE(cycle_written(writer, {pending("p1", "0/4 nodes have a free GPU")}, 1));
+  ASSERT_TRUE(cycle_written(writer, {pending("p1", "queue q1 is over its limit")}, 2));
   // The same message under another reason (a group backing off after failed binds) is a change too.
-  writer.after_cycle(cycle_with({pending("p1", "queue q1 is over its limit", "BindingError")}));
-  ASSERT_TRUE(wait_written(writer, 3));
+  ASSERT_TRUE(cycle_written(writer, {pending("p1", "queue q1 is over its limit", "BindingError")}, 3));
   writer.stop();
   EXPECT_EQ(api.calls(), (std::vector<std::string>{
                              condition("p1", "0/4 nodes have a free GPU"), warning("p1", "0/4 nodes have a free GPU"),
@@ -140,11 +112,9 @@ TEST(StatusWriter, APodPendingAgainAfterACycleWithoutItIsWrittenAgain) {
   // condition replaced since: the writer forgets it and writes the same reasons again.
   FakeStatusApi api;
   StatusWriter writer(api);
-  writer.after_cycle(cycle_with({pending("p1", "no GPU")}));
-  ASSERT_TRUE(wait_written(writer, 1));
+  ASSERT_TRUE(cycle_written(writer, {pending("p1", "no GPU")}, 1));
   writer.after_cycle(cycle_with({}));
-  writer.after_cycle(cycle_with({pending("p1", "no GPU")}));
-  ASSERT_TRUE(wait_written(writer, 2));
+  ASSERT_TRUE(cycle_written(writer, {pending("p1", "no GPU")}, 2));
   writer.stop();
   EXPECT_EQ(api.calls().size(), 4u);
 }
@@ -181,10 +151,8 @@ TEST(StatusWriter, AnEvictionIsAnEvictEventWithItsReasonOrWhoEvicted) {
 
 TEST(StatusWriter, ABoundPodGetsOneScheduledEventAfterTheOtherWrites) {
   FakeStatusApi api;
-  api.hold_first_call = true;
   StatusWriter writer(api);
-  writer.after_cycle(cycle_with({pending("first", "no GPU")}));
-  ASSERT_TRUE(api.wait_held());
+  ASSERT_TRUE(first_write_held(api, writer, "first"));
   // Reported twice (a bind whose answer was lost, then found bound): one event, where it is bound.
   writer.pod_bound("team-a/p1", "uid-p1", "node-1");
   writer.pod_bound("team-a/p2", "uid-p2", "node-2");
@@ -202,10 +170,8 @@ TEST(StatusWriter, ABoundPodGetsOneScheduledEventAfterTheOtherWrites) {
 
 TEST(StatusWriter, AFloodDropsTheOldestWritesBeyondTheQueueBound) {
   FakeStatusApi api;
-  api.hold_first_call = true;
   StatusWriter writer(api, 2);
-  writer.after_cycle(cycle_with({pending("p0", "no GPU")}));
-  ASSERT_TRUE(api.wait_held());
+  ASSERT_TRUE(first_write_held(api, writer, "p0"));
   writer.after_cycle(cycle_with({pending("p0", "no GPU"), pending("p1", "no GPU"), pending("p2", "no GPU"),
                                  pending("p3", "no GPU")}));
   writer.pod_bound("team-a/b1", "uid-b1", "node-1");

@@ -6,6 +6,7 @@
 #include "k8s/apiserver/test_client.hpp"
 #include "k8s/model/base64.hpp"
 #include "tests/daemon/cluster_fixture.hpp"
+#include "tests/endpoints/fraction_pod_review.hpp"
 
 namespace kai::e2e {
 namespace {
@@ -74,15 +75,7 @@ TEST(Webhooks, ServedOverHttpsWithTheSecretsCertificateAndItsCaBundle) {
   ep.tls = true;
   ep.insecure_skip_verify = true;
   apiserver::testing::HttpClient client(ep);
-  Json review = {
-      {"apiVersion", "admission.k8s.io/v1"},
-      {"kind", "AdmissionReview"},
-      {"request",
-       {{"uid", "u-1"},
-        {"operation", "CREATE"},
-        {"object",
-         {{"metadata", {{"name", "p"}, {"namespace", "n"}, {"annotations", {{"gpu-fraction", "0.5"}}}}},
-          {"spec", {{"schedulerName", "kai-scheduler"}, {"containers", Json::array({{{"name", "c"}}})}}}}}}}};
+  Json review = webhook_fixtures::fraction_pod_review("u-1");
   auto r = client.request("POST", "/validate-pods", review.dump());
   ASSERT_EQ(r.status, 200) << r.error << r.body;
   EXPECT_EQ(Json::parse(r.body)["response"]["allowed"], false) << r.body;  // --gpu-sharing=false

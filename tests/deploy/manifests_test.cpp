@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +19,7 @@
 #include "k8s/model/json_codec.hpp"
 #include "tests/deploy/manifests.hpp"
 #include "tests/deploy/rbac_rules.hpp"
+#include "tests/shell/kubectl.hpp"
 
 namespace kai::deploy {
 namespace {
@@ -175,34 +175,9 @@ TEST_F(DeployBase, StatefulSetRunsTwoElectingReplicasWithAVolumeEach) {
 
 // ---------------------------------------------------------------------------------------- kubectl
 
-struct Cmd {
-  int code = -1;
-  std::string out;
-};
-
-Cmd run(const std::string& command) {
-  Cmd r;
-  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = ::pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-std::string kubectl_unusable() {
-  Cmd v = run("kubectl version --client -o json");
-  if (v.code != 0 || v.out.find('{') == std::string::npos) return "kubectl is not installed";
-  Json j = Json::parse(v.out.substr(v.out.find('{')), nullptr, false);
-  if (j.is_discarded()) return "kubectl version output unreadable";
-  const std::string minor = j["clientVersion"].value("minor", "0");
-  if (j["clientVersion"].value("major", "0") != "1" || std::atoi(minor.c_str()) < 27) {
-    return "kubectl 1." + minor + " is older than 1.27";
-  }
-  return "";
-}
+using Cmd = test_shell::CommandRun;
+using test_shell::kubectl_unusable;
+using test_shell::run;
 
 class DeployOverlay : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
 

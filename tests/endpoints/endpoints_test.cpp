@@ -1,6 +1,8 @@
 // The daemon's endpoints over real HTTP and HTTPS: /metrics parses as Prometheus text and moves,
 // /healthz, /readyz follows the readiness callback, /get-snapshot, and the admission webhooks.
 
+#include "actors/endpoints/endpoints.hpp"
+
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <ifaddrs.h>
@@ -8,15 +10,15 @@
 #include <netinet/in.h>
 
 #include <atomic>
+#include <cctype>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <cctype>
-#include <string_view>
 #include <sstream>
+#include <string_view>
 
-#include "actors/endpoints/endpoints.hpp"
 #include "k8s/apiserver/test_client.hpp"
 #include "k8s/http/certificate.hpp"
+#include "tests/endpoints/fraction_pod_review.hpp"
 
 namespace kai::endpoints {
 namespace {
@@ -191,14 +193,7 @@ TEST_F(EndpointsTest, AdmissionWebhooksOverVerifiedHttps) {
   start(options);
   ASSERT_TRUE(endpoints_->tls());
 
-  Json review = {{"apiVersion", "admission.k8s.io/v1"},
-                 {"kind", "AdmissionReview"},
-                 {"request",
-                  {{"uid", "abc"},
-                   {"operation", "CREATE"},
-                   {"object",
-                    {{"metadata", {{"name", "p"}, {"namespace", "n"}, {"annotations", {{"gpu-fraction", "0.5"}}}}},
-                     {"spec", {{"schedulerName", "kai-scheduler"}, {"containers", Json::array({{{"name", "c"}}})}}}}}}}};
+  Json review = webhook_fixtures::fraction_pod_review("abc");
   auto r = client_->request("POST", "/validate-pods", review.dump());
   ASSERT_EQ(r.status, 200) << r.error << r.body;
   Json out = Json::parse(r.body);
@@ -234,7 +229,7 @@ TEST(EndpointsOptions, HalfATlsConfigurationIsRefused) {
 
 TEST_F(EndpointsTest, AdmissionWebhookPathsAreNotServedOnThePlainPort) {
   start({});  // the metrics port: plain HTTP, webhooks off
-  for (const char* path : {"/mutate-pods", "/validate-pods", "/validate-queues", "/validate-podgroups"}) {
+  for (const char* path : {"/mutate-pods", "/validate-pods", "/validate-queues", kValidatePodGroupsPath}) {
     auto r = client_->request("POST", path, "{}");
     EXPECT_EQ(r.status, 405) << path << ": " << r.body;  // only GETs are served on the plain port
     EXPECT_EQ(r.body, "only GET is served here\n") << path;

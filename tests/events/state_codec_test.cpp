@@ -13,6 +13,7 @@
 
 #include "k8s/model/codec.hpp"
 #include "k8s/model/json_codec.hpp"
+#include "tests/model/scenario_corpus.hpp"
 #include "tools/kai-gen/api_pod.hpp"
 #include "tools/kai-gen/generator.hpp"
 
@@ -140,26 +141,17 @@ TEST(StateCodec, RealisticPodWithEveryDecodedFieldRoundTrips) {
 TEST(StateCodec, ScenarioCorpusRoundTrips) {
   ClusterState s;
   size_t objects = 0;
-  for (const auto& entry : fs::recursive_directory_iterator(fs::path(source_dir()) / "tests" / "scenarios")) {
-    if (entry.path().extension() != ".yaml") continue;
-    std::ifstream in(entry.path());
-    std::stringstream text;
-    text << in.rdbuf();
-    auto docs = model::yaml_documents_to_json(text.str());
-    if (!docs) continue;  // the bad-input scenarios include YAML that is meant to fail
-    for (const nlohmann::json& d : *docs) {
-      if (!d.is_object() || d.value("kind", "") == "Scenario") continue;
-      Event e;
-      // Names repeat across scenarios: prefix them so that every object stays in the state.
-      nlohmann::json o = d;
-      if (o.contains("metadata") && o["metadata"].is_object() && o["metadata"].contains("name") &&
-          o["metadata"]["name"].is_string()) {
-        o["metadata"]["name"] = std::to_string(objects) + "-" + o["metadata"]["name"].get<std::string>();
-      }
-      e.payload = WatchEvent{d.value("kind", "Pod"), WatchType::kAdded, o.dump(), ""};
-      if (apply(s, e)) ++objects;
+  scenario_corpus::for_each_object([&](const nlohmann::json& d) {
+    Event e;
+    // Names repeat across scenarios: prefix them so that every object stays in the state.
+    nlohmann::json o = d;
+    if (o.contains("metadata") && o["metadata"].is_object() && o["metadata"].contains("name") &&
+        o["metadata"]["name"].is_string()) {
+      o["metadata"]["name"] = std::to_string(objects) + "-" + o["metadata"]["name"].get<std::string>();
     }
-  }
+    e.payload = WatchEvent{d.value("kind", "Pod"), WatchType::kAdded, o.dump(), ""};
+    if (apply(s, e)) ++objects;
+  });
   EXPECT_GT(objects, 500u);
   size_t with_errors = 0;
   for (const auto& [k, p] : s.pods) with_errors += p.errors.empty() ? 0 : 1;

@@ -36,31 +36,31 @@ class FakeLeaseApi : public LeaseApi {
   }
   std::optional<LeaseRecord> create(const LeaseRecord& r, LeaseError* e) override {
     if (cut) return fail(e);
-    if (store_.lease) {
-      e->conflict = true;
-      e->message = "409 AlreadyExists";
-      return std::nullopt;
-    }
-    store_.lease = r;
-    store_.lease->resource_version = std::to_string(++store_.rv);
-    return store_.lease;
+    if (store_.lease) return conflict(e, "409 AlreadyExists");
+    return write(r);
   }
   std::optional<LeaseRecord> update(const LeaseRecord& r, LeaseError* e) override {
     if (cut) return fail(e);
-    if (!store_.lease || store_.lease->resource_version != r.resource_version) {
-      e->conflict = true;
-      e->message = "409 Conflict";
-      return std::nullopt;
-    }
-    store_.lease = r;
-    store_.lease->resource_version = std::to_string(++store_.rv);
-    return store_.lease;
+    if (!store_.lease || store_.lease->resource_version != r.resource_version)
+      return conflict(e, "409 Conflict");
+    return write(r);
   }
 
  private:
   std::optional<LeaseRecord> fail(LeaseError* e) {
     e->message = "connection refused";
     return std::nullopt;
+  }
+  std::optional<LeaseRecord> conflict(LeaseError* e, const std::string& message) {
+    e->conflict = true;
+    e->message = message;
+    return std::nullopt;
+  }
+  /// Stores `r` under the next resourceVersion.
+  std::optional<LeaseRecord> write(const LeaseRecord& r) {
+    store_.lease = r;
+    store_.lease->resource_version = std::to_string(++store_.rv);
+    return store_.lease;
   }
   LeaseStore& store_;
 };
@@ -78,6 +78,14 @@ int64_t wall(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count() + 1'700'000'000'000'000;
 }
 
+/// Replicas a and b of one Lease, each with its own view of the API server, on a clock at 0.
+struct TwoReplicas {
+  LeaseStore store;
+  FakeLeaseApi api_a{store}, api_b{store};
+  LeaderElector a{api_a, options("a")}, b{api_b, options("b")};
+  Clock::time_point t{};
+};
+
 TEST(LeaderElector, FirstCandidateCreatesTheLeaseAndRenewsIt) {
   LeaseStore store;
   FakeLeaseApi api(store);
@@ -94,10 +102,8 @@ TEST(LeaderElector, FirstCandidateCreatesTheLeaseAndRenewsIt) {
 }
 
 TEST(LeaderElector, StandbyTakesOverOneLeaseDurationAfterTheLeaderDied) {
-  LeaseStore store;
-  FakeLeaseApi api_a(store), api_b(store);
-  LeaderElector a(api_a, options("a")), b(api_b, options("b"));
-  Clock::time_point t{};
+  TwoReplicas replicas;
+  auto& [store, api_a, api_b, a, b, t] = replicas;
   a.tick(t, wall(t));
   Clock::time_point died = t;  // a is SIGKILLed: it never ticks again
   for (int i = 0; i < 40; ++i) {
@@ -115,10 +121,8 @@ TEST(LeaderElector, StandbyTakesOverOneLeaseDurationAfterTheLeaderDied) {
 }
 
 TEST(LeaderElector, LeaderCutOffStopsActingBeforeAnyoneElseMayAct) {
-  LeaseStore store;
-  FakeLeaseApi api_a(store), api_b(store);
-  LeaderElector a(api_a, options("a")), b(api_b, options("b"));
-  Clock::time_point t{};
+  TwoReplicas replicas;
+  auto& [store, api_a, api_b, a, b, t] = replicas;
   a.tick(t, wall(t));
   b.tick(t, wall(t));
   api_a.cut = true;
@@ -138,12 +142,10 @@ TEST(LeaderElector, LeaderCutOffStopsActingBeforeAnyoneElseMayAct) {
 }
 
 TEST(LeaderElector, SimultaneousCandidatesConflictAndOnlyOneWins) {
-  LeaseStore store;
+  TwoReplicas replicas;
+  auto& [store, api_a, api_b, a, b, t] = replicas;
   store.lease = LeaseRecord{"", 2, 0, 0, 3, "7"};
   store.rv = 7;
-  FakeLeaseApi api_a(store), api_b(store);
-  LeaderElector a(api_a, options("a")), b(api_b, options("b"));
-  Clock::time_point t{};
   const Transition ta = a.tick(t, wall(t));
   const Transition tb = b.tick(t, wall(t));
   EXPECT_EQ(ta, Transition::kBecameLeader);
@@ -157,10 +159,8 @@ TEST(LeaderElector, SimultaneousCandidatesConflictAndOnlyOneWins) {
 }
 
 TEST(LeaderElector, ReleaseHandsOverAtOnce) {
-  LeaseStore store;
-  FakeLeaseApi api_a(store), api_b(store);
-  LeaderElector a(api_a, options("a")), b(api_b, options("b"));
-  Clock::time_point t{};
+  TwoReplicas replicas;
+  auto& [store, api_a, api_b, a, b, t] = replicas;
   a.tick(t, wall(t));
   b.tick(t, wall(t));
   a.release(wall(t));

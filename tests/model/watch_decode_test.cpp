@@ -17,6 +17,7 @@
 
 #include "k8s/model/codec.hpp"
 #include "k8s/model/json_codec.hpp"
+#include "tests/model/scenario_corpus.hpp"
 #include "tools/kai-gen/api_pod.hpp"
 #include "tools/kai-gen/generator.hpp"
 
@@ -52,11 +53,6 @@ void expect_same(std::string_view text, std::string_view kind = "Pod") {
   EXPECT_EQ(f.ok, r.ok) << text.substr(0, 300);
   EXPECT_EQ(f.message, r.message) << text.substr(0, 300);
   EXPECT_TRUE(f.objects == r.objects) << text.substr(0, 300);
-}
-
-std::string source_dir() {
-  const char* env = std::getenv("KAI_SOURCE_DIR");
-  return env != nullptr ? env : KAI_DEFAULT_SOURCE_DIR;
 }
 
 /// A pod as the API server sends it: managed fields, env, volumes, status; about 4 KB, with a
@@ -178,20 +174,11 @@ TEST(WatchDecode, GeneratedClusterDecodesAsTheReferenceDoes) {
 
 TEST(WatchDecode, ScenarioCorpusDecodesAsTheReferenceDoes) {
   size_t objects = 0;
-  for (const auto& entry : fs::recursive_directory_iterator(fs::path(source_dir()) / "tests" / "scenarios")) {
-    if (entry.path().extension() != ".yaml") continue;
-    std::ifstream in(entry.path());
-    std::stringstream text;
-    text << in.rdbuf();
-    auto docs = yaml_documents_to_json(text.str());
-    if (!docs) continue;  // the bad-input scenarios include YAML that is meant to fail
-    for (const json& d : *docs) {
-      if (!d.is_object() || d.value("kind", "") == "Scenario") continue;
-      const std::string kind = d.value("kind", "Pod");
-      expect_same(d.dump(), kind);
-      ++objects;
-    }
-  }
+  scenario_corpus::for_each_object([&](const json& d) {
+    const std::string kind = d.value("kind", "Pod");
+    expect_same(d.dump(), kind);
+    ++objects;
+  });
   EXPECT_GT(objects, 500u);
 }
 

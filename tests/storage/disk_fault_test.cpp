@@ -69,22 +69,26 @@ class FullDiskFs : public rocksdb::FileSystemWrapper {
   rocksdb::IOStatus NewWritableFile(const std::string& f, const rocksdb::FileOptions& fo,
                                     std::unique_ptr<rocksdb::FSWritableFile>* r,
                                     rocksdb::IODebugContext* dbg) override {
-    std::unique_ptr<rocksdb::FSWritableFile> inner;
-    auto s = FileSystemWrapper::NewWritableFile(f, fo, &inner, dbg);
-    if (s.ok()) *r = std::make_unique<File>(std::move(inner), *this, selects(f));
-    return s;
+    return wrapped(f, r, [&](auto* inner) { return FileSystemWrapper::NewWritableFile(f, fo, inner, dbg); });
   }
   rocksdb::IOStatus ReopenWritableFile(const std::string& f, const rocksdb::FileOptions& fo,
                                        std::unique_ptr<rocksdb::FSWritableFile>* r,
                                        rocksdb::IODebugContext* dbg) override {
-    std::unique_ptr<rocksdb::FSWritableFile> inner;
-    auto s = FileSystemWrapper::ReopenWritableFile(f, fo, &inner, dbg);
-    if (s.ok()) *r = std::make_unique<File>(std::move(inner), *this, selects(f));
-    return s;
+    return wrapped(f, r,
+                   [&](auto* inner) { return FileSystemWrapper::ReopenWritableFile(f, fo, inner, dbg); });
   }
 
  private:
   bool selects(const std::string& file) const { return only.empty() || file.find(only) != std::string::npos; }
+  /// Opens file `f` with `open_inner` and hands it out as a File that this file system may fail.
+  template <typename OpenInner>
+  rocksdb::IOStatus wrapped(const std::string& f, std::unique_ptr<rocksdb::FSWritableFile>* r,
+                            OpenInner open_inner) {
+    std::unique_ptr<rocksdb::FSWritableFile> inner;
+    auto s = open_inner(&inner);
+    if (s.ok()) *r = std::make_unique<File>(std::move(inner), *this, selects(f));
+    return s;
+  }
 };
 
 bool names_full_disk(const std::string& message) {
@@ -108,10 +112,31 @@ class DiskFault : public ::testing::Test {
  protected:
   DiskFault() : fs_(std::make_shared<FullDiskFs>(rocksdb::FileSystem::Default())), env_(rocksdb::NewCompositeEnv(fs_)) {}
 
-  Result<std::unique_ptr<EventLog>> open() {
+  /// The log on `env` (the fixture's full-disk one by default).
+  Result<std::unique_ptr<EventLog>> open(rocksdb::Env* env = nullptr, bool read_only = false) {
     EventLogOptions o;
-    o.env = env_.get();
+    o.env = env != nullptr ? env : env_.get();
+    o.read_only = read_only;
     return EventLog::open(dir_.str(), o);
+  }
+
+  /// The log on `env` with its first event appended and acknowledged in `acked`; an error when
+  /// either failed.
+  Result<std::unique_ptr<EventLog>> open_with_one_event(std::vector<uint64_t>& acked,
+                                                        rocksdb::Env* env = nullptr) {
+    auto log = open(env);
+    if (log && !append_acked(**log, events::testing::decision_event(1, 1), acked)) {
+      return model::Status::error("the first append failed");
+    }
+    return log;
+  }
+
+  /// Appends `e` to `log`, failing the test when it is refused; its sequence number joins `acked`.
+  static bool append_acked(EventLog& log, const events::Event& e, std::vector<uint64_t>& acked) {
+    auto r = log.append({e});
+    EXPECT_TRUE(r) << r.message();
+    if (r) acked.push_back(r->last_seq);
+    return static_cast<bool>(r);
   }
 
   /// A log on `env` fills the disk: appends fail naming the cause, with code kNoSpace; once space is
@@ -120,13 +145,8 @@ class DiskFault : public ::testing::Test {
   void fill_then_free(rocksdb::Env* env) {
     std::vector<uint64_t> acked;
     {
-      EventLogOptions o;
-      o.env = env;
-      auto log = EventLog::open(dir_.str(), o);
+      auto log = open_with_one_event(acked, env);
       ASSERT_TRUE(log) << log.message();
-      auto r = (*log)->append({events::testing::decision_event(1, 1)});
-      ASSERT_TRUE(r) << r.message();
-      acked.push_back(r->last_seq);
       fs_->full = true;
       for (int i = 0; i < 3; ++i) {
         auto failed = (*log)->append({events::testing::decision_event(1, 2)});
@@ -189,11 +209,8 @@ TEST_F(DiskFault, RocksDbsOwnLogOnTheFullDiskDoesNotAbortTheProcess) {
 TEST_F(DiskFault, FailedSyncIsADiskFullErrorAndRecovers) {
   std::vector<uint64_t> acked;
   {
-    auto log = open();
+    auto log = open_with_one_event(acked);
     ASSERT_TRUE(log) << log.message();
-    auto r = (*log)->append({events::testing::decision_event(1, 1)});
-    ASSERT_TRUE(r) << r.message();
-    acked.push_back(r->last_seq);
     fs_->sync_fails = true;
     auto failed = (*log)->append({events::testing::decision_event(1, 2)});
     ASSERT_FALSE(failed);
@@ -245,13 +262,10 @@ TEST_F(DiskFault, ConcurrentAppendsWhileFullAllFailThenAllSucceed) {
 TEST_F(DiskFault, SnapshotOnAFullDiskFailsAndTheLogRecovers) {
   std::vector<uint64_t> acked;
   {
-    auto log = open();
+    auto log = open_with_one_event(acked);
     ASSERT_TRUE(log) << log.message();
-    auto r = (*log)->append({events::testing::decision_event(1, 1)});
-    ASSERT_TRUE(r) << r.message();
-    acked.push_back(r->last_seq);
     fs_->full = true;
-    auto snap = (*log)->write_snapshot(r->last_seq, std::string(1000, 'x'));
+    auto snap = (*log)->write_snapshot(acked.back(), std::string(1000, 'x'));
     EXPECT_FALSE(snap);
     EXPECT_NE(snap.message().find("disk full"), std::string::npos) << snap.message();
     auto failed = (*log)->append({events::testing::decision_event(1, 2)});
@@ -272,9 +286,7 @@ TEST_F(DiskFault, OpeningOnAFullDiskFailsCleanlyAndReadOnlyWorks) {
     auto log = open();
     ASSERT_TRUE(log) << log.message();
     for (int i = 0; i < 3; ++i) {
-      auto r = (*log)->append({events::testing::decision_event(1, static_cast<uint64_t>(i))});
-      ASSERT_TRUE(r) << r.message();
-      acked.push_back(r->last_seq);
+      ASSERT_TRUE(append_acked(**log, events::testing::decision_event(1, static_cast<uint64_t>(i)), acked));
     }
   }
   fs_->full = true;
@@ -288,10 +300,7 @@ TEST_F(DiskFault, OpeningOnAFullDiskFailsCleanlyAndReadOnlyWorks) {
     }
   }
   {
-    EventLogOptions o;
-    o.env = env_.get();
-    o.read_only = true;
-    auto log = EventLog::open(dir_.str(), o);
+    auto log = open(nullptr, /*read_only=*/true);
     ASSERT_TRUE(log) << log.message();
     EXPECT_EQ((*log)->last_seq(), acked.back());
   }
@@ -308,9 +317,7 @@ TEST_F(DiskFault, BelowTheFloorNothingIsWrittenAndAppendsGoOnWhenSpaceReturns) {
     o.free_bytes = [&free]() -> Result<uint64_t> { return free.load(); };
     auto log = EventLog::open(dir_.str(), o);
     ASSERT_TRUE(log) << log.message();
-    auto r = (*log)->append({events::testing::decision_event(1, 1)});
-    ASSERT_TRUE(r) << r.message();
-    acked.push_back(r->last_seq);
+    ASSERT_TRUE(append_acked(**log, events::testing::decision_event(1, 1), acked));
     EXPECT_TRUE((*log)->health().writable());
     free = 10u << 20;
     const LogHealth h = (*log)->health();

@@ -1,9 +1,7 @@
 // kai-log end to end: import a cluster, verify, export a snapshot kai-sim reads, and survive damage.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -13,27 +11,17 @@
 #include "k8s/model/codec.hpp"
 #include "storage/event_log.hpp"
 #include "storage/restore.hpp"
+#include "tests/shell/run_command.hpp"
 #include "tests/storage/temp_dir.hpp"
 
 namespace kai::storage {
 namespace {
 
-struct ToolRun {
-  int code = -1;
-  std::string out;
-};
+using ToolRun = test_shell::CommandRun;
 
+/// Runs `kai-log <args>`; its standard error is dropped.
 ToolRun run(const std::string& args) {
-  ToolRun r;
-  std::string cmd = std::string(KAI_LOG_BIN) + " " + args + " 2>/dev/null";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int st = ::pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  return test_shell::run_command(std::string(KAI_LOG_BIN) + " " + args + " 2>/dev/null");
 }
 
 std::string example() {

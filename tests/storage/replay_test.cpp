@@ -5,9 +5,7 @@
 #include "tools/kai-log/replay.hpp"
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -21,6 +19,7 @@
 #include "events/state_codec.hpp"
 #include "k8s/model/json_codec.hpp"
 #include "storage/event_log.hpp"
+#include "tests/shell/run_command.hpp"
 #include "tests/storage/temp_dir.hpp"
 #include "tools/kai-gen/generator.hpp"
 
@@ -203,14 +202,8 @@ Recording record(const std::string& dir, const model::ClusterObjects& cluster, c
 
 std::pair<int, std::string> run_replay(const std::string& dir, const std::string& args = "",
                                        const std::string& redirect = "2>/dev/null") {
-  std::string cmd = std::string(KAI_LOG_BIN) + " -d " + dir + " replay " + args + " " + redirect;
-  std::string out;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int st = ::pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+  auto run = test_shell::run_command(std::string(KAI_LOG_BIN) + " -d " + dir + " replay " + args + " " + redirect);
+  return {run.code, std::move(run.out)};
 }
 
 TEST(Replay, EqualsLive) {

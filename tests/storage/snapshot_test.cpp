@@ -102,6 +102,21 @@ std::string snapshot_bytes(const events::ClusterState& s) {
   return b;
 }
 
+/// Writes a snapshot of `stream` folded up to `seq`.
+auto snapshot_at(EventLog& log, const std::vector<Event>& stream, uint64_t seq) {
+  return log.write_snapshot(seq, snapshot_bytes(fold(stream, seq)));
+}
+
+/// The log in `dir` with `stream` appended and a snapshot at each of `seqs`; a failed write fails
+/// the test.
+std::unique_ptr<EventLog> log_with_snapshots(const std::string& dir, const std::vector<Event>& stream,
+                                             std::initializer_list<uint64_t> seqs) {
+  auto log = open_log(dir);
+  EXPECT_TRUE(log->append(stream));
+  for (uint64_t seq : seqs) EXPECT_TRUE(snapshot_at(*log, stream, seq)) << "snapshot at " << seq;
+  return log;
+}
+
 /// Overwrites one raw key of a column family, bypassing the log (corruption tests).
 void put_raw_cf(const std::string& dir, const std::string& cf, const std::string& key,
                 const std::string& value) {
@@ -127,7 +142,7 @@ TEST(Snapshots, WrittenWholeReadBackCheckedAndKeptAcrossReopen) {
     auto log = open_log(dir.str());
     ASSERT_TRUE(log->append(stream));
     EXPECT_THAT(log->write_snapshot(log->last_seq() + 1, "x").message(), HasSubstr("past the log's end"));
-    ASSERT_TRUE(log->write_snapshot(10, snapshot_bytes(fold(stream, 10))));
+    ASSERT_TRUE(snapshot_at(*log, stream, 10));
     ASSERT_TRUE(log->write_snapshot(20, big));
     auto listed = log->snapshots();
     ASSERT_TRUE(listed);
@@ -156,8 +171,7 @@ TEST(Snapshots, RestoreFromAnySnapshotEqualsTheProjectionOfTheWholeLog) {
   auto log = open_log(dir.str());
   ASSERT_TRUE(log->append(stream));
   const uint64_t n = stream.size();
-  for (uint64_t at : {n / 5, n / 2, n - 40})
-    ASSERT_TRUE(log->write_snapshot(at, snapshot_bytes(fold(stream, at))));
+  for (uint64_t at : {n / 5, n / 2, n - 40}) ASSERT_TRUE(snapshot_at(*log, stream, at));
   for (uint64_t at : {uint64_t{1}, n / 5 - 1, n / 5, n / 5 + 7, n / 2 + 100, n - 40, n - 1, n}) {
     auto r = restore_state(*log, at);
     ASSERT_TRUE(r) << r.message();
@@ -178,10 +192,8 @@ TEST(Snapshots, ADamagedSnapshotIsReportedAndRestoreFallsBackToAnOlderOne) {
   const auto stream = churn_stream(2);
   const uint64_t n = stream.size();
   {
-    auto log = open_log(dir.str());
-    ASSERT_TRUE(log->append(stream));
-    ASSERT_TRUE(log->write_snapshot(n / 3, snapshot_bytes(fold(stream, n / 3))));
-    ASSERT_TRUE(log->write_snapshot(n / 2, snapshot_bytes(fold(stream, n / 2))));
+    auto log = log_with_snapshots(dir.str(), stream, {n / 3, n / 2});
+    ASSERT_FALSE(HasFailure());
   }
   auto part0 = seq_key(n / 2) + std::string("\0\0\0\0", 4);
   put_raw_cf(dir.str(), "snapshots", part0, "\1\2\3\4garbage");
@@ -212,8 +224,8 @@ TEST(Retention, DeletesOldEventsButNeverPastTheOldestKeptSnapshot) {
   auto log = open_log(dir.str());
   ASSERT_TRUE(log->append(stream));
   const uint64_t s1 = day_start[3] + 5, s2 = day_start[8] + 9;  // two snapshots
-  ASSERT_TRUE(log->write_snapshot(s1, snapshot_bytes(fold(stream, s1))));
-  ASSERT_TRUE(log->write_snapshot(s2, snapshot_bytes(fold(stream, s2))));
+  ASSERT_TRUE(snapshot_at(*log, stream, s1));
+  ASSERT_TRUE(snapshot_at(*log, stream, s2));
 
   // A pod with a decision among the first days: the audit index names it until retention.
   std::string audited_pod;
@@ -278,9 +290,8 @@ TEST(Retention, SizeLimitAndTheSequenceGoesOnAfterEverythingWasDeleted) {
   const auto stream = churn_stream(2);
   const uint64_t n = stream.size();
   {
-    auto log = open_log(dir.str());
-    ASSERT_TRUE(log->append(stream));
-    ASSERT_TRUE(log->write_snapshot(n, snapshot_bytes(fold(stream, n))));
+    auto log = log_with_snapshots(dir.str(), stream, {n});
+    ASSERT_FALSE(HasFailure());
     RetentionPolicy tiny;
     tiny.max_age = std::chrono::seconds(0);
     tiny.max_bytes = 1;  // everything the snapshot covers may go

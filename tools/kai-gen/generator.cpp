@@ -42,21 +42,15 @@ model::Pod make_pod(const std::string& ns, const std::string& name, int64_t cpu_
   return p;
 }
 
-}  // namespace
-
 model::Queue make_queue(const std::string& name, const std::string& parent, double gpu_quota,
                         int64_t created) {
-  model::Queue q;
-  q.meta.name = name;
+  model::Queue q = quota_queue(name, parent, gpu_quota);
   q.meta.uid = "uid-queue-" + name;
   q.meta.creation_timestamp = created;
-  q.parent_queue = parent;
-  q.has_resources = true;
-  q.gpu = {gpu_quota, 1, -1};
-  q.cpu = {-1, 1, -1};
-  q.memory = {-1, 1, -1};
   return q;
 }
+
+}  // namespace
 
 ClusterSpec ClusterSpec::scaled(double factor) {
   ClusterSpec s;
@@ -70,6 +64,17 @@ ClusterSpec ClusterSpec::scaled(double factor) {
   s.pending_groups = scale(s.pending_groups);
   s.queue_fanout = std::max<int32_t>(2, static_cast<int32_t>(std::lround(10 * std::cbrt(factor))));
   return s;
+}
+
+model::Queue quota_queue(const std::string& name, const std::string& parent, double gpu_quota) {
+  model::Queue q;
+  q.meta.name = name;
+  q.parent_queue = parent;
+  q.has_resources = true;
+  q.gpu = {gpu_quota, 1, -1};
+  q.cpu = {-1, 1, -1};
+  q.memory = {-1, 1, -1};
+  return q;
 }
 
 model::ClusterObjects generate(const ClusterSpec& spec) {

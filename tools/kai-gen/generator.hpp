@@ -27,11 +27,12 @@ struct ClusterSpec {
   static ClusterSpec scaled(double factor);
 };
 
-/// A queue with a GPU quota (-1 = none) and no CPU or memory quota, over-quota weight 1, no limit.
-model::Queue make_queue(const std::string& name, const std::string& parent, double gpu_quota, int64_t created);
-
 /// Builds the cluster. Running pods are placed on nodes that have room; pods that find none are
 /// left out, so a spec that overfills the cluster still yields a consistent snapshot.
 model::ClusterObjects generate(const ClusterSpec& spec);
+
+/// A queue under `parent` ("" = a top queue) with `gpu_quota` GPUs (-1 = none), over-quota weight 1
+/// and no limit, and no CPU or memory quota; no UID or creation time.
+model::Queue quota_queue(const std::string& name, const std::string& parent, double gpu_quota);
 
 }  // namespace kai::gen
