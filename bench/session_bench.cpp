@@ -7,7 +7,7 @@
 
 #include "actors/scheduler/core/actions/allocate.hpp"
 #include "actors/scheduler/core/plugin.hpp"
-#include "actors/scheduler/core/plugins/proportion.hpp"
+#include "actors/scheduler/core/plugins/builtin.hpp"
 #include "actors/scheduler/core/session.hpp"
 #include "tools/kai-gen/generator.hpp"
 
@@ -100,7 +100,7 @@ void BM_BuildAndAllocate(benchmark::State& state) {
   const auto& objects = cluster(state.range(0), false);
   for (auto _ : state) {
     Session ssn(objects, allocate_only());
-    kai::core::AllocateAction().execute(ssn);
+    kai::core::allocate_action(ssn);
     benchmark::DoNotOptimize(ssn.decisions.data());
     if (state.iterations() == 1) report(state, ssn);
   }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs every build and test dependency from Debian bookworm's packages. Idempotent; run as root
 # (or with sudo available). Used by the README's two commands, by .ci/run and by the Dockerfile.
+#   tools/install-deps.sh [--with-lint]   --with-lint adds clang-tidy (CI's lint phase)
 set -euo pipefail
 
 packages=(
@@ -9,6 +10,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcaf-dev libboost1.81-dev librocksdb-dev libssl-dev prometheus-cpp-dev libsimdjson-dev
 )
+[ "${1:-}" = --with-lint ] && packages+=(clang-tidy)
 
 missing=()
 for p in "${packages[@]}"; do

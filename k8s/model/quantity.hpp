@@ -1,5 +1,5 @@
 #pragma once
-// Kubernetes resource quantities (k8s.io/apimachinery/pkg/api/resource) as integer milli-units.
+// Kubernetes resource quantities (Kubernetes' resource.Quantity) as integer milli-units.
 //
 // Grammar:  <quantity> ::= <signedNumber><suffix>
 //           <suffix>   ::= Ki | Mi | Gi | Ti | Pi | Ei | n | u | m | "" | k | M | G | T | P | E

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "k8s/model/well_known_names.hpp"
 #include "tests/daemon/cluster_fixture.hpp"
 
 namespace kai::e2e {

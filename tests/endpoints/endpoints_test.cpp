@@ -229,7 +229,7 @@ TEST(EndpointsOptions, HalfATlsConfigurationIsRefused) {
 
 TEST_F(EndpointsTest, AdmissionWebhookPathsAreNotServedOnThePlainPort) {
   start({});  // the metrics port: plain HTTP, webhooks off
-  for (const char* path : {"/mutate-pods", "/validate-pods", "/validate-queues", kValidatePodGroupsPath}) {
+  for (const char* path : {"/mutate-pods", "/validate-pods", "/validate-queues", "/validate-podgroups"}) {
     auto r = client_->request("POST", path, "{}");
     EXPECT_EQ(r.status, 405) << path << ": " << r.body;  // only GETs are served on the plain port
     EXPECT_EQ(r.body, "only GET is served here\n") << path;

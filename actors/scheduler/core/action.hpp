@@ -1,5 +1,5 @@
 #pragma once
-// An action runs once per session over all jobs (KAI framework/interface.go Action). Actions keep no
+// An action runs once per session over all jobs (KAI's Action; docs/architecture.md). Actions keep no
 // state of their own between sessions, so each is a function; the registry (action.cpp) names them.
 
 #include <span>

@@ -1,5 +1,5 @@
 #pragma once
-// Jobs ordered by the queue hierarchy (KAI actions/utils/job_order_by_queue.go): leaves hold jobs in
+// Jobs ordered by the queue hierarchy (as KAI's allocate orders them; docs/kai-compatibility.md): leaves hold jobs in
 // job order; each level picks the child queue whose best pending job wins the queue order. The best
 // job of every subtree is cached and recomputed only along the path of a popped or pushed job, because
 // a queue's order depends only on its own subtree.

@@ -1,6 +1,6 @@
 #pragma once
 // How a task's status on a node moves the node's idle / releasing / used resources and its shared GPUs
-// (KAI node_info.go AddTask / RemoveTask). Statement and session build both go through here, so that
+// (KAI's node info add / remove task). Statement and session build both go through here, so that
 // undoing an operation restores the node exactly.
 
 #include "actors/scheduler/core/cluster_info.hpp"

@@ -1,5 +1,5 @@
 #pragma once
-// The plugin interface (kube-scheduler framework/interface.go, KAI framework/plugins.go): a plugin
+// The plugin interface (as kube-scheduler's and KAI's plugin frameworks): a plugin
 // registers the hooks it implements on the session when the session opens.
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 #pragma once
 // A scheduling session: the dense snapshot of one cycle plus the plugin hooks the actions call
-// (KAI framework/session.go). Actions change it only through a Statement.
+// (KAI's session). Actions change it only through a Statement.
 
 #include <cstdint>
 #include <functional>

@@ -1,5 +1,5 @@
 #pragma once
-// A transaction over the session (KAI framework/statement.go): allocate / pipeline / evict change the
+// A transaction over the session (KAI's statement): allocate / pipeline / evict change the
 // session at once (virtually), checkpoint / rollback undo back to a mark, discard undoes everything,
 // commit turns the operations into decisions in order.
 

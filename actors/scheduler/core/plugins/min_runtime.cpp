@@ -1,4 +1,4 @@
-// The minruntime plugin (docs/kai-compatibility.md "Min-runtime"; KAI's docs/plugins/minruntime.md): a victim whose pod group
+// The minruntime plugin (docs/kai-compatibility.md "Min-runtime"): a victim whose pod group
 // started less than its minimum runtime ago keeps its pods. Preempt takes the victim queue's
 // preemptMinRuntime (nearest queue up the tree that sets it); reclaim takes reclaimMinRuntime, resolved
 // from the victim's queue up to, not including, the lowest common ancestor with the reclaimer's queue
