@@ -11,13 +11,13 @@
 #include <vector>
 
 #include "k8s/apiserver/api_server.hpp"
-#include "k8s/apiserver/test_client.hpp"
+#include "k8s/http/http_client.hpp"
 
 namespace {
 
 using kai::apiserver::ApiServer;
 using kai::apiserver::ServerOptions;
-namespace t = kai::apiserver::testing;
+namespace t = kai::http;
 
 void pin_to_one_core() {
   cpu_set_t set;

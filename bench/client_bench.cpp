@@ -27,6 +27,7 @@ using nlohmann::json;
 const std::vector<std::string>& watch_lines() {
   static const std::vector<std::string> lines = [] {
     std::vector<std::string> out;
+    out.reserve(1000);
     for (int i = 0; i < 1000; ++i)
       out.push_back(json{{"type", "MODIFIED"}, {"object", kai::gen::api_server_pod(i)}}.dump());
     return out;
@@ -148,6 +149,7 @@ void BM_KubeClientBinding(benchmark::State& state) {
     std::mutex failure_mu;
     state.ResumeTiming();
     std::vector<std::thread> workers;
+    workers.reserve(static_cast<size_t>(threads));
     for (int t = 0; t < threads; ++t) {
       workers.emplace_back([&, t] {
         for (int64_t k = 0; k < per_thread; ++k) {

@@ -215,7 +215,7 @@ void BM_IngestUnderSnapshots(benchmark::State& state) {
   for (const auto& v : g_latencies_us) all.insert(all.end(), v.begin(), v.end());
   std::sort(all.begin(), all.end());
   if (!all.empty()) {
-    auto at = [&](double q) { return all[std::min(all.size() - 1, static_cast<size_t>(q * all.size()))]; };
+    auto at = [&](double q) { return all[std::min(all.size() - 1, static_cast<size_t>(q * static_cast<double>(all.size())))]; };
     state.counters["p50_us"] = at(0.50);
     state.counters["p99_us"] = at(0.99);
     state.counters["p999_us"] = at(0.999);

@@ -110,8 +110,8 @@ caf::behavior store_actor(caf::event_based_actor* /*self*/, EntityStore* store, 
 /// every event it appended up to the cut was sent to its store before the cut (one sender, one
 /// mailbox order), so each store's view reflects exactly the log up to the cut's position.
 caf::behavior ingest_actor(caf::event_based_actor* self, IngestCore* core, EarlyCycleTrigger* trigger,
-                           std::map<std::string, caf::actor> store_of_kind, std::vector<caf::actor> stores,
-                           RelistFn relist) {
+                           const std::map<std::string, caf::actor>& store_of_kind,
+                           const std::vector<caf::actor>& stores, const RelistFn& relist) {
   auto probing = std::make_shared<bool>(false);  // a probe tick is on its way
   const IngestCore::Forward forward = [self, store_of_kind](const WatchEventPtr& w) {
     if (auto it = store_of_kind.find(w->kind); it != store_of_kind.end()) self->send(it->second, watch_atom::value, w);
@@ -172,7 +172,7 @@ caf::behavior ingest_actor(caf::event_based_actor* self, IngestCore* core, Early
 /// The scheduler actor: ticks, asks for cuts and runs the cycle driver on them. While a cut is on
 /// its way, outcomes and leadership changes wait here, in order, so that nothing the driver appends
 /// falls between the cut's position and the cycle (its records stay the projection's at the cut).
-caf::behavior scheduler_actor(caf::event_based_actor* self, CycleDriver* driver, caf::actor ingest) {
+caf::behavior scheduler_actor(caf::event_based_actor* self, CycleDriver* driver, const caf::actor& ingest) {
   struct State {
     uint64_t generation = 0;  ///< Ticks carry one; an early cycle starts a new one.
     uint64_t request = 0;     ///< The last cut asked for.

@@ -12,7 +12,7 @@ model::Status ensure_reservation_namespace(k8s::KubeClient& client) {
   using nlohmann::json;
   const std::string ns = model::kReservationNamespace;
   // The reservation pods' serviceAccountName (actors/daemon/kube_sharing_api.cpp) is the namespace's name.
-  const std::string account = ns;
+  const std::string& account = ns;
   struct Needed {
     std::string what, path, collection;
     json object;

@@ -12,11 +12,11 @@
 namespace kai::apiserver {
 
 Router::Router(ServerOptions options, std::string token)
-    : options_(options),
+    : options_(std::move(options)),
       token_(std::move(token)),
-      store_(StoreOptions{options.history_limit, options.bookmark_interval, options.kubelet,
-                          options.kubelet_delay, options.kubelet_reserves_gpus}),
-      cost_(options.cost) {}
+      store_(StoreOptions{options_.history_limit, options_.bookmark_interval, options_.kubelet,
+                          options_.kubelet_delay, options_.kubelet_reserves_gpus}),
+      cost_(options_.cost) {}
 
 void Router::set_faults(const Faults& f) {
   std::lock_guard lock(mu_);
@@ -136,7 +136,7 @@ HttpResponse Router::handle(const HttpRequest& req) {
     }
     HttpResponse r = dispatch(req, path, query);
     if (fault_410 && r.start_stream) {
-      r.start_stream = [](WatchSink sink) -> uint64_t {
+      r.start_stream = [](const WatchSink& sink) -> uint64_t {
         Json ev = {{"type", "ERROR"},
                    {"object", ApiError(410, "Expired", "too old resource version: injected fault").status()}};
         sink.push(std::make_shared<const std::string>(ev.dump() + "\n"));
@@ -283,7 +283,7 @@ HttpResponse Router::dispatch(const HttpRequest& req, const std::string& path,
       (void)FieldSelector::parse(opt.field_selector, r.kind);
       HttpResponse resp;
       resp.stream_timeout_seconds = opt.timeout_seconds;
-      resp.start_stream = [this, info, ns, opt](WatchSink sink) -> uint64_t {
+      resp.start_stream = [this, info, ns, opt](const WatchSink& sink) -> uint64_t {
         try {
           return store_.watch(*info, ns, opt, sink);
         } catch (const ApiError& e) {

@@ -9,7 +9,7 @@ namespace kai::apiserver {
 
 // ------------------------------------------------------------------------------------ lifecycle
 
-Store::Store(StoreOptions options) : options_(std::move(options)) {
+Store::Store(StoreOptions options) : options_(options) {
   register_builtins();
   for (const char* ns : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
     create(*find("", "v1", "namespaces"), "", Json{{"metadata", {{"name", ns}}}});

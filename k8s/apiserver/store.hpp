@@ -31,7 +31,9 @@
 namespace kai::apiserver {
 
 /// One resource served at one group/version (built in or from a CustomResourceDefinition).
-struct ResourceInfo {
+// bugprone-exception-escape is silenced here: the implicit moves are noexcept; the check counts the
+// invariant assertion inside nlohmann::json's move constructor as a throw.
+struct ResourceInfo {  // NOLINT(bugprone-exception-escape)
   std::string group;     ///< "" for core.
   std::string version;   ///< "v1", "v2alpha2"...
   std::string resource;  ///< Plural: "pods".

@@ -30,7 +30,7 @@ Json Store::remove_locked(const ResourceInfo& r, const std::string& ns, const st
   const std::string key = obj_key(r.namespaced ? ns : "", name);
   auto it = objs.find(key);
   if (it == objs.end()) throw not_found(r.group, r.resource, name);
-  const Json old = *it->second;
+  Json old = *it->second;  // not const: returned by value, so it moves
   if (options.is_object() && options.contains("preconditions") && options["preconditions"].is_object()) {
     const Json& pre = options["preconditions"];
     const std::string uid = str_at(pre, "uid");

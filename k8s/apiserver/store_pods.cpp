@@ -17,11 +17,8 @@ std::string pod_qos(const Json& pod) {
       Json lim = c.contains("resources") ? c["resources"].value("limits", Json::object()) : Json::object();
       if (!req.empty() || !lim.empty()) any = true;
       for (const char* r : {"cpu", "memory"}) {
-        if (!lim.contains(r)) {
-          guaranteed = false;
-        } else if (req.contains(r) && req[r] != lim[r]) {
-          guaranteed = false;
-        }
+        // Guaranteed needs a limit for each, and a request, if any, equal to it.
+        if (!lim.contains(r) || (req.contains(r) && req[r] != lim[r])) guaranteed = false;
       }
     }
   }

@@ -11,7 +11,7 @@ void Store::add_resource_locked(std::shared_ptr<ResourceInfo> info) {
 
 void Store::register_builtins() {
   auto add = [&](std::string group, std::string version, std::string resource, std::string singular,
-                 std::string kind, bool namespaced, bool status, bool generation,
+                 const std::string& kind, bool namespaced, bool status, bool generation,
                  std::vector<std::string> short_names) {
     auto r = std::make_shared<ResourceInfo>();
     r->group = std::move(group);

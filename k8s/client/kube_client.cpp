@@ -47,7 +47,7 @@ std::string group_path(const std::string& group_version, const std::string& ns, 
 /// "pods", "pods/binding", "queues.scheduling.run.ai/status": the resource a path names, for counting.
 std::string resource_of_path(const std::string& full) {
   std::vector<std::string> seg;
-  const std::string path = full.substr(0, full.find('?'));
+  std::string path = full.substr(0, full.find('?'));
   for (size_t i = 1; i <= path.size();) {
     size_t j = path.find('/', i);
     if (j == std::string::npos) j = path.size();

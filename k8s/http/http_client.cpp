@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <condition_variable>
 #include <deque>
 #include <limits>
@@ -424,7 +425,11 @@ WatchStream::WatchStream(Endpoint endpoint, std::string target) : impl_(std::mak
 }
 
 WatchStream::~WatchStream() {
-  stop();
+  try {
+    stop();
+  } catch (const std::exception& e) {  // a failed join: nothing is left to do but say so
+    std::fprintf(stderr, "watch stream: stopping failed: %s\n", e.what());
+  }
 }
 
 void WatchStream::stop() {

@@ -8,6 +8,7 @@
 #include "k8s/http/https_server.hpp"
 
 #include <atomic>
+#include <cstdio>
 #include <deque>
 #include <optional>
 #include <thread>
@@ -331,7 +332,13 @@ HttpsServer::HttpsServer(ServerOptions options, Handlers handlers) : impl_(std::
   impl_->handlers = std::move(handlers);
 }
 
-HttpsServer::~HttpsServer() { stop(); }
+HttpsServer::~HttpsServer() {
+  try {
+    stop();
+  } catch (const std::exception& e) {  // a failed join: nothing is left to do but say so
+    std::fprintf(stderr, "https server: stopping failed: %s\n", e.what());
+  }
+}
 
 model::Status HttpsServer::start() {
   Impl& m = *impl_;

@@ -38,11 +38,11 @@ TEST(Binary, ServesAndStopsOnSigterm) {
   std::ifstream kc(printed["kubeconfig"]);
   std::string text((std::istreambuf_iterator<char>(kc)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("token: t0ken"), std::string::npos);
-  testing::Endpoint ep;
+  http::Endpoint ep;
   ep.port = static_cast<uint16_t>(std::stoi(printed["https"].substr(printed["https"].rfind(':') + 1)));
   ep.ca_file = printed["ca"];
   ep.token = "t0ken";
-  auto r = testing::HttpClient(ep).request("GET", "/apis/scheduling.run.ai/v2/queues");
+  auto r = http::HttpClient(ep).request("GET", "/apis/scheduling.run.ai/v2/queues");
   EXPECT_EQ(r.status, 200) << r.body;
   ASSERT_EQ(::kill(pid, SIGTERM), 0);
   int status = 0;

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "k8s/apiserver/api_server.hpp"
-#include "k8s/apiserver/test_client.hpp"
+#include "k8s/http/http_client.hpp"
 
 namespace kai::apiserver {
 
@@ -21,7 +21,7 @@ inline std::string source_dir() {
 }
 
 /// Parses a reply body; a body that is not JSON becomes a JSON string (so failures print it).
-inline Json body(const testing::Reply& r) {
+inline Json body(const http::Reply& r) {
   Json j = Json::parse(r.body, nullptr, false);
   return j.is_discarded() ? Json(r.body) : j;
 }
@@ -38,7 +38,7 @@ class ApiServerTest : public ::testing::Test {
     server_ = std::make_unique<ApiServer>(options_);
     auto s = server_->start();
     ASSERT_TRUE(s.is_ok()) << s.message();
-    client_ = std::make_unique<testing::HttpClient>(endpoint());
+    client_ = std::make_unique<http::HttpClient>(endpoint());
   }
   void TearDown() override {
     client_.reset();
@@ -46,8 +46,8 @@ class ApiServerTest : public ::testing::Test {
   }
   virtual void customize(ServerOptions&) {}
 
-  testing::Endpoint endpoint(bool tls = true) const {
-    testing::Endpoint ep;
+  http::Endpoint endpoint(bool tls = true) const {
+    http::Endpoint ep;
     ep.port = tls ? server_->https_port() : server_->http_port();
     ep.tls = tls;
     ep.ca_file = server_->ca_path();
@@ -55,7 +55,7 @@ class ApiServerTest : public ::testing::Test {
     return ep;
   }
 
-  testing::Reply req(const std::string& method, const std::string& target, const Json& b = nullptr,
+  http::Reply req(const std::string& method, const std::string& target, const Json& b = nullptr,
                      const std::string& content_type = "application/json") {
     return client_->request(method, target, b.is_null() ? "" : b.dump(), content_type);
   }
@@ -76,11 +76,11 @@ class ApiServerTest : public ::testing::Test {
     return p;
   }
   /// POSTs `p` to the pods of namespace default, whatever its own namespace.
-  testing::Reply post_pod(const Json& p) { return req("POST", "/api/v1/namespaces/default/pods", p); }
-  testing::Reply create_pod(const std::string& name, const std::string& ns = "default") {
+  http::Reply post_pod(const Json& p) { return req("POST", "/api/v1/namespaces/default/pods", p); }
+  http::Reply create_pod(const std::string& name, const std::string& ns = "default") {
     return req("POST", "/api/v1/namespaces/" + ns + "/pods", pod(name, ns));
   }
-  testing::Reply bind(const std::string& name, const std::string& node, const std::string& ns = "default") {
+  http::Reply bind(const std::string& name, const std::string& node, const std::string& ns = "default") {
     return req("POST", "/api/v1/namespaces/" + ns + "/pods/" + name + "/binding",
                Json{{"apiVersion", "v1"},
                     {"kind", "Binding"},
@@ -89,7 +89,7 @@ class ApiServerTest : public ::testing::Test {
   }
 
   std::unique_ptr<ApiServer> server_;
-  std::unique_ptr<testing::HttpClient> client_;
+  std::unique_ptr<http::HttpClient> client_;
 };
 
 }  // namespace kai::apiserver

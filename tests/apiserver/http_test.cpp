@@ -11,15 +11,15 @@ namespace {
 using Http = ApiServerTest;
 
 TEST_F(Http, TokenIsRequired) {
-  testing::Endpoint anon = endpoint();
+  http::Endpoint anon = endpoint();
   anon.token = "";
-  testing::HttpClient c(anon);
+  http::HttpClient c(anon);
   auto r = c.request("GET", "/api/v1/namespaces");
   EXPECT_EQ(r.status, 401);
   EXPECT_EQ(body(r)["reason"], "Unauthorized");
   anon.token = "wrong";
-  EXPECT_EQ(testing::HttpClient(anon).request("GET", "/api/v1/pods").status, 401);
-  EXPECT_EQ(testing::HttpClient(anon).request("POST", "/debug/drop-watches").status, 401);
+  EXPECT_EQ(http::HttpClient(anon).request("GET", "/api/v1/pods").status, 401);
+  EXPECT_EQ(http::HttpClient(anon).request("POST", "/debug/drop-watches").status, 401);
   EXPECT_EQ(c.request("GET", "/healthz").status, 200);
   EXPECT_EQ(c.request("GET", "/readyz").body, "ok");
   EXPECT_EQ(body(c.request("GET", "/version"))["major"], "1");
@@ -29,13 +29,13 @@ TEST_F(Http, TlsIsVerifiedAndPlainHttpWorks) {
   // Another server's certificate does not verify this one.
   ApiServer other;
   ASSERT_TRUE(other.start().is_ok());
-  testing::Endpoint ep = endpoint();
+  http::Endpoint ep = endpoint();
   ep.ca_file = other.ca_path();
-  auto r = testing::HttpClient(ep).request("GET", "/healthz");
+  auto r = http::HttpClient(ep).request("GET", "/healthz");
   EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.error.find("handshake"), std::string::npos) << r.error;
   // Plain HTTP serves the same API.
-  auto p = testing::HttpClient(endpoint(false)).request("GET", "/api/v1/namespaces/default");
+  auto p = http::HttpClient(endpoint(false)).request("GET", "/api/v1/namespaces/default");
   EXPECT_EQ(p.status, 200);
   EXPECT_EQ(body(p)["metadata"]["name"], "default");
 }
@@ -123,10 +123,10 @@ TEST_F(Http, BadRequestsGetRealStatusCodes) {
 
 TEST_F(Http, RawGarbageDoesNotCrash) {
   // A plain HTTP client sending a broken request line, then a proper one on a new connection.
-  testing::HttpClient c(endpoint(false));
+  http::HttpClient c(endpoint(false));
   auto r = c.request("GET", "/api/v1/namespaces/default/pods\x01", "");
   EXPECT_TRUE(r.status == 0 || r.status == 400 || r.status == 404) << r.status;
-  EXPECT_EQ(testing::HttpClient(endpoint(false)).request("GET", "/healthz").status, 200);
+  EXPECT_EQ(http::HttpClient(endpoint(false)).request("GET", "/healthz").status, 200);
 }
 
 TEST_F(Http, CreateObjectWithoutHttp) {

@@ -11,14 +11,14 @@ namespace {
 using Watches = ApiServerTest;
 using std::chrono::milliseconds;
 
-Json next_event(testing::WatchStream& w, milliseconds timeout = milliseconds(5000)) {
+Json next_event(http::WatchStream& w, milliseconds timeout = milliseconds(5000)) {
   auto line = w.next(timeout);
   if (!line) return nullptr;
   return Json::parse(*line, nullptr, false);
 }
 
 /// Next event that is not a BOOKMARK.
-Json next_change(testing::WatchStream& w) {
+Json next_change(http::WatchStream& w) {
   for (int i = 0; i < 100; ++i) {
     Json e = next_event(w);
     if (e.is_null() || e["type"] != "BOOKMARK") return e;
@@ -28,7 +28,7 @@ Json next_change(testing::WatchStream& w) {
 
 TEST_F(Watches, InitialStateThenChangesInOrder) {
   ASSERT_EQ(create_pod("a").status, 201);
-  testing::WatchStream w(endpoint(), "/api/v1/namespaces/default/pods?watch=true");
+  http::WatchStream w(endpoint(), "/api/v1/namespaces/default/pods?watch=true");
   ASSERT_EQ(w.status(), 200);
   Json e = next_event(w);
   EXPECT_EQ(e["type"], "ADDED");
@@ -51,13 +51,13 @@ TEST_F(Watches, ResumeFromResourceVersionAndGone) {
   const std::string rv = body(create_pod("a"))["metadata"]["resourceVersion"];
   ASSERT_EQ(create_pod("b").status, 201);
   ASSERT_EQ(create_pod("c").status, 201);
-  testing::WatchStream w(endpoint(), "/api/v1/namespaces/default/pods?watch=1&resourceVersion=" + rv);
+  http::WatchStream w(endpoint(), "/api/v1/namespaces/default/pods?watch=1&resourceVersion=" + rv);
   EXPECT_EQ(next_event(w)["object"]["metadata"]["name"], "b");
   EXPECT_EQ(next_event(w)["object"]["metadata"]["name"], "c");
   w.stop();
   server_->compact_history();
   ASSERT_EQ(create_pod("d").status, 201);
-  testing::WatchStream old(endpoint(), "/api/v1/namespaces/default/pods?watch=1&resourceVersion=" + rv);
+  http::WatchStream old(endpoint(), "/api/v1/namespaces/default/pods?watch=1&resourceVersion=" + rv);
   ASSERT_EQ(old.status(), 200);
   Json err = next_event(old);
   EXPECT_EQ(err["type"], "ERROR");
@@ -72,29 +72,29 @@ TEST_F(Watches, BoundedHistoryGivesGone) {
   options_.history_limit = 5;
   server_ = std::make_unique<ApiServer>(options_);
   ASSERT_TRUE(server_->start().is_ok());
-  client_ = std::make_unique<testing::HttpClient>(endpoint());
+  client_ = std::make_unique<http::HttpClient>(endpoint());
   const std::string rv = body(create_pod("a"))["metadata"]["resourceVersion"];
   for (int i = 0; i < 10; ++i) ASSERT_EQ(create_pod("p" + std::to_string(i)).status, 201);
-  testing::WatchStream w(endpoint(), "/api/v1/namespaces/default/pods?watch=1&resourceVersion=" + rv);
+  http::WatchStream w(endpoint(), "/api/v1/namespaces/default/pods?watch=1&resourceVersion=" + rv);
   EXPECT_EQ(next_event(w)["object"]["code"], 410);
 }
 
 TEST_F(Watches, BookmarksWhenAllowed) {
-  testing::WatchStream w(endpoint(),
+  http::WatchStream w(endpoint(),
                          "/api/v1/namespaces/default/pods?watch=1&allowWatchBookmarks=true&resourceVersion=" +
                              std::to_string(server_->resource_version()));
   Json e = next_event(w);
   EXPECT_EQ(e["type"], "BOOKMARK");
   EXPECT_EQ(e["object"]["kind"], "Pod");
   EXPECT_FALSE(e["object"]["metadata"]["resourceVersion"].get<std::string>().empty());
-  testing::WatchStream plain(endpoint(), "/api/v1/namespaces/default/pods?watch=1&resourceVersion=" +
+  http::WatchStream plain(endpoint(), "/api/v1/namespaces/default/pods?watch=1&resourceVersion=" +
                                              std::to_string(server_->resource_version()));
   EXPECT_FALSE(plain.next(milliseconds(400)).has_value());
 }
 
 TEST_F(Watches, SelectorTransitionsAndTimeout) {
   ASSERT_EQ(create_pod("a").status, 201);
-  testing::WatchStream w(endpoint(),
+  http::WatchStream w(endpoint(),
                          "/api/v1/pods?watch=1&fieldSelector=spec.nodeName%3Dn1&timeoutSeconds=2");
   ASSERT_EQ(w.status(), 200);
   ASSERT_EQ(bind("a", "n1").status, 201);
@@ -106,7 +106,7 @@ TEST_F(Watches, SelectorTransitionsAndTimeout) {
   EXPECT_TRUE(w.ended_cleanly()) << "timeoutSeconds ends the stream with its last chunk";
   // Watching one object by name, as kubectl does.
   ASSERT_EQ(create_pod("b").status, 201);
-  testing::WatchStream one(endpoint(),
+  http::WatchStream one(endpoint(),
                            "/api/v1/namespaces/default/pods?watch=1&fieldSelector=metadata.name%3Db");
   EXPECT_EQ(next_event(one)["object"]["metadata"]["name"], "b");
   EXPECT_EQ(req("GET", "/api/v1/pods?watch=1&labelSelector=%3D%3D").status, 400);
@@ -115,10 +115,10 @@ TEST_F(Watches, SelectorTransitionsAndTimeout) {
 TEST_F(Watches, ConcurrentWritersAndWatchersSeeEveryChangeOnceInOrder) {
   constexpr int kWriters = 4;
   constexpr int kPerWriter = 40;
-  std::vector<std::unique_ptr<testing::WatchStream>> watchers;
+  std::vector<std::unique_ptr<http::WatchStream>> watchers;
   const std::string from = std::to_string(server_->resource_version());
   for (int i = 0; i < 3; ++i) {
-    watchers.push_back(std::make_unique<testing::WatchStream>(
+    watchers.push_back(std::make_unique<http::WatchStream>(
         endpoint(i % 2 == 0), "/api/v1/namespaces/default/pods?watch=1&resourceVersion=" + from));
     ASSERT_EQ(watchers.back()->status(), 200);
   }
@@ -126,7 +126,7 @@ TEST_F(Watches, ConcurrentWritersAndWatchersSeeEveryChangeOnceInOrder) {
   std::atomic<int> failures{0};
   for (int w = 0; w < kWriters; ++w) {
     writers.emplace_back([&, w] {
-      testing::HttpClient c(endpoint(w % 2 == 0));
+      http::HttpClient c(endpoint(w % 2 == 0));
       for (int i = 0; i < kPerWriter; ++i) {
         const std::string name = "w" + std::to_string(w) + "-" + std::to_string(i);
         if (c.request("POST", "/api/v1/namespaces/default/pods", pod(name).dump()).status != 201) ++failures;
@@ -179,7 +179,7 @@ TEST_F(Watches, FaultInjection) {
   f.expire_watches = 1;
   server_->set_faults(f);
   {
-    testing::WatchStream w(endpoint(), "/api/v1/namespaces/default/pods?watch=1");
+    http::WatchStream w(endpoint(), "/api/v1/namespaces/default/pods?watch=1");
     EXPECT_EQ(next_event(w)["object"]["code"], 410);
   }
 
@@ -199,7 +199,7 @@ TEST_F(Watches, FaultInjection) {
   server_->set_faults(Faults{});
 
   // Dropped watch streams are cut, not finished.
-  testing::WatchStream w(endpoint(), "/api/v1/namespaces/default/pods?watch=1");
+  http::WatchStream w(endpoint(), "/api/v1/namespaces/default/pods?watch=1");
   ASSERT_EQ(w.status(), 200);
   for (int i = 0; i < 50 && server_->watch_count() == 0; ++i) std::this_thread::sleep_for(milliseconds(10));
   server_->drop_watches();
@@ -235,7 +235,7 @@ TEST_F(Watches, CountersAndCostModel) {
   auto t0 = std::chrono::steady_clock::now();
   std::vector<std::thread> ts;
   for (int i = 0; i < 4; ++i) {
-    ts.emplace_back([&] { testing::HttpClient(endpoint()).request("GET", "/api/v1/namespaces"); });
+    ts.emplace_back([&] { http::HttpClient(endpoint()).request("GET", "/api/v1/namespaces"); });
   }
   for (auto& t : ts) t.join();
   EXPECT_GE(std::chrono::steady_clock::now() - t0, milliseconds(80));
@@ -251,7 +251,7 @@ class Kubelet : public ApiServerTest {
 
 TEST_F(Kubelet, MarksBoundPodsRunningAndConfirmsDeletion) {
   ASSERT_EQ(create_pod("a").status, 201);
-  testing::WatchStream w(endpoint(), "/api/v1/namespaces/default/pods?watch=1&resourceVersion=" +
+  http::WatchStream w(endpoint(), "/api/v1/namespaces/default/pods?watch=1&resourceVersion=" +
                                          std::to_string(server_->resource_version()));
   ASSERT_EQ(bind("a", "n1").status, 201);
   EXPECT_EQ(next_change(w)["object"]["spec"]["nodeName"], "n1");

@@ -11,14 +11,14 @@
 #include <string>
 
 #include "actors/daemon/daemon.hpp"
-#include "k8s/apiserver/test_client.hpp"
+#include "k8s/http/http_client.hpp"
 #include "tests/daemon/cluster_fixture.hpp"
 
 namespace kai::e2e {
 namespace {
 
-using apiserver::testing::Endpoint;
-using apiserver::testing::HttpClient;
+using http::Endpoint;
+using http::HttpClient;
 
 constexpr uint64_t kMiB = 1u << 20;
 
@@ -39,7 +39,7 @@ class DegradedModes : public DaemonTest {
     ep.tls = false;
     client_ = std::make_unique<HttpClient>(ep);
   }
-  apiserver::testing::Reply readyz() { return client_->request("GET", "/readyz"); }
+  http::Reply readyz() { return client_->request("GET", "/readyz"); }
 
   std::atomic<uint64_t> free_{1024 * kMiB};
   std::unique_ptr<HttpClient> client_;

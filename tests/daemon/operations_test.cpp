@@ -10,14 +10,14 @@
 #include <string>
 
 #include "actors/daemon/daemon.hpp"
-#include "k8s/apiserver/test_client.hpp"
+#include "k8s/http/http_client.hpp"
 #include "tests/daemon/cluster_fixture.hpp"
 
 namespace kai::e2e {
 namespace {
 
-using apiserver::testing::Endpoint;
-using apiserver::testing::HttpClient;
+using http::Endpoint;
+using http::HttpClient;
 
 std::string file_text(const std::string& path) {
   std::ifstream in(path);

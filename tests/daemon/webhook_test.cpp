@@ -3,7 +3,7 @@
 // the same certificate; AdmissionReviews are answered by the validating and mutating hooks.
 
 #include "actors/daemon/daemon.hpp"
-#include "k8s/apiserver/test_client.hpp"
+#include "k8s/http/http_client.hpp"
 #include "k8s/model/base64.hpp"
 #include "tests/daemon/cluster_fixture.hpp"
 #include "tests/endpoints/fraction_pod_review.hpp"
@@ -70,18 +70,18 @@ TEST(Webhooks, ServedOverHttpsWithTheSecretsCertificateAndItsCaBundle) {
 
   // The certificate names the webhook Service, not 127.0.0.1: the test talks TLS without checking
   // the name (the API server checks it against the caBundle above).
-  apiserver::testing::Endpoint ep;
+  http::Endpoint ep;
   ep.port = d->webhook_port();
   ep.tls = true;
   ep.insecure_skip_verify = true;
-  apiserver::testing::HttpClient client(ep);
+  http::HttpClient client(ep);
   Json review = webhook_fixtures::fraction_pod_review("u-1");
   auto r = client.request("POST", "/validate-pods", review.dump());
   ASSERT_EQ(r.status, 200) << r.error << r.body;
   EXPECT_EQ(Json::parse(r.body)["response"]["allowed"], false) << r.body;  // --gpu-sharing=false
-  apiserver::testing::Endpoint plain = ep;
+  http::Endpoint plain = ep;
   plain.tls = false;
-  EXPECT_NE(apiserver::testing::HttpClient(plain).request("POST", "/validate-pods", review.dump()).status,
+  EXPECT_NE(http::HttpClient(plain).request("POST", "/validate-pods", review.dump()).status,
             200);
 
   // A restart (or the second replica) serves the same certificate: the Secret is not made again.
@@ -109,11 +109,11 @@ TEST(Webhooks, WithoutTheirConfigurationsTheWebhooksAreServedAnyway) {
   auto s = d.start();
   ASSERT_TRUE(s.is_ok()) << s.message();
   ASSERT_NE(d.webhook_port(), 0);
-  apiserver::testing::Endpoint ep;
+  http::Endpoint ep;
   ep.port = d.webhook_port();
   ep.tls = true;
   ep.insecure_skip_verify = true;
-  apiserver::testing::HttpClient client(ep);
+  http::HttpClient client(ep);
   // A webhook path answers (a GET is refused by the webhook itself, not by a missing route).
   EXPECT_EQ(client.request("GET", "/validate-pods").status, 405);
   d.stop();

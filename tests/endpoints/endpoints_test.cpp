@@ -16,7 +16,7 @@
 #include <sstream>
 #include <string_view>
 
-#include "k8s/apiserver/test_client.hpp"
+#include "k8s/http/http_client.hpp"
 #include "k8s/http/certificate.hpp"
 #include "tests/endpoints/fraction_pod_review.hpp"
 
@@ -24,8 +24,8 @@ namespace kai::endpoints {
 namespace {
 
 using Json = nlohmann::json;
-using apiserver::testing::Endpoint;
-using apiserver::testing::HttpClient;
+using http::Endpoint;
+using http::HttpClient;
 
 // A hand-written checker rather than std::regex: g++ 12 reports false maybe-uninitialized warnings
 // inside <regex> under the sanitizers at -O1 (CI builds with -Werror).

@@ -7,9 +7,10 @@
 #include <iostream>
 
 #include "k8s/apiserver/api_server.hpp"
+#include "tools/common/guarded_main.hpp"
 #include "tools/common/stop_signals.hpp"
 
-int main(int argc, char** argv) {
+static int run_tool(int argc, char** argv) {
   kai::apiserver::ServerOptions opt;
   opt.crd_dir = "deploy/crds";
   int64_t service_us = 0;
@@ -57,4 +58,8 @@ int main(int argc, char** argv) {
   std::cerr << "kai-apiserver: stopping on signal " << sig << "\n";
   server.stop();
   return 0;
+}
+
+int main(int argc, char** argv) {
+  return kai::tools::guarded_main("kai-apiserver", [&] { return run_tool(argc, argv); });
 }

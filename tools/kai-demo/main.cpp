@@ -27,6 +27,7 @@
 
 #include "k8s/apiserver/api_server.hpp"
 #include "k8s/model/json_codec.hpp"
+#include "tools/common/guarded_main.hpp"
 #include "tools/common/stop_signals.hpp"
 
 namespace {
@@ -165,6 +166,7 @@ class Demo {
                                      // (another scheduler, a test) does not stop the walkthrough
                                      "--listen-address", ":0"};
     std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     posix_spawn_file_actions_t actions;
@@ -417,7 +419,7 @@ class Demo {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run_tool(int argc, char** argv) {
   Options o;
   const fs::path tools = fs::absolute(fs::path(argv[0])).parent_path().parent_path();
   o.scheduler_bin = (tools / "kai-scheduler" / "kai-scheduler").string();
@@ -434,4 +436,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   Demo demo(o);
   return demo.run_walkthrough();
+}
+
+int main(int argc, char** argv) {
+  return kai::tools::guarded_main("kai-demo", [&] { return run_tool(argc, argv); });
 }

@@ -3,9 +3,10 @@
 #include <iostream>
 
 #include "k8s/model/codec.hpp"
+#include "tools/common/guarded_main.hpp"
 #include "tools/kai-gen/generator.hpp"
 
-int main(int argc, char** argv) {
+static int run_tool(int argc, char** argv) {
   CLI::App app{"kai-gen: synthetic KAI cluster snapshots (the benchmark mix of docs/performance-targets.md)"};
   double scale = 1.0;
   kai::gen::ClusterSpec spec;
@@ -21,4 +22,8 @@ int main(int argc, char** argv) {
   spec.seed = seed;
   std::cout << kai::model::encode_snapshot_json(kai::gen::generate(spec)) << "\n";
   return 0;
+}
+
+int main(int argc, char** argv) {
+  return kai::tools::guarded_main("kai-gen", [&] { return run_tool(argc, argv); });
 }

@@ -19,6 +19,7 @@
 #include "k8s/model/time.hpp"
 #include "storage/event_log.hpp"
 #include "storage/restore.hpp"
+#include "tools/common/guarded_main.hpp"
 #include "tools/kai-log/dump_filter.hpp"
 #include "tools/kai-log/replay.hpp"
 
@@ -321,7 +322,7 @@ int cmd_import(const std::string& dir, const std::string& file) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run_tool(int argc, char** argv) {
   CLI::App app{"kai-log: inspect, check and export a kai-scheduler event log"};
   app.require_subcommand(1);
   std::string dir;
@@ -395,4 +396,8 @@ int main(int argc, char** argv) {
   if (*audit) return cmd_audit(dir, queue, since, limit);
   if (*import) return cmd_import(dir, file);
   return 2;
+}
+
+int main(int argc, char** argv) {
+  return kai::tools::guarded_main("kai-log", [&] { return run_tool(argc, argv); });
 }

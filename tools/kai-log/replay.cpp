@@ -193,7 +193,7 @@ class Replayer {
            << covered_from() << "\n";
     err_ << "kai-log: replaying from cycle " << c.cycle_id << " at " << c.log_position << ": snapshot "
          << restored->snapshot_seq << " + " << restored->tail_events << " events\n";
-    state_ = std::move(restored->state);
+    state_ = std::move(restored.value().state);
     applied_ = c.log_position;
     while (!window_.empty() && window_.front().seq <= applied_) pop_window();
     started_ = true;

@@ -13,9 +13,10 @@
 #include "actors/daemon/daemon.hpp"
 #include "k8s/model/quantity.hpp"
 #include "k8s/model/time.hpp"
+#include "tools/common/guarded_main.hpp"
 #include "tools/common/stop_signals.hpp"
 
-int main(int argc, char** argv) {
+static int run_tool(int argc, char** argv) {
   kai::daemon::DaemonOptions o;
   std::string period = "1s";
   std::string listen = ":8080";
@@ -184,4 +185,8 @@ int main(int argc, char** argv) {
   spdlog::info("stopping on signal {}", stop_signals.wait());
   daemon.stop();
   return 0;
+}
+
+int main(int argc, char** argv) {
+  return kai::tools::guarded_main("kai-scheduler", [&] { return run_tool(argc, argv); });
 }

@@ -10,6 +10,7 @@
 #include "actors/scheduler/core/simulation.hpp"
 #include "k8s/model/codec.hpp"
 #include "k8s/model/time.hpp"
+#include "tools/common/guarded_main.hpp"
 #include "tools/kai-sim/sim_report.hpp"
 
 namespace {
@@ -30,7 +31,7 @@ int fail(const std::string& file, const std::string& what) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run_tool(int argc, char** argv) {
   CLI::App app{"kai-sim: run one KAI scheduling session on a cluster snapshot"};
   std::string snapshot_path, config_path, actions, now_text, format = "json";
   uint64_t seed = 1;
@@ -98,4 +99,8 @@ int main(int argc, char** argv) {
   std::cout << (format == "table" ? kai::sim::render_table(ssn)
                                   : kai::sim::render_json(ssn, &result.decisions));
   return 0;
+}
+
+int main(int argc, char** argv) {
+  return kai::tools::guarded_main("kai-sim", [&] { return run_tool(argc, argv); });
 }

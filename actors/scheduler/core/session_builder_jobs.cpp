@@ -65,7 +65,7 @@ int32_t SessionBuilder::constraint_signature(const model::Pod& pod, const TaskIn
   key.reserve(64);
   key += std::to_string(static_cast<int>(t.gpu.kind));
   key += t.legacy_mig ? "L" : "-";
-  for (const auto& [k, v] : pod.node_selector) key += "|s" + k + "=" + v;
+  for (const auto& [k, v] : pod.node_selector) key.append("|s").append(k).append("=").append(v);
   if (pod.required_node_affinity) {
     key += "|a";
     for (const auto& term : *pod.required_node_affinity) {

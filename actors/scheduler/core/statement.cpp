@@ -32,7 +32,7 @@ void Statement::set_state(uint32_t task_id, const TaskState& state) {
   }
 }
 
-void Statement::apply(uint32_t task_id, TaskState next, std::string reason, std::string by) {
+void Statement::apply(uint32_t task_id, const TaskState& next, std::string reason, std::string by) {
   const TaskInfo& task = ssn_.tasks[task_id];
   ops_.push_back(Op{task_id, TaskState{task.status, task.node, task.gpu_groups, task.placed_portion},
                     std::move(reason), std::move(by)});

@@ -50,7 +50,7 @@ class Statement {
     std::string reason;
     std::string by;
   };
-  void apply(uint32_t task, TaskState next, std::string reason = {}, std::string by = {});
+  void apply(uint32_t task, const TaskState& next, std::string reason = {}, std::string by = {});
   void set_state(uint32_t task, const TaskState& state);
 
   Session& ssn_;

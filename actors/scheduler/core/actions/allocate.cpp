@@ -237,6 +237,7 @@ std::string explain_task_fit(Session& ssn, const TaskInfo& task) {
     }
   }
   std::vector<std::string> lines;
+  lines.reserve(histogram.size());
   for (const auto& [reason, count] : histogram) lines.push_back(std::to_string(count) + " " + reason);
   std::sort(lines.begin(), lines.end());
   std::string message = kNoNodesFound;

@@ -61,7 +61,7 @@ void reclaim_action(Session& ssn) {
       bool ok = true;
       for (const auto& fn : ssn.reclaim_validator_fns)
         ok = ok && fn(job, request, {&first.tasks.front(), 1}, true);
-      may_give[q] = ok;
+      may_give[q] = ok ? 1 : 0;
       any = any || ok;
     }
     if (!any) return false;

@@ -34,6 +34,7 @@ void divide(Session& ssn, const std::vector<uint32_t>& level, double total, Fiel
     remaining -= give;
   }
   std::vector<int32_t> priorities;
+  priorities.reserve(level.size());
   for (uint32_t id : level) priorities.push_back(ssn.queues[id].priority);
   std::sort(priorities.begin(), priorities.end(), std::greater<>());
   priorities.erase(std::unique(priorities.begin(), priorities.end()), priorities.end());
