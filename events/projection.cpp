@@ -14,6 +14,7 @@ model::ClusterObjects ClusterState::to_objects() const {
     to.reserve(from.size());
     for (const auto& [key, object] : from) to.push_back(object);
   });
+  o.served_owner_kinds = served_owner_kinds(resource_versions);
   return o;
 }
 

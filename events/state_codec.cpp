@@ -118,12 +118,26 @@ template <class S, class F>
 requires Is<S, model::SubGroup>
 void fields(S& x, F& f) {
   f(x.name, x.min_member, x.parent, x.topology_constraint);
+  if (f.version >= 4) f(x.min_sub_group);  // v3 upgrade: none (every subgroup counted by minMember)
 }
 template <class S, class F>
 requires Is<S, model::PodGroup>
 void fields(S& x, F& f) {
   f(x.meta, x.min_member, x.queue, x.priority_class_name, x.preemptibility, x.mark_unschedulable,
     x.scheduling_backoff, x.topology_constraint, x.sub_groups, x.errors);
+  if (f.version >= 4) f(x.min_sub_group, x.preemption_delay_seconds, x.staleness_grace_period_seconds);
+}
+template <class S, class F>
+requires Is<S, model::WorkloadReplicas>
+void fields(S& x, F& f) {
+  f(x.name, x.replicas, x.min_replicas, x.parallelism, x.num_of_hosts, x.suspended, x.template_annotations);
+}
+template <class S, class F>
+requires Is<S, model::WorkloadOwner>
+void fields(S& x, F& f) {
+  f(x.meta, x.group, x.version, x.kind, x.replicas, x.head, x.min_available, x.elastic_min_replicas,
+    x.startup_policy, x.launcher_creation_policy, x.size, x.sub_group_size, x.sub_group_policy_type,
+    x.ray_cluster_name, x.errors);
 }
 template <class S, class F>
 requires Is<S, model::PriorityClass>
@@ -323,6 +337,9 @@ std::string encode_section(const SharedObjects<model::PriorityClass>& objects) {
 std::string encode_section(const SharedObjects<model::BindRequest>& objects) {
   return section_of(objects);
 }
+std::string encode_section(const SharedObjects<model::WorkloadOwner>& objects) {
+  return section_of(objects);
+}
 
 void encode_state(uint64_t seq, const std::map<std::string, std::string>& resource_versions,
                   const ScheduleRecords& records, const StateSections& sections, std::string& out) {
@@ -360,6 +377,8 @@ Result<ClusterState> decode_state(std::string_view bytes) {
         return;
       }
     }
+    // v3 upgrade: no owners (the section did not exist; their watches list them again).
+    if (version < 4 && name == model::kinds::WorkloadOwner::kSection) return;
     load.get(member);
     if (!r.ok() && failed.empty()) failed = name;
   };

@@ -7,7 +7,8 @@
 //
 //   +-------+---------+---------------------------------------------------------------------+
 //   | "KAS" | version | state: seq u64, resource_versions map, records (v1: open_decisions),  |
-//   | 3 B   | u8      | nodes, pods, queues, pod_groups, priority_classes, bind_requests     |
+//   | 3 B   | u8      | nodes, pods, queues, pod_groups, priority_classes, bind_requests,    |
+//   |       |         | owners (v4)                                                         |
 //   +-------+---------+---------------------------------------------------------------------+
 //
 //   map<K,V> = count, (K, V)...        vec<T> = count, T...        optional<T> = u8 present, [T]
@@ -20,8 +21,9 @@
 //             (v3); enums are u8
 //
 // Versions: 1 = first (open_decisions map<u64, pod str>; pod conditions without
-// lastTransitionTime); 2 = the scheduler's records (docs/one-truth.md); 3 = current (failed binds,
-// docs/one-truth.md "Bind backoff"; v2 reads as none). A reader upgrades older versions; a newer
+// lastTransitionTime); 2 = the scheduler's records (docs/one-truth.md); 3 = failed binds
+// (docs/one-truth.md "Bind backoff"; v2 reads as none); 4 = current: workload owners and KAI
+// v0.17's PodGroup fields (docs/pod-grouping.md; v3 reads as none). A reader upgrades older versions; a newer
 // version is refused with its number.
 
 #include <cstdint>
@@ -36,7 +38,7 @@
 namespace kai::events {
 
 /// The snapshot format this build writes.
-inline constexpr uint8_t kStateSnapshotVersion = 3;
+inline constexpr uint8_t kStateSnapshotVersion = 4;
 
 /// Appends the binary snapshot of `state` to `out`.
 void encode_state(const ClusterState& state, std::string& out);
@@ -53,6 +55,7 @@ std::string encode_section(const SharedObjects<model::Queue>& objects);
 std::string encode_section(const SharedObjects<model::PodGroup>& objects);
 std::string encode_section(const SharedObjects<model::PriorityClass>& objects);
 std::string encode_section(const SharedObjects<model::BindRequest>& objects);
+std::string encode_section(const SharedObjects<model::WorkloadOwner>& objects);
 
 /// The kind sections of a snapshot, encoded apart.
 template <class>

@@ -28,6 +28,7 @@
 #include "actors/daemon/kube_writer_apis.hpp"
 #include "actors/daemon/leadership.hpp"
 #include "actors/daemon/owner_only.hpp"
+#include "actors/daemon/owner_watch.hpp"
 #include "actors/daemon/pod_group_writer.hpp"
 #include "actors/daemon/reservation_namespace.hpp"
 #include "actors/daemon/snapshotter.hpp"
@@ -103,6 +104,12 @@ struct Daemon::Impl {
   std::atomic<int64_t> watch_contact_ns{0};
   std::mutex reflectors_mu;
   std::map<std::string, k8s::Reflector*> reflector_of_kind;  ///< guarded by reflectors_mu
+  std::unique_ptr<OwnerWatch> owner_watch;
+  /// Every reflector's events go here: to the ingest, noting the API server's contact.
+  void deliver(k8s::ReflectorEvent ev) {
+    watch_contact_ns.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+    actors->watch(std::move(ev));
+  }
   /// The disk-wait and the API-contact threads sleep on this; stop() wakes them.
   std::mutex wait_mu;
   std::condition_variable wait_cv;
@@ -452,7 +459,12 @@ model::Status Daemon::Impl::start_scheduling() {
     stores.push_back(m.stores.back().get());
   }
   std::set<std::string> kinds;
-  model::for_each_kind([&](auto kind) { kinds.insert(std::string(decltype(kind)::kName)); });
+  model::for_each_kind([&](auto kind) {
+    if (!decltype(kind)::kListPath.empty()) kinds.insert(std::string(decltype(kind)::kName));
+  });
+  // The owner kinds are watched each on its own, as API discovery finds them (owner_watch.hpp).
+  m.owner_watch = std::make_unique<OwnerWatch>(*m.client, [&m](k8s::ReflectorEvent ev) { m.deliver(std::move(ev)); });
+  for (std::string& kind : m.owner_watch->discover()) kinds.insert(std::move(kind));
   m.ingest_core.log = m.log.get();
   m.ingest_core.metrics = m.metrics.get();
   m.ingest_core.unlisted_kinds = kinds;
@@ -485,6 +497,8 @@ model::Status Daemon::Impl::start_scheduling() {
         if (auto it = m.reflector_of_kind.find(kind); it != m.reflector_of_kind.end()) {
           spdlog::info("listing {} again ({} objects logged)", kind, logged.size());
           it->second->relist(std::move(logged));
+        } else {
+          m.owner_watch->relist(kind, std::move(logged));
         }
       });
   if (m.elector) {
@@ -501,16 +515,14 @@ model::Status Daemon::Impl::start_scheduling() {
 
   model::for_each_kind([&](auto k) {
     using K = decltype(k);
+    if (K::kListPath.empty()) return;  // the owners: owner_watch below
     k8s::ReflectorOptions ro;
     ro.kind = std::string(K::kName);
     ro.list_path = std::string(K::kListPath);
     const std::string kind = ro.kind;
     m.reflectors.push_back(std::make_unique<k8s::Reflector>(
         *m.client, ro,
-        [actors = m.actors.get(), contact = &m.watch_contact_ns](k8s::ReflectorEvent ev) {
-          contact->store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
-          actors->watch(std::move(ev));
-        },
+        [&m](k8s::ReflectorEvent ev) { m.deliver(std::move(ev)); },
         [kind](const std::string& message) { spdlog::warn("reflector {}: {}", kind, message); }));
     {
       std::lock_guard lock(m.reflectors_mu);
@@ -518,6 +530,7 @@ model::Status Daemon::Impl::start_scheduling() {
     }
     m.reflectors.back()->start("", std::move(known[kind]));
   });
+  m.owner_watch->start(known);
   m.reflectors_started = true;
   m.contact_thread = std::thread([&m] { m.run_contact_probe(); });
   m.running.store(true, std::memory_order_release);
@@ -541,6 +554,7 @@ void Daemon::stop() {
     return;
   }
   for (auto& r : m.reflectors) r->stop();
+  m.owner_watch->stop();
   if (m.endpoints) m.endpoints->stop();
   if (m.webhooks) m.webhooks->stop();
   if (m.elector_loop) m.elector_loop->stop();

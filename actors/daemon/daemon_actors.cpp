@@ -114,7 +114,7 @@ caf::behavior ingest_actor(caf::event_based_actor* self, IngestCore* core, Early
                            const std::vector<caf::actor>& stores, const RelistFn& relist) {
   auto probing = std::make_shared<bool>(false);  // a probe tick is on its way
   const IngestCore::Forward forward = [self, store_of_kind](const WatchEventPtr& w) {
-    if (auto it = store_of_kind.find(w->kind); it != store_of_kind.end()) self->send(it->second, watch_atom::value, w);
+    if (auto it = store_of_kind.find(std::string(model::table_kind(w->kind))); it != store_of_kind.end()) self->send(it->second, watch_atom::value, w);
   };
   // While the log refuses watch events, look every kLogProbePeriod whether it takes them again; then
   // list the kinds that lost events again, diffed against what their stores hold (= what was logged).
@@ -125,7 +125,7 @@ caf::behavior ingest_actor(caf::event_based_actor* self, IngestCore* core, Early
   };
   auto recover = [=] {
     for (const std::string& kind : core->recover(forward)) {
-      auto it = store_of_kind.find(kind);
+      auto it = store_of_kind.find(std::string(model::table_kind(kind)));
       if (it == store_of_kind.end()) continue;
       self->request(it->second, kCutTimeout, known_atom::value, kind)
           .then([=](const KnownMsg& known) { relist(kind, *known); },

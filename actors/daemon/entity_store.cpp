@@ -36,8 +36,8 @@ void EntityStore::restore(events::ClusterState& state) {
     }
     from.clear();
     to.dirty = true;
-    if (auto rv = state.resource_versions.find(std::string(K::kName)); rv != state.resource_versions.end()) {
-      resource_versions_[rv->first] = rv->second;
+    for (const auto& [kind, rv] : state.resource_versions) {
+      if (model::table_kind(kind) == K::kName) resource_versions_[kind] = rv;
     }
   });
 }
@@ -75,6 +75,16 @@ void EntityStore::encode(events::StateSections& out) const {
 std::map<std::string, std::string> EntityStore::known(const std::string& kind) const {
   std::map<std::string, std::string> out;
   if (!owns(kind)) return out;
+  if (model::is_owner_kind(kind)) {
+    // One owner kind's objects, keyed as its reflector keys them ("namespace/name").
+    const std::string scope = kind + "/";
+    const auto& owners = objects_.owners.objects;
+    for (auto it = owners.lower_bound(scope); it != owners.end() && it->first.compare(0, scope.size(), scope) == 0;
+         ++it) {
+      out.emplace_hint(out.end(), it->first.substr(scope.size()), it->second->meta.resource_version);
+    }
+    return out;
+  }
   model::with_kind(kind, [&](auto k) {
     for (const auto& [key, object] : decltype(k)::in(objects_).objects)
       out.emplace_hint(out.end(), key, object->meta.resource_version);
@@ -91,6 +101,9 @@ size_t EntityStore::size() const {
 model::ObjectRefs ClusterCut::refs() const {
   model::ObjectRefs r;
   for (const auto& v : views) {
+    for (const auto& [kind, rv] : v->resource_versions) {
+      if (model::is_owner_kind(kind)) r.served_owner_kinds.insert(kind);
+    }
     model::for_each_kind([&](auto kind) {
       using K = decltype(kind);
       const auto& list = K::in(*v);

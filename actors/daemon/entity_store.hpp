@@ -35,7 +35,7 @@ class EntityStore {
   /// `kinds`: the watch kinds it owns (Node, Pod, Queue, PodGroup, PriorityClass, BindRequest).
   explicit EntityStore(std::set<std::string, std::less<>> kinds);
 
-  bool owns(std::string_view kind) const { return kinds_.count(kind) > 0; }
+  bool owns(std::string_view kind) const { return kinds_.count(model::table_kind(kind)) > 0; }
   /// Applies a watch event of one of its kinds. A bad object changes nothing and is returned as an
   /// error, as the projection does.
   model::Status apply(const events::WatchEvent& w);

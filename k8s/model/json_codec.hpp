@@ -21,6 +21,7 @@ nlohmann::json encode(const Queue& x);
 nlohmann::json encode(const PodGroup& x);
 nlohmann::json encode(const PriorityClass& x);
 nlohmann::json encode(const BindRequest& x);
+nlohmann::json encode(const WorkloadOwner& x);
 
 /// Adds one decoded object of any known kind to `out` (unknown kinds go to out.skipped).
 Status decode_object_into(const nlohmann::json& j, ClusterObjects& out);

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -240,6 +241,10 @@ Result<PodGroup> decode_pod_group(const json& j) {
     const json* spec = d.object(j, "spec", "spec");
     if (spec == nullptr) return;
     d.integer(*spec, "minMember", "spec.minMember", pg.min_member);
+    d.optional_integer(*spec, "minSubGroup", "spec.minSubGroup", pg.min_sub_group);
+    d.duration_seconds(*spec, "preemptionDelay", "spec.preemptionDelay", pg.preemption_delay_seconds);
+    d.duration_seconds(*spec, "stalenessGracePeriod", "spec.stalenessGracePeriod",
+                       pg.staleness_grace_period_seconds);
     d.str(*spec, "queue", "spec.queue", pg.queue);
     d.str(*spec, "priorityClassName", "spec.priorityClassName", pg.priority_class_name);
     d.str(*spec, "preemptibility", "spec.preemptibility", pg.preemptibility);
@@ -250,6 +255,7 @@ Result<PodGroup> decode_pod_group(const json& j) {
                 [&](const json& s, const std::string& p, SubGroup& sg) {
                   d.str(s, "name", join(p, "name"), sg.name);
                   d.integer(s, "minMember", join(p, "minMember"), sg.min_member);
+                  d.optional_integer(s, "minSubGroup", join(p, "minSubGroup"), sg.min_sub_group);
                   d.optional_str(s, "parent", join(p, "parent"), sg.parent);
                   sg.topology_constraint = decode_topology_constraint(d, s, join(p, "topologyConstraint"));
                 });
@@ -285,6 +291,159 @@ Result<BindRequest> decode_bind_request(const json& j) {
   });
 }
 
+// ------------------------------------------------------------------------------- workload owners
+
+namespace {
+
+/// The replica map of each Kubeflow kind (docs/pod-grouping.md "Per kind").
+std::string_view kubeflow_replica_map(std::string_view kind) {
+  if (kind == "PyTorchJob") return "pytorchReplicaSpecs";
+  if (kind == "TFJob") return "tfReplicaSpecs";
+  if (kind == "XGBoostJob") return "xgbReplicaSpecs";
+  if (kind == "JAXJob") return "jaxReplicaSpecs";
+  if (kind == "PaddleJob") return "paddleReplicaSpecs";
+  if (kind == "MPIJob") return "mpiReplicaSpecs";
+  return {};
+}
+
+/// `template.metadata.annotations` of `obj`.
+void template_annotations(Decoder& d, const json& obj, const std::string& path, StringMap& out) {
+  const json* t = d.object(obj, "template", join(path, "template"));
+  if (t == nullptr) return;
+  if (const json* md = d.object(*t, "metadata", join(path, "template.metadata"))) {
+    d.string_map(*md, "annotations", join(path, "template.metadata.annotations"), out);
+  }
+}
+
+void decode_jobset(Decoder& d, const json& spec, WorkloadOwner& o) {
+  d.each_into(spec, "replicatedJobs", "spec.replicatedJobs", o.replicas,
+              [&](const json& rj, const std::string& p, WorkloadReplicas& r) {
+                d.str(rj, "name", join(p, "name"), r.name);
+                d.optional_integer(rj, "replicas", join(p, "replicas"), r.replicas);
+                template_annotations(d, rj, p, r.template_annotations);
+                if (const json* t = d.object(rj, "template", join(p, "template"))) {
+                  if (const json* js = d.object(*t, "spec", join(p, "template.spec"))) {
+                    d.optional_integer(*js, "parallelism", join(p, "template.spec.parallelism"), r.parallelism);
+                  }
+                }
+              });
+  if (const json* sp = d.object(spec, "startupPolicy", "spec.startupPolicy")) {
+    d.str(*sp, "startupPolicyOrder", "spec.startupPolicy.startupPolicyOrder", o.startup_policy);
+  }
+}
+
+void decode_kubeflow(Decoder& d, const json& spec, std::string_view map_key, WorkloadOwner& o) {
+  const std::string map_path = join("spec", map_key);
+  if (const json* m = d.object(spec, map_key, map_path)) {
+    for (const auto& [type, rs] : m->items()) {  // nlohmann's objects iterate in key order
+      const std::string p = join(map_path, type);
+      WorkloadReplicas r;
+      r.name = type;
+      if (!rs.is_object()) {
+        d.wrong_type(p, "an object", rs);
+        continue;
+      }
+      d.optional_integer(rs, "replicas", join(p, "replicas"), r.replicas);
+      template_annotations(d, rs, p, r.template_annotations);
+      o.replicas.push_back(std::move(r));
+    }
+  }
+  if (const json* rp = d.object(spec, "runPolicy", "spec.runPolicy")) {
+    if (const json* sp = d.object(*rp, "schedulingPolicy", "spec.runPolicy.schedulingPolicy")) {
+      d.optional_integer(*sp, "minAvailable", "spec.runPolicy.schedulingPolicy.minAvailable", o.min_available);
+    }
+  }
+  if (const json* ep = d.object(spec, "elasticPolicy", "spec.elasticPolicy")) {
+    d.optional_integer(*ep, "minReplicas", "spec.elasticPolicy.minReplicas", o.elastic_min_replicas);
+  }
+  d.str(spec, "launcherCreationPolicy", "spec.launcherCreationPolicy", o.launcher_creation_policy);
+}
+
+void decode_ray_cluster_spec(Decoder& d, const json& spec, const std::string& path, WorkloadOwner& o) {
+  if (const json* head = d.object(spec, "headGroupSpec", join(path, "headGroupSpec"))) {
+    WorkloadReplicas h;
+    h.name = "headgroup";
+    template_annotations(d, *head, join(path, "headGroupSpec"), h.template_annotations);
+    o.head = std::move(h);
+  }
+  d.each_into(spec, "workerGroupSpecs", join(path, "workerGroupSpecs"), o.replicas,
+              [&](const json& g, const std::string& p, WorkloadReplicas& r) {
+                d.str(g, "groupName", join(p, "groupName"), r.name);
+                d.optional_integer(g, "replicas", join(p, "replicas"), r.replicas);
+                d.optional_integer(g, "minReplicas", join(p, "minReplicas"), r.min_replicas);
+                d.optional_integer(g, "numOfHosts", join(p, "numOfHosts"), r.num_of_hosts);
+                d.boolean(g, "suspend", join(p, "suspend"), r.suspended);
+                template_annotations(d, g, p, r.template_annotations);
+              });
+}
+
+void decode_ray(Decoder& d, const json& j, const json& spec, WorkloadOwner& o) {
+  if (o.kind == "RayCluster") decode_ray_cluster_spec(d, spec, "spec", o);
+  const json* status = member(j, "status");
+  if (status == nullptr || !status->is_object()) return;
+  if (o.kind == "RayJob") d.str(*status, "rayClusterName", "status.rayClusterName", o.ray_cluster_name);
+  if (o.kind == "RayService") {
+    for (const char* which : {"pendingServiceStatus", "activeServiceStatus"}) {
+      if (const json* s = d.object(*status, which, join("status", which))) {
+        std::string name;
+        d.str(*s, "rayClusterName", join(join("status", which), "rayClusterName"), name);
+        if (!name.empty()) o.ray_cluster_name = name;  // the active one, read last, wins
+      }
+    }
+  }
+}
+
+void decode_leader_worker_set(Decoder& d, const json& spec, WorkloadOwner& o) {
+  d.str(spec, "startupPolicy", "spec.startupPolicy", o.startup_policy);
+  const json* t = d.object(spec, "leaderWorkerTemplate", "spec.leaderWorkerTemplate");
+  if (t == nullptr) return;
+  const std::string p = "spec.leaderWorkerTemplate";
+  d.optional_integer(*t, "size", join(p, "size"), o.size);
+  if (const json* sg = d.object(*t, "subGroupPolicy", join(p, "subGroupPolicy"))) {
+    d.optional_integer(*sg, "subGroupSize", join(p, "subGroupPolicy.subGroupSize"), o.sub_group_size);
+    d.str(*sg, "subGroupPolicyType", join(p, "subGroupPolicy.subGroupPolicyType"), o.sub_group_policy_type);
+  }
+  if (const json* w = d.object(*t, "workerTemplate", join(p, "workerTemplate"))) {
+    WorkloadReplicas r;
+    r.name = "worker";
+    if (const json* md = d.object(*w, "metadata", join(p, "workerTemplate.metadata"))) {
+      d.string_map(*md, "annotations", join(p, "workerTemplate.metadata.annotations"), r.template_annotations);
+    }
+    o.replicas.push_back(std::move(r));
+  }
+}
+
+}  // namespace
+
+Result<WorkloadOwner> decode_workload_owner(const json& j) {
+  return guarded<WorkloadOwner>(j, [&](Decoder& d, WorkloadOwner& o) {
+    d.str(j, "kind", "kind", o.kind);
+    std::string api_version;
+    d.str(j, "apiVersion", "apiVersion", api_version);
+    // "Kind.group" is how the log names an owner kind whose objects came without apiVersion (list
+    // items, synthetic deletions).
+    if (const size_t dot = o.kind.find('.'); dot != std::string::npos) {
+      o.group = o.kind.substr(dot + 1);
+      o.kind.resize(dot);
+    }
+    if (const size_t slash = api_version.find('/'); slash != std::string::npos) {
+      o.group = api_version.substr(0, slash);
+      o.version = api_version.substr(slash + 1);
+    }
+    const json* spec = member(j, "spec");
+    if (spec == nullptr || !spec->is_object()) return;
+    if (o.group == "jobset.x-k8s.io" && o.kind == "JobSet") {
+      decode_jobset(d, *spec, o);
+    } else if (o.group == "kubeflow.org" && !kubeflow_replica_map(o.kind).empty()) {
+      decode_kubeflow(d, *spec, kubeflow_replica_map(o.kind), o);
+    } else if (o.group == "ray.io") {
+      decode_ray(d, j, *spec, o);
+    } else if (o.group == "leaderworkerset.x-k8s.io" && o.kind == "LeaderWorkerSet") {
+      decode_leader_worker_set(d, *spec, o);
+    }
+  });
+}
+
 // ------------------------------------------------------------------------------------ dispatch
 
 Status decode_object_into(const json& j, ClusterObjects& out) {
@@ -307,15 +466,25 @@ Status decode_object_into(const json& j, ClusterObjects& out) {
   // inputs; a different group (Volcano's Queue and PodGroup, say) is another kind with the same name.
   Status decoded = Status::ok();
   bool ours = false;
-  const bool named = with_kind(kind, [&](auto k) {
+  // An object of a kind outside the table, in a named API group and a namespace, may own pods: it is
+  // kept as a workload owner (docs/pod-grouping.md "Owners").
+  const json* ns_v = member(*md, "namespace");
+  const bool namespaced = ns_v != nullptr && ns_v->is_string() && !ns_v->get_ref<const std::string&>().empty();
+  const std::string group = group_of(api_version);
+  const bool table_kind = is_known_kind(kind) && !is_owner_kind(kind);
+  const std::string effective_kind =
+      !table_kind && !is_owner_kind(kind) && !group.empty() && namespaced ? kind + "." + group : kind;
+  const bool named = with_kind(effective_kind, [&](auto k) {
     using K = decltype(k);
-    ours = api_version.empty() || group_of(api_version) == K::kApiGroup;
+    ours = api_version.empty() || K::kApiGroup == "*" || group_of(api_version) == K::kApiGroup;
+    if constexpr (std::is_same_v<K, kinds::WorkloadOwner>) ours = ours && namespaced;
     if (!ours) return;
     auto result = K::decode(j);
     if (!result) {
       decoded = result.status();
       return;
     }
+    if constexpr (std::is_same_v<K, kinds::WorkloadOwner>) out.served_owner_kinds.insert(result->group_kind());
     K::in(out).push_back(std::move(result).value());
   });
   if (!ours) {

@@ -265,7 +265,18 @@ json encode(const Queue& x) {
 
 json encode(const PodGroup& x) {
   json j = header("scheduling.run.ai/v2alpha2", "PodGroup", x.meta);
-  json spec = {{"minMember", x.min_member}};
+  json spec = json::object();
+  // As KAI's pod grouper writes it: minSubGroup instead of minMember when the group has one.
+  if (x.min_sub_group) {
+    spec["minSubGroup"] = *x.min_sub_group;
+    if (x.min_member != 1) spec["minMember"] = x.min_member;
+  } else {
+    spec["minMember"] = x.min_member;
+  }
+  auto duration = [](double seconds) { return format_go_duration(std::llround(seconds * 1e9)); };
+  if (x.preemption_delay_seconds) spec["preemptionDelay"] = duration(*x.preemption_delay_seconds);
+  if (x.staleness_grace_period_seconds)
+    spec["stalenessGracePeriod"] = duration(*x.staleness_grace_period_seconds);
   put_if(spec, "queue", x.queue);
   put_if(spec, "priorityClassName", x.priority_class_name);
   put_if(spec, "preemptibility", x.preemptibility);
@@ -274,7 +285,13 @@ json encode(const PodGroup& x) {
   if (!x.topology_constraint.empty())
     spec["topologyConstraint"] = encode_topology_constraint(x.topology_constraint);
   put_array(spec, "subGroups", x.sub_groups, [](const SubGroup& s) {
-    json o = {{"name", s.name}, {"minMember", s.min_member}};
+    json o = {{"name", s.name}};
+    if (s.min_sub_group) {
+      o["minSubGroup"] = *s.min_sub_group;
+      if (s.min_member != 0) o["minMember"] = s.min_member;
+    } else {
+      o["minMember"] = s.min_member;
+    }
     if (s.parent) o["parent"] = *s.parent;
     if (!s.topology_constraint.empty())
       o["topologyConstraint"] = encode_topology_constraint(s.topology_constraint);
@@ -311,6 +328,70 @@ json encode(const BindRequest& x) {
   put_if(status, "reason", x.reason);
   if (x.failed_attempts != 0) status["failedAttempts"] = x.failed_attempts;
   j["status"] = std::move(status);
+  return j;
+}
+
+namespace {
+
+json encode_template_annotations(const StringMap& annotations) {
+  return json{{"metadata", {{"annotations", annotations}}}};
+}
+
+json encode_replicas(const WorkloadReplicas& r, const char* name_key) {
+  json o = json::object();
+  put_if(o, name_key, r.name);
+  if (r.replicas) o["replicas"] = *r.replicas;
+  if (r.min_replicas) o["minReplicas"] = *r.min_replicas;
+  if (r.num_of_hosts) o["numOfHosts"] = *r.num_of_hosts;
+  if (r.suspended) o["suspend"] = true;
+  if (!r.template_annotations.empty() || r.parallelism) {
+    o["template"] = encode_template_annotations(r.template_annotations);
+    if (r.parallelism) o["template"]["spec"]["parallelism"] = *r.parallelism;
+  }
+  return o;
+}
+
+}  // namespace
+
+json encode(const WorkloadOwner& x) {
+  // Without a known version the kind is written as "Kind.group", which the decoder reads back.
+  json j = x.version.empty() ? json{{"kind", x.group_kind()}, {"metadata", encode_meta(x.meta)}}
+                             : header(x.group + "/" + x.version, x.kind, x.meta);
+  json spec = json::object();
+  if (x.group == "jobset.x-k8s.io") {
+    for (const auto& r : x.replicas) spec["replicatedJobs"].push_back(encode_replicas(r, "name"));
+    if (!x.startup_policy.empty()) spec["startupPolicy"]["startupPolicyOrder"] = x.startup_policy;
+  } else if (x.group == "kubeflow.org") {
+    const std::string map_key = x.kind == "PyTorchJob"   ? "pytorchReplicaSpecs"
+                                : x.kind == "TFJob"      ? "tfReplicaSpecs"
+                                : x.kind == "XGBoostJob" ? "xgbReplicaSpecs"
+                                : x.kind == "JAXJob"     ? "jaxReplicaSpecs"
+                                : x.kind == "PaddleJob"  ? "paddleReplicaSpecs"
+                                                         : "mpiReplicaSpecs";
+    for (const auto& r : x.replicas) spec[map_key][r.name] = encode_replicas(r, "");
+    if (x.min_available) spec["runPolicy"]["schedulingPolicy"]["minAvailable"] = *x.min_available;
+    if (x.elastic_min_replicas) spec["elasticPolicy"]["minReplicas"] = *x.elastic_min_replicas;
+    put_if(spec, "launcherCreationPolicy", x.launcher_creation_policy);
+  } else if (x.group == "ray.io") {
+    if (x.head) spec["headGroupSpec"] = encode_replicas(*x.head, "");
+    for (const auto& r : x.replicas) spec["workerGroupSpecs"].push_back(encode_replicas(r, "groupName"));
+    if (!x.ray_cluster_name.empty()) {
+      if (x.kind == "RayService") {
+        j["status"]["activeServiceStatus"]["rayClusterName"] = x.ray_cluster_name;
+      } else {
+        j["status"]["rayClusterName"] = x.ray_cluster_name;
+      }
+    }
+  } else if (x.group == "leaderworkerset.x-k8s.io") {
+    put_if(spec, "startupPolicy", x.startup_policy);
+    json t = json::object();
+    if (x.size) t["size"] = *x.size;
+    if (x.sub_group_size) t["subGroupPolicy"]["subGroupSize"] = *x.sub_group_size;
+    if (!x.sub_group_policy_type.empty()) t["subGroupPolicy"]["subGroupPolicyType"] = x.sub_group_policy_type;
+    for (const auto& r : x.replicas) t["workerTemplate"] = encode_template_annotations(r.template_annotations);
+    if (!t.empty()) spec["leaderWorkerTemplate"] = std::move(t);
+  }
+  if (!spec.empty()) j["spec"] = std::move(spec);
   return j;
 }
 

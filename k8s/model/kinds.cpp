@@ -11,6 +11,7 @@ ObjectRefs ObjectRefs::of(const ClusterObjects& objects) {
     to.reserve(from.size());
     for (const auto& x : from) to.push_back(&x);
   });
+  refs.served_owner_kinds = objects.served_owner_kinds;
   return refs;
 }
 

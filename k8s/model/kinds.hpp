@@ -31,6 +31,30 @@ Result<Queue> decode_queue(const nlohmann::json& j);
 Result<PodGroup> decode_pod_group(const nlohmann::json& j);
 Result<PriorityClass> decode_priority_class(const nlohmann::json& j);
 Result<BindRequest> decode_bind_request(const nlohmann::json& j);
+Result<WorkloadOwner> decode_workload_owner(const nlohmann::json& j);
+
+/// Whether a watch kind names workload owners: "Kind.group" (docs/pod-grouping.md "Owners"); the
+/// table's own kinds have no dot.
+inline bool is_owner_kind(std::string_view watch_kind) {
+  return watch_kind.find('.') != std::string_view::npos;
+}
+
+/// An owner's key: "Kind.group/namespace/name", so that a RELIST of one owner kind is one key range.
+inline std::string owner_key(std::string_view group_kind, std::string_view ns, std::string_view name) {
+  std::string k;
+  k.reserve(group_kind.size() + ns.size() + name.size() + 2);
+  k.append(group_kind).append("/").append(ns).append("/").append(name);
+  return k;
+}
+
+/// The key of any object in its kind's map.
+template <class T>
+std::string key_of(const T& x) {
+  return object_key(x.meta);
+}
+inline std::string key_of(const WorkloadOwner& x) {
+  return owner_key(x.group_kind(), x.meta.namespace_, x.meta.name);
+}
 
 namespace kinds {
 
@@ -119,8 +143,24 @@ struct BindRequest {
   static auto& in(H& h) { return h.bind_requests; }
 };
 
+/// The objects that own pods, of every kind other than the ones above (Job, JobSet, PyTorchJob...).
+/// Each served owner kind is watched on its own, as watch kind "Kind.group" (is_owner_kind), at a
+/// path API discovery finds; all of them live in this one entry, keyed by key_of.
+struct WorkloadOwner {
+  using Object = model::WorkloadOwner;
+  static constexpr std::string_view kName = "WorkloadOwner";
+  static constexpr std::string_view kSection = "owners";
+  static constexpr std::string_view kApiGroup = "*";
+  static constexpr std::string_view kListPath = "";
+  static constexpr int kReferenceRank = 6;
+  static constexpr int kEntityStore = 2;
+  static constexpr auto decode = &decode_workload_owner;
+  template <class H>
+  static auto& in(H& h) { return h.owners; }
+};
+
 /// The table, in the order of the snapshot sections on disk (events/state_codec.hpp).
-using All = std::tuple<Node, Pod, Queue, PodGroup, PriorityClass, BindRequest>;
+using All = std::tuple<Node, Pod, Queue, PodGroup, PriorityClass, BindRequest, WorkloadOwner>;
 inline constexpr size_t kCount = std::tuple_size_v<All>;
 inline constexpr int kEntityStores = 3;
 
@@ -132,12 +172,19 @@ void for_each_kind(F&& f) {
   std::apply([&](auto... kind) { (f(kind), ...); }, kinds::All{});
 }
 
-/// Calls `f(Kind{})` for the kind named `name`; false when no kind has that name.
+/// The table's name for watch kind `name`: owner kinds ("Job.batch") are "WorkloadOwner".
+inline std::string_view table_kind(std::string_view name) {
+  return is_owner_kind(name) ? kinds::WorkloadOwner::kName : name;
+}
+
+/// Calls `f(Kind{})` for the kind named `name` (an owner kind: WorkloadOwner); false when no kind
+/// has that name.
 template <class F>
 bool with_kind(std::string_view name, F&& f) {
   bool found = false;
+  const std::string_view table_name = table_kind(name);
   for_each_kind([&](auto kind) {
-    if (!found && decltype(kind)::kName == name) {
+    if (!found && decltype(kind)::kName == table_name) {
       found = true;
       f(kind);
     }

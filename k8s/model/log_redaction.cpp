@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "k8s/model/json_codec.hpp"
+
 namespace kai::model {
 namespace {
 
@@ -49,6 +51,24 @@ std::string redact_for_log(std::string object_json) {
     }
   }
   return changed ? object.dump() : object_json;
+}
+
+}  // namespace kai::model
+
+namespace kai::model {
+
+std::string owner_for_log(const std::string& object_json, const std::string& group_kind,
+                          const std::string& api_version) {
+  json j = json::parse(object_json, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return object_json;
+  if (!j.contains("kind")) j["kind"] = group_kind;
+  if (!j.contains("apiVersion") && !api_version.empty()) {
+    j["apiVersion"] = api_version;
+    j["kind"] = group_kind.substr(0, group_kind.find('.'));
+  }
+  auto owner = decode_workload_owner(j);
+  if (!owner) return object_json;
+  return encode(*owner).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 }  // namespace kai::model

@@ -13,3 +13,14 @@ namespace kai::model {
 std::string redact_for_log(std::string object_json);
 
 }  // namespace kai::model
+
+namespace kai::model {
+
+/// What the log keeps of a workload owner of watch kind `group_kind` ("Job.batch"): only the fields
+/// the pod grouper reads (objects.hpp WorkloadOwner), written by its encoder, with `api_version` when
+/// the object came without one (a list item). Text that does not decode is returned unchanged, so
+/// that the projection reports it as it would any bad object.
+std::string owner_for_log(const std::string& object_json, const std::string& group_kind,
+                          const std::string& api_version);
+
+}  // namespace kai::model

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -178,6 +179,8 @@ struct TopologyConstraint {
 struct SubGroup {
   std::string name;
   int32_t min_member = 0;
+  /// How many of its direct children must be satisfied (KAI v0.17); set instead of min_member.
+  std::optional<int32_t> min_sub_group;
   std::optional<std::string> parent;
   TopologyConstraint topology_constraint;
   bool operator==(const SubGroup&) const = default;
@@ -186,6 +189,11 @@ struct SubGroup {
 struct PodGroup {
   ObjectMeta meta;
   int32_t min_member = 1;
+  /// How many of its top-level subgroups must be satisfied (KAI v0.17); set instead of minMember.
+  std::optional<int32_t> min_sub_group;
+  /// spec.preemptionDelay / spec.stalenessGracePeriod, Go durations, in seconds.
+  std::optional<double> preemption_delay_seconds;
+  std::optional<double> staleness_grace_period_seconds;
   std::string queue;
   std::string priority_class_name;
   std::string preemptibility;  ///< preemptible | non-preemptible | "" (derived from priority)
@@ -224,6 +232,47 @@ struct BindRequest {
   bool operator==(const BindRequest&) const = default;
 };
 
+// ------------------------------------------------------------------------------- WorkloadOwner
+/// One replica set of a workload, as its controller's spec names it: a JobSet replicatedJob, a
+/// Kubeflow replica type (Master, Worker, Launcher...), a Ray worker group, a LeaderWorkerSet's worker
+/// template.
+struct WorkloadReplicas {
+  std::string name;
+  std::optional<int32_t> replicas;
+  std::optional<int32_t> min_replicas;  ///< Ray minReplicas.
+  std::optional<int32_t> parallelism;   ///< JobSet: the Job template's spec.parallelism.
+  std::optional<int32_t> num_of_hosts;  ///< Ray numOfHosts.
+  bool suspended = false;               ///< Ray `suspend`.
+  StringMap template_annotations;       ///< The pod (JobSet: Job) template's annotations.
+  bool operator==(const WorkloadReplicas&) const = default;
+};
+
+/// An object that owns pods, directly or through others (a Job, a JobSet, a PyTorchJob, a RayCluster,
+/// a Deployment...): its metadata and only the spec fields KAI's pod grouper reads
+/// (docs/pod-grouping.md). Its kind is `kind` in API group `group`; every group but the core one.
+struct WorkloadOwner {
+  ObjectMeta meta;
+  std::string group;
+  std::string version;
+  std::string kind;
+  /// replicatedJobs (JobSet), the replica specs in name order (Kubeflow), workerGroupSpecs (Ray), the
+  /// worker template (LeaderWorkerSet, named "worker").
+  std::vector<WorkloadReplicas> replicas;
+  std::optional<WorkloadReplicas> head;  ///< Ray headGroupSpec.
+  std::optional<int32_t> min_available;  ///< Kubeflow spec.runPolicy.schedulingPolicy.minAvailable.
+  std::optional<int32_t> elastic_min_replicas;  ///< PyTorchJob spec.elasticPolicy.minReplicas.
+  std::string startup_policy;  ///< JobSet spec.startupPolicy.startupPolicyOrder; LWS spec.startupPolicy.
+  std::string launcher_creation_policy;  ///< MPIJob spec.launcherCreationPolicy.
+  std::optional<int32_t> size;           ///< LeaderWorkerSet spec.leaderWorkerTemplate.size.
+  std::optional<int32_t> sub_group_size;  ///< LeaderWorkerSet ...subGroupPolicy.subGroupSize.
+  std::string sub_group_policy_type;      ///< LeaderWorkerSet ...subGroupPolicy.subGroupPolicyType.
+  std::string ray_cluster_name;  ///< RayJob status.rayClusterName; RayService's active (else pending) one.
+  std::vector<FieldError> errors;
+  /// "Kind.group": how the log, the projection and the served-kinds set name its kind.
+  std::string group_kind() const { return kind + "." + group; }
+  bool operator==(const WorkloadOwner&) const = default;
+};
+
 /// A holder with one `C<Object>` per kind of the kinds table (kinds.hpp), each member named as every
 /// holder names it, so that `Kind::in(holder)` reaches it. Adding a kind adds its member here, once
 /// for every holder.
@@ -235,6 +284,7 @@ struct PerKind {
   C<PodGroup> pod_groups;
   C<PriorityClass> priority_classes;
   C<BindRequest> bind_requests;
+  C<WorkloadOwner> owners;
   bool operator==(const PerKind&) const = default;
 };
 
@@ -247,6 +297,9 @@ using RefsOf = std::vector<const T*>;
 struct ClusterObjects : PerKind<ListOf> {
   /// Objects of other kinds, skipped ("Deployment ns/name"); kept to tell the user.
   std::vector<std::string> skipped;
+  /// The owner kinds ("Kind.group") the source serves: a pod whose owner is of one of these kinds and
+  /// not among `owners` waits for it (docs/pod-grouping.md "Owners").
+  std::set<std::string> served_owner_kinds;
   bool operator==(const ClusterObjects&) const = default;
 };
 
@@ -254,6 +307,7 @@ struct ClusterObjects : PerKind<ListOf> {
 /// published state is one (no copy of the objects per cycle); ClusterObjects gives one with of().
 /// The objects must outlive every reader, the session included (it keeps pointers to them).
 struct ObjectRefs : PerKind<RefsOf> {
+  std::set<std::string> served_owner_kinds;  ///< As ClusterObjects::served_owner_kinds.
   static ObjectRefs of(const ClusterObjects& objects);  // kinds.cpp
 };
 

@@ -10,6 +10,15 @@ inline constexpr const char* kPodGroupNameAnnotation = "pod-group-name";
 inline constexpr const char* kQueueLabel = "kai.scheduler/queue";
 inline constexpr const char* kSubGroupLabel = "kai.scheduler/subgroup-name";
 inline constexpr const char* kPreemptibilityLabel = "kai.scheduler/preemptibility";
+inline constexpr const char* kNodePoolLabel = "kai.scheduler/node-pool";
+inline constexpr const char* kSkipPodGrouperAnnotation = "kai.scheduler/skip-podgrouper";
+inline constexpr const char* kBatchMinMemberAnnotation = "kai.scheduler/batch-min-member";
+inline constexpr const char* kTopOwnerMetadataAnnotation = "kai.scheduler/top-owner-metadata";
+inline constexpr const char* kPreemptionDelayAnnotation = "kai.scheduler/preemption-delay";
+inline constexpr const char* kStalenessGracePeriodAnnotation = "kai.scheduler/staleness-grace-period";
+inline constexpr const char* kTopologyAnnotation = "kai.scheduler/topology";
+inline constexpr const char* kTopologyRequiredAnnotation = "kai.scheduler/topology-required-placement";
+inline constexpr const char* kTopologyPreferredAnnotation = "kai.scheduler/topology-preferred-placement";
 
 // Job state the scheduler writes back on a PodGroup: when it last started and since when it is stale.
 inline constexpr const char* kLastStartAnnotation = "kai.scheduler/last-start-timestamp";

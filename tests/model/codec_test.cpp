@@ -505,8 +505,10 @@ TEST(DecodeObjectIntoTest, DispatchesOnKindAndGroup) {
   EXPECT_EQ(out.pod_groups.size(), 1u);
   EXPECT_EQ(out.priority_classes.size(), 1u);
   EXPECT_EQ(out.bind_requests.size(), 1u);
-  EXPECT_THAT(out.skipped,
-              ElementsAre("Deployment ns/d", "Queue vq (scheduling.volcano.sh/v1beta1)", "ConfigMap cm"));
+  // A namespaced object of another group may own pods: the pod grouper's input (docs/pod-grouping.md).
+  ASSERT_EQ(out.owners.size(), 1u);
+  EXPECT_EQ(out.owners[0].group_kind(), "Deployment.apps");
+  EXPECT_THAT(out.skipped, ElementsAre("Queue vq (scheduling.volcano.sh/v1beta1)", "ConfigMap cm"));
 }
 
 TEST(DecodeObjectIntoTest, MissingKindOrNameIsAnError) {
@@ -681,7 +683,10 @@ TEST(RoundTripTest, PodGroup) {
   pg.mark_unschedulable = false;
   pg.scheduling_backoff = -1;
   pg.topology_constraint = {"topo", "rack", ""};
-  pg.sub_groups = {{"a", 1, std::nullopt, {}}, {"b", 0, "a", {"", "", "host"}}, {"c", 3, "", {}}};
+  pg.sub_groups = {{"a", 0, 1, std::nullopt, {}}, {"b", 0, std::nullopt, "a", {"", "", "host"}},
+                   {"c", 3, std::nullopt, "", {}}};
+  pg.staleness_grace_period_seconds = -1;
+  pg.preemption_delay_seconds = 90;
   expect_round_trip(pg, [](const json& j) { return decode_pod_group(j); });
 }
 

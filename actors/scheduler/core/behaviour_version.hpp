@@ -13,6 +13,8 @@ namespace kai::core {
 /// 2: reservation pods hold their group's device when no fraction pod does, and new fraction pods
 /// may join (adopt) such a group; groups back off after failed binds (bind_backoff.hpp,
 /// docs/one-truth.md "Bind backoff").
-inline constexpr uint32_t kBehaviourVersion = 2;
+/// 3: KAI's pod grouper: groups by top owner, sized from the owner's spec, with subgroups, minSubGroup
+/// and per-group staleness grace (docs/pod-grouping.md).
+inline constexpr uint32_t kBehaviourVersion = 3;
 
 }  // namespace kai::core

@@ -138,6 +138,8 @@ struct JobInfo {
   std::vector<FitReason> fit_errors;
   /// Unix seconds of the last start (annotation kai.scheduler/last-start-timestamp), set by allocate.
   std::optional<int64_t> last_start;
+  /// The PodGroup's own stalenessGracePeriod (negative: never evicted as stale), else the session's.
+  std::optional<double> staleness_grace_seconds;
   /// Since when the gang has been stale (annotation kai.scheduler/stale-podgroup-timestamp).
   std::optional<int64_t> stale_since;
 };

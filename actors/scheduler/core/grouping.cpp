@@ -1,42 +1,67 @@
 #include "actors/scheduler/core/grouping.hpp"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <tuple>
 #include <unordered_map>
 
+#include "actors/scheduler/core/workload_groupers.hpp"
+#include "k8s/model/kinds.hpp"
+
 namespace kai::core {
 namespace {
-
-// Workload kinds the pod grouper turns into one gang per workload.
-const std::set<std::string>& gang_kinds() {
-  static const std::set<std::string> kinds = {"PyTorchJob", "TFJob",  "MPIJob",          "XGBoostJob",
-                                              "PaddleJob",  "JAXJob", "TrainJob",        "RayCluster",
-                                              "RayJob",     "JobSet", "LeaderWorkerSet", "Notebook"};
-  return kinds;
-}
-
-const model::OwnerReference* controller_owner(const model::Pod& pod) {
-  for (const auto& o : pod.meta.owner_references) {
-    if (o.controller) return &o;
-  }
-  return pod.meta.owner_references.empty() ? nullptr : &pod.meta.owner_references.front();
-}
 
 std::string label(const model::Pod& pod, const char* key) {
   auto it = pod.meta.labels.find(key);
   return it == pod.meta.labels.end() ? std::string() : it->second;
 }
 
-std::string default_priority_class(const model::OwnerReference* owner) {
-  if (owner == nullptr) return "train";
-  if (owner->kind == "ReplicaSet" || owner->kind == "Deployment" || owner->kind == "Service")
-    return "inference";
-  if (owner->kind == "Notebook") return "build";
-  return "train";
+bool skips_grouper(const model::ObjectMeta& meta) {
+  auto it = meta.annotations.find(model::kSkipPodGrouperAnnotation);
+  return it != meta.annotations.end() && it->second == "true";
+}
+
+OwnerIndex index_owners(const model::ObjectRefs& objects) {
+  OwnerIndex index;
+  for (const model::WorkloadOwner* o : objects.owners) index.owners.emplace(model::key_of(*o), o);
+  index.served = &objects.served_owner_kinds;
+  for (const model::PriorityClass* pc : objects.priority_classes) index.priority_classes.insert(pc->meta.name);
+  for (const char* builtin : {"train", "build-preemptible", "build", "inference"}) {
+    index.priority_classes.insert(builtin);
+  }
+  // Pods as owners (Spark executors) and the MPI launcher lookup need the pods by name; most
+  // clusters need neither, so the index is built only when something will read it.
+  bool needs_pods = false;
+  for (const model::WorkloadOwner* o : objects.owners) {
+    needs_pods |= o->kind == "MPIJob" ||
+                  (!o->meta.owner_references.empty() && o->meta.owner_references.front().kind == "Pod");
+  }
+  for (size_t i = 0; i < objects.pods.size() && !needs_pods; ++i) {
+    const auto& refs = objects.pods[i]->meta.owner_references;
+    needs_pods = !refs.empty() && refs.front().kind == "Pod";
+  }
+  if (needs_pods) {
+    for (const model::Pod* p : objects.pods) {
+      index.pods.emplace(model::object_key(p->meta), p);
+      index.pods_by_namespace.emplace(p->meta.namespace_, p);
+    }
+  }
+  return index;
+}
+
+/// Whether the pod or any owner it has skips the pod grouper.
+bool skipped(const model::Pod& pod, const OwnerIndex& index) {
+  if (skips_grouper(pod.meta)) return true;
+  const OwnerChain chain = walk_owners(pod, index);
+  for (const model::WorkloadOwner* o : chain.owners) {
+    if (skips_grouper(o->meta)) return true;
+  }
+  return false;
 }
 
 }  // namespace
+
 
 int32_t builtin_priority_class_value(const std::string& name) {
   if (name == "train") return 50;
@@ -71,48 +96,72 @@ std::vector<PodGroupAssignment> group_pods(const model::ObjectRefs& objects,
     a.pod_group = &pg;
     out.push_back(std::move(a));
   }
+  const OwnerIndex index = index_owners(objects);
   for (uint32_t i = 0; i < objects.pods.size(); ++i) {
     const model::Pod& pod = *objects.pods[i];
     if (pod.scheduler_name != scheduler_name) continue;
-    std::string group_name;
-    bool synthesised = false;
-    const model::OwnerReference* owner = controller_owner(pod);
+    const std::string* named = nullptr;
     if (auto it = pod.meta.annotations.find(model::kPodGroupNameAnnotation);
         it != pod.meta.annotations.end() && !it->second.empty()) {
-      group_name = it->second;
-    } else if (owner != nullptr && gang_kinds().count(owner->kind)) {
-      group_name = "pg-" + owner->name + "-" + owner->uid;
-      synthesised = true;
-    } else {
-      group_name = "pg-" + pod.meta.name + "-" + pod.meta.uid;
-      synthesised = true;
+      named = &it->second;
     }
+    // KAI's pod grouper leaves alone a bare pod that names its group, and every pod that skips it.
+    std::optional<GroupSpec> spec;
+    std::pair<std::string, std::string> invalid;
+    const bool skip = skipped(pod, index);
+    if (skip && named == nullptr) {
+      invalid = {"PodGrouperWarning", "pod " + pod.meta.namespace_ + "/" + pod.meta.name + " sets " +
+                                          model::kSkipPodGrouperAnnotation +
+                                          " and names no PodGroup (annotation pod-group-name)"};
+    }
+    if (!skip && !(named != nullptr && pod.meta.owner_references.empty())) {
+      spec = decide_group(pod, index, default_queue);
+      if (!spec->waiting_for.empty()) invalid = {"PodGrouperWarning", spec->waiting_for};
+      if (!spec->error.empty()) invalid = {"PodGrouperWarning", spec->error};
+    }
+    // A pod-group-name other than the grouper's own is the user's choice, honoured as written.
+    if (named != nullptr && spec && *named != spec->name) spec.reset();
+    std::string group_name = named != nullptr ? *named
+                             : spec           ? spec->name
+                                              : "pg-" + pod.meta.name + "-" + pod.meta.uid;
     auto key = key_of(pod.meta.namespace_, group_name);
     auto it = by_name.find(key);
     if (it == by_name.end()) {
       PodGroupAssignment a;
       a.namespace_ = pod.meta.namespace_;
       a.name = group_name;
-      a.missing_pod_group = !synthesised;
-      a.uid = synthesised && owner && gang_kinds().count(owner->kind) ? owner->uid : pod.meta.uid;
-      a.queue = label(pod, model::kQueueLabel);
-      if (a.queue.empty()) a.queue = label(pod, "project");
-      a.queue_defaulted = a.queue.empty();
-      if (a.queue_defaulted) a.queue = default_queue;
-      a.priority_class_name = pod.priority_class_name;
-      if (a.priority_class_name.empty()) a.priority_class_name = label(pod, "priorityClassName");
-      if (a.priority_class_name.empty()) a.priority_class_name = default_priority_class(owner);
-      a.preemptibility = label(pod, model::kPreemptibilityLabel);
+      a.missing_pod_group = named != nullptr && !spec;
+      a.uid = spec ? spec->owner.uid : pod.meta.uid;
+      if (spec && group_name != "pg-" + spec->owner.name + "-" + spec->owner.uid) a.uid += ":" + group_name;
+      if (spec) {
+        a.queue = spec->queue;
+        a.queue_defaulted = spec->queue_defaulted;
+        a.priority_class_name = spec->priority_class_name;
+        a.preemptibility = spec->preemptibility;
+        a.min_member = spec->min_member;
+      } else {
+        a.queue = label(pod, model::kQueueLabel);
+        a.queue_defaulted = a.queue.empty();
+        if (a.queue_defaulted) a.queue = default_queue;
+        a.priority_class_name = pod.priority_class_name.empty() ? "train" : pod.priority_class_name;
+        a.preemptibility = label(pod, model::kPreemptibilityLabel);
+      }
       a.creation_timestamp = pod.meta.creation_timestamp;
       it = by_name.emplace(std::move(key), out.size()).first;
       out.push_back(std::move(a));
     }
     PodGroupAssignment& a = out[it->second];
     a.pods.push_back(i);
-    if (a.pod_group == nullptr && !a.missing_pod_group) {
-      // A gang of a workload kind needs all of its pods; a per-pod group needs its one pod.
-      a.min_member = static_cast<int32_t>(a.pods.size());
+    a.pod_sub_groups.push_back(spec && !spec->sub_group.empty() ? spec->sub_group
+                                                                : label(pod, model::kSubGroupLabel));
+    if (!invalid.first.empty() &&
+        std::find(a.invalid.begin(), a.invalid.end(), invalid) == a.invalid.end()) {
+      a.invalid.push_back(std::move(invalid));
+    }
+    if (spec && !a.spec) a.spec = std::move(spec);
+    if (a.pod_group == nullptr) {
       a.creation_timestamp = std::min(a.creation_timestamp, pod.meta.creation_timestamp);
+      if (a.spec && a.spec->size_from_pods) a.min_member = static_cast<int32_t>(a.pods.size());
     }
   }
   return out;

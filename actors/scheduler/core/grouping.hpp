@@ -1,13 +1,16 @@
 #pragma once
 // Which pod group each pod belongs to (docs/pod-grouping.md), as one pure function shared by kai-sim and the
-// daemon. Deployment / ReplicaSet / Job / bare pods form one group per pod (`pg-<pod>-<uid>`,
-// minMember 1); Kubeflow, MPI, Ray, JobSet and LeaderWorkerSet workloads form one gang per owner; a pod
-// with annotation `pod-group-name` belongs to that PodGroup, which may not exist yet.
+// daemon: KAI's pod grouper (pod_grouper.hpp) run on each pod and its projected owners, so that a
+// workload is one gang sized from its top owner's spec; a pod with annotation `pod-group-name`
+// belongs to that PodGroup, which may not exist yet (unless it is the grouper's own name).
 
 #include <cstdint>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
+#include "actors/scheduler/core/pod_grouper.hpp"
 #include "k8s/model/objects.hpp"
 #include "k8s/model/well_known_names.hpp"
 
@@ -20,6 +23,11 @@ struct PodGroupAssignment {
   const model::PodGroup* pod_group = nullptr;
   bool missing_pod_group = false;
   std::vector<uint32_t> pods;  ///< Indexes into ObjectRefs::pods (= ClusterObjects::pods), in input order.
+  /// Each pod's subgroup, as `pods`: the grouper's, else the pod's kai.scheduler/subgroup-name label.
+  std::vector<std::string> pod_sub_groups;
+  /// What the pod grouper decided (from the group's first pod): the PodGroup it writes. Set for
+  /// every group the grouper names, whether or not the object exists yet.
+  std::optional<GroupSpec> spec;
   // For synthesised groups (what the pod grouper would write into the PodGroup it creates):
   std::string uid;
   std::string queue;
@@ -28,6 +36,9 @@ struct PodGroupAssignment {
   std::string preemptibility;
   int32_t min_member = 1;
   int64_t creation_timestamp = 0;
+  /// Why the group cannot be scheduled before anything is tried: an owner not projected yet, an
+  /// owner's spec the grouper refuses, a pod that skips the grouper and names no PodGroup.
+  std::vector<std::pair<std::string, std::string>> invalid;  ///< (reason, message)
 };
 
 /// Groups the pods of `scheduler_name` in `objects`. Output order: PodGroup objects in input order,

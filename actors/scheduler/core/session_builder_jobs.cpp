@@ -4,6 +4,7 @@
 #include <string>
 
 #include "actors/scheduler/core/node_accounting.hpp"
+#include "actors/scheduler/core/sub_group_tree.hpp"
 #include "actors/scheduler/core/session_builder.hpp"
 #include "k8s/model/time.hpp"
 
@@ -206,6 +207,9 @@ void SessionBuilder::build_jobs() {
     std::string class_name = g.priority_class_name;
     std::string preemptibility = g.preemptibility;
     std::vector<std::pair<std::string, int32_t>> leaf_sets;
+    const std::vector<model::SubGroup>* sub_groups = nullptr;
+    std::optional<int32_t> root_min_sub_group;
+    for (const auto& [reason, message] : g.invalid) job.invalid.push_back({reason, message});
     if (g.pod_group) {
       const model::PodGroup& pg = *g.pod_group;
       job.uid = pg.meta.uid;
@@ -214,6 +218,7 @@ void SessionBuilder::build_jobs() {
       job.min_member = std::max(pg.min_member, 1);
       class_name = pg.priority_class_name;
       preemptibility = pg.preemptibility;
+      job.staleness_grace_seconds = pg.staleness_grace_period_seconds;
       job.last_start = timestamp_annotation(pg, model::kLastStartAnnotation, job.key);
       job.stale_since = timestamp_annotation(pg, model::kStaleSinceAnnotation, job.key);
       for (const auto& e : pg.errors) {
@@ -225,18 +230,15 @@ void SessionBuilder::build_jobs() {
                                 " uses spec.topologyConstraint.requiredTopologyLevel, which "
                                 "kai-scheduler does not support yet"});
       }
-      std::set<std::string> parents;
       for (const auto& sg : pg.sub_groups) {
-        if (sg.parent) parents.insert(*sg.parent);
         if (!sg.topology_constraint.required_level.empty()) {
           job.invalid.push_back({"Unsupported", "PodGroup " + job.key + " subGroup " + sg.name +
                                                     " uses topologyConstraint.requiredTopologyLevel, which "
                                                     "kai-scheduler does not support yet"});
         }
       }
-      for (const auto& sg : pg.sub_groups) {
-        if (!parents.count(sg.name)) leaf_sets.emplace_back(sg.name, std::max(sg.min_member, 1));
-      }
+      sub_groups = &pg.sub_groups;
+      root_min_sub_group = pg.min_sub_group;
     } else {
       job.uid = g.uid;
       job.queue_name = g.queue;
@@ -246,8 +248,27 @@ void SessionBuilder::build_jobs() {
         job.invalid.push_back({"PodGroupNotFound",
                                "PodGroup " + job.key + " does not exist; its pods wait until it is created"});
       }
+      if (g.spec) {
+        job.staleness_grace_seconds = g.spec->staleness_grace_period_seconds;
+        sub_groups = &g.spec->sub_groups;
+        root_min_sub_group = g.spec->min_sub_group;
+      }
     }
     resolve_job_times(job, g);
+    if (sub_groups != nullptr && !sub_groups->empty()) {
+      SubGroupLeaves tree = leaf_requirements(*sub_groups, root_min_sub_group);
+      for (const auto& e : tree.errors) job.invalid.push_back({"InvalidPodGroup", "PodGroup " + job.key + ": " + e});
+      int32_t required = 0;
+      for (const auto& l : tree.leaves) {
+        leaf_sets.emplace_back(l.name, l.min_available);
+        required += l.min_available;
+      }
+      // A pod the grouper put in no subgroup (a RayJob's submitter) is in a set of its own, not required.
+      if (std::find(g.pod_sub_groups.begin(), g.pod_sub_groups.end(), std::string()) != g.pod_sub_groups.end()) {
+        leaf_sets.emplace_back("", 0);
+      }
+      job.min_member = std::max(required, 1);
+    }
     if (leaf_sets.empty()) leaf_sets.emplace_back("default", job.min_member);
     // A task names its subgroup by a 16-bit index; a PodGroup with more leaf subgroups than that is
     // refused with a reason, and its pods go to the first subgroup so that the job stays whole.
@@ -275,10 +296,12 @@ void SessionBuilder::build_jobs() {
     }
 
     const uint32_t job_id = static_cast<uint32_t>(ssn_.jobs.size());
-    for (uint32_t pod_index : g.pods) {
+    for (size_t member = 0; member < g.pods.size(); ++member) {
+      const uint32_t pod_index = g.pods[member];
       const model::Pod& pod = *objects_.pods[pod_index];
-      std::string set_name = "default";
-      if (const auto* l = find_label(pod.meta.labels, model::kSubGroupLabel); l && !l->empty()) set_name = *l;
+      std::string set_name = g.pod_sub_groups[member];
+      if (set_name.empty() && (job.pod_sets.size() != 1 || job.pod_sets[0].name == "default")) set_name = "default";
+      if (job.pod_sets.size() > 1 && g.pod_sub_groups[member].empty()) set_name.clear();
       uint16_t set = 0;
       bool found = false;
       for (size_t s = 0; s < job.pod_sets.size(); ++s) {

@@ -10,9 +10,9 @@
 namespace kai::core {
 
 void stale_gang_eviction_action(Session& ssn) {
-  const int64_t grace = ssn.options().stale_grace_period_seconds;
   for (uint32_t j = 0; j < ssn.jobs.size(); ++j) {
     JobInfo& job = ssn.jobs[j];
+    const double grace = job.staleness_grace_seconds.value_or(static_cast<double>(ssn.options().stale_grace_period_seconds));
     bool succeeded = false;
     for (uint32_t t : job.tasks) succeeded = succeeded || ssn.tasks[t].status == PodStatus::kSucceeded;
     bool stale = false;
@@ -34,7 +34,7 @@ void stale_gang_eviction_action(Session& ssn) {
       job.stale_since = ssn.record_time();
       ssn.annotation_updates[j][model::kStaleSinceAnnotation] = model::format_rfc3339(*job.stale_since);
     }
-    if (grace < 0 || ssn.now_ms() < (*job.stale_since + grace) * 1000) continue;
+    if (grace < 0 || static_cast<double>(ssn.now_ms()) < (static_cast<double>(*job.stale_since) + grace) * 1000) continue;
     Statement stmt(ssn);
     int32_t min_available = 0;
     for (const auto& ps : job.pod_sets) min_available += ps.min_available;

@@ -1,0 +1,58 @@
+#pragma once
+// KAI's pod grouper as a pure function of one pod and the projected owners (docs/pod-grouping.md):
+// the pod's top owner is found by following ownerReferences upward through the owners the log holds,
+// and the grouper of the top owner's kind decides the PodGroup: its name, its ownerReference, its
+// gang size from the owner's spec (never from the pods seen), its subgroups and the pod's subgroup,
+// and the queue, priority, preemptibility, delays and topology from labels and annotations.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "k8s/model/objects.hpp"
+
+namespace kai::core {
+
+/// What the pod grouper decides for one pod: the PodGroup it would create or update.
+struct GroupSpec {
+  std::string name;
+  model::OwnerReference owner;  ///< The PodGroup's one ownerReference.
+  int32_t min_member = 1;
+  std::optional<int32_t> min_sub_group;
+  std::vector<model::SubGroup> sub_groups;
+  std::string sub_group;  ///< The pod's subgroup ("" when none).
+  model::StringMap labels;
+  model::StringMap annotations;
+  std::string queue;
+  bool queue_defaulted = false;
+  std::string priority_class_name;
+  std::string preemptibility;
+  std::optional<double> preemption_delay_seconds;
+  std::optional<double> staleness_grace_period_seconds;
+  model::TopologyConstraint topology;
+  /// A reason the group cannot be decided yet (an owner not projected: "waiting for owner Job ns/x")
+  /// or at all (an owner's spec the grouper refuses); the pod waits with it.
+  std::string waiting_for;
+  std::string error;
+  /// The top owner is of a kind the source does not serve, so its spec is unknown: a workload kind's
+  /// gang is then as large as its pods present (docs/pod-grouping.md "Owners").
+  bool size_from_pods = false;
+};
+
+/// The owners by key (model::key_of) and the pods by "namespace/name", as group_pods indexes them.
+struct OwnerIndex {
+  std::map<std::string, const model::WorkloadOwner*, std::less<>> owners;
+  std::map<std::string, const model::Pod*, std::less<>> pods;
+  const std::set<std::string>* served = nullptr;  ///< Owner kinds ("Kind.group") the source serves.
+  std::set<std::string, std::less<>> priority_classes;  ///< Names that exist (KAI checks before use).
+  /// Pods by namespace, for the MPI grouper's launcher lookup.
+  std::multimap<std::string, const model::Pod*, std::less<>> pods_by_namespace;
+};
+
+/// KAI's pod grouper for `pod`, whose namespace defaults the owners' (owners are namespaced).
+GroupSpec decide_group(const model::Pod& pod, const OwnerIndex& index, const std::string& default_queue);
+
+}  // namespace kai::core

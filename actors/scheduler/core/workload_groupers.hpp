@@ -1,0 +1,46 @@
+#pragma once
+// The pieces of KAI's pod grouper shared by the owner walk (pod_grouper.cpp) and the per-kind
+// groupers (workload_groupers.cpp): the owner chain and the default grouper.
+
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "actors/scheduler/core/pod_grouper.hpp"
+
+namespace kai::core {
+
+/// A pod's owners, nearest first; back() is the top owner (the pod itself when it has none).
+struct OwnerChain {
+  std::vector<const model::WorkloadOwner*> owners;
+  /// Owners made here rather than projected (a pod as its own top owner, an owner of a kind that is
+  /// not watched, known by its reference); a deque so that `owners` may point into it.
+  std::deque<model::WorkloadOwner> unwatched;
+  const model::Pod* top_pod = nullptr;  ///< Set while the walk stands on a pod (a Spark driver).
+  bool top_unwatched = false;  ///< The top owner is known by a reference only (its kind is not served).
+  std::string waiting_for;
+  std::string error;
+};
+
+/// The value of `key` in `m`, or null.
+const std::string* find_in(const model::StringMap& m, const std::string& key);
+
+/// Follows the pod's first ownerReference upward through the projected owners.
+OwnerChain walk_owners(const model::Pod& pod, const OwnerIndex& index);
+
+/// KAI's default grouper: `pg-<top>-<uid>`, minMember 1, the top owner's labels and annotations, the
+/// queue, priority (with `priority_fallback`), preemptibility, delays and topology. `owners`: the
+/// chain the priority and preemptibility are looked up in, nearest first.
+GroupSpec default_grouper(const model::WorkloadOwner& top, const model::Pod& pod,
+                          const std::vector<const model::WorkloadOwner*>& owners, const OwnerIndex& index,
+                          const std::string& default_queue, const std::string& priority_fallback);
+
+/// The topology constraint named by three annotations.
+model::TopologyConstraint topology_from(const model::StringMap& annotations, const char* name_key,
+                                        const char* required_key, const char* preferred_key);
+
+/// The grouper of the chain's top owner kind.
+GroupSpec group_by_kind(const OwnerChain& chain, const model::Pod& pod, const OwnerIndex& index,
+                        const std::string& default_queue);
+
+}  // namespace kai::core
