@@ -350,7 +350,15 @@ void encode_state(uint64_t seq, const std::map<std::string, std::string>& resour
   w.put(seq);
   w.put(resource_versions);
   w.put(records);
-  model::for_each_kind([&](auto kind) { out.append(decltype(kind)::in(sections)); });
+  // A kind no store encoded (a store set up without it) is an empty map.
+  model::for_each_kind([&](auto kind) {
+    const std::string& section = decltype(kind)::in(sections);
+    if (section.empty()) {
+      binary::put_varint(out, 0);
+    } else {
+      out.append(section);
+    }
+  });
 }
 
 Result<ClusterState> decode_state(std::string_view bytes) {

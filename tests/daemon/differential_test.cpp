@@ -5,9 +5,11 @@
 // runs the daemon in lockstep (a cycle starts only when every decision of the previous one is
 // reported and done on the watch) against kai-sim --rounds. Exclusions carry their reason below.
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 
 #include "actors/daemon/daemon.hpp"
 #include "actors/scheduler/core/grouping.hpp"
@@ -16,6 +18,7 @@
 #include "k8s/client/kube_client.hpp"
 #include "k8s/model/codec.hpp"
 #include "k8s/model/json_codec.hpp"
+#include "k8s/model/kinds.hpp"
 #include "k8s/model/time.hpp"
 #include "tests/daemon/cluster_fixture.hpp"
 
@@ -86,7 +89,9 @@ int create_rank(const std::string& kind) {
   static const std::map<std::string, int> kRank = {{"PriorityClass", 0}, {"Queue", 1},    {"Node", 2},
                                                    {"PodGroup", 3},      {"BindRequest", 4}, {"Pod", 5}};
   auto it = kRank.find(kind);
-  return it == kRank.end() ? 6 : it->second;
+  // Owners and pods in the scenario's order: an owner is written before what it owns (a
+  // LeaderWorkerSet's worker StatefulSet after its leader pod).
+  return it == kRank.end() ? 5 : it->second;
 }
 
 /// Loads the scenario's objects into the server: namespaces, KAI's priority classes the pods name,
@@ -105,17 +110,41 @@ void load_into(Cluster& c, std::vector<Json> objects, k8s::KubeClient& client) {
     const int32_t value = core::builtin_priority_class_value(name);
     if (!name.empty() && !classes.count(name) && value >= 0) c.priority_class(name, value);
   }
+  // The owners' kinds, as their operators install them (tests/fixtures/crds).
+  for (const auto& e : fs::directory_iterator(fs::path(source_dir()) / "tests" / "fixtures" / "crds")) {
+    if (e.path().extension() != ".yaml") continue;
+    std::ifstream f(e.path());
+    std::stringstream text;
+    text << f.rdbuf();
+    auto crd = model::yaml_to_json(text.str());
+    ASSERT_TRUE(crd) << e.path() << ": " << crd.message();
+    c.create(*crd);
+  }
   std::stable_sort(objects.begin(), objects.end(), [](const Json& a, const Json& b) {
     return create_rank(a.value("kind", "")) < create_rank(b.value("kind", ""));
   });
+  // The server gives each object a new uid: owner references follow it, by kind and name.
+  std::map<std::string, std::string> uid_of;  // "kind/namespace/name" -> uid
   for (auto o : objects) {
     const Json status = o.value("status", Json());
     const Json deletion = o["metadata"].value("deletionTimestamp", Json());
     o["metadata"].erase("deletionTimestamp");
+    const std::string ns = o["metadata"].value("namespace", "");
+    if (o["metadata"].contains("ownerReferences")) {
+      for (Json& ref : o["metadata"]["ownerReferences"]) {
+        auto it = uid_of.find(ref.value("kind", "") + "/" + ns + "/" + ref.value("name", ""));
+        if (it != uid_of.end()) ref["uid"] = it->second;
+      }
+    }
     c.create(o);
+    if (auto got = c.server->get_object(o.value("apiVersion", ""), o.value("kind", ""), ns,
+                                        o["metadata"].value("name", ""));
+        got.is_ok()) {
+      uid_of[o.value("kind", "") + "/" + ns + "/" + o["metadata"].value("name", "")] =
+          Json::parse(got.value())["metadata"].value("uid", "");
+    }
     if (o.value("kind", "") != "Pod") continue;
-    const std::string ns = o["metadata"].value("namespace", "default");
-    const std::string path = "/api/v1/namespaces/" + ns + "/pods/" + o["metadata"].value("name", "");
+    const std::string path = "/api/v1/namespaces/" + (ns.empty() ? std::string("default") : ns) + "/pods/" + o["metadata"].value("name", "");
     if (!status.is_null()) {
       auto r = client.merge_patch(path + "/status", Json{{"status", status}}.dump());
       EXPECT_TRUE(r.ok()) << path << ": " << r.describe();
@@ -127,16 +156,21 @@ void load_into(Cluster& c, std::vector<Json> objects, k8s::KubeClient& client) {
   }
 }
 
-/// What the server holds, as kai-sim reads a `kubectl get ... -o json` List.
-model::ClusterObjects server_objects(const Cluster& c) {
+/// What the server holds, as kai-sim reads a `kubectl get ... -o json` List: the scheduler's kinds
+/// and the scenario's owner kinds.
+model::ClusterObjects server_objects(const Cluster& c, const std::vector<Json>& scenario_objects) {
   Json items = Json::array();
-  for (const auto& [version, kind] :
-       std::vector<std::pair<std::string, std::string>>{{"v1", "Node"},
-                                                        {"v1", "Pod"},
-                                                        {"scheduling.run.ai/v2", "Queue"},
-                                                        {"scheduling.run.ai/v2alpha2", "PodGroup"},
-                                                        {"scheduling.k8s.io/v1", "PriorityClass"},
-                                                        {"scheduling.run.ai/v1alpha2", "BindRequest"}}) {
+  std::vector<std::pair<std::string, std::string>> kinds = {{"v1", "Node"},
+                                                            {"v1", "Pod"},
+                                                            {"scheduling.run.ai/v2", "Queue"},
+                                                            {"scheduling.run.ai/v2alpha2", "PodGroup"},
+                                                            {"scheduling.k8s.io/v1", "PriorityClass"},
+                                                            {"scheduling.run.ai/v1alpha2", "BindRequest"}};
+  for (const Json& o : scenario_objects) {
+    std::pair<std::string, std::string> k = {o.value("apiVersion", ""), o.value("kind", "")};
+    if (!model::is_known_kind(k.second) && std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(k);
+  }
+  for (const auto& [version, kind] : kinds) {
     auto list = c.server->list_objects(version, kind);
     EXPECT_TRUE(list.is_ok()) << kind << ": " << list.message();
     if (!list.is_ok()) continue;
@@ -198,7 +232,7 @@ TEST_P(Differential, TheDaemonDecidesWhatKaiSimDecides) {
 
   int64_t now_step = 0;
   if (s.spec.contains("nowStep")) now_step = *model::parse_go_duration_ns(s.spec["nowStep"].get<std::string>()) / 1'000'000'000;
-  const model::ClusterObjects objects = server_objects(c);
+  const model::ClusterObjects objects = server_objects(c, s.objects);
   const auto sim = core::simulate(objects, options, rounds, now_step);
   std::vector<std::string> want;
   for (const auto& d : sim.decisions) want.push_back(line(d));
