@@ -72,6 +72,14 @@ class PodGrouperDaemon : public DaemonTest {
       }
     }
   }
+  /// 20 cycles bind none of the JobSet's pods on three nodes; a fourth node binds all 4.
+  void expect_none_then_all_with_a_fourth_node() {
+    const uint64_t cycles = daemon_->cycles();
+    ASSERT_TRUE(Cluster::eventually([&] { return daemon_->cycles() >= cycles + 20; }));
+    EXPECT_EQ(bound_count(), 0) << "a JobSet that does not fit held GPUs";
+    cluster_.node("n4", 4);
+    ASSERT_TRUE(Cluster::eventually([&] { return bound_count() == 4; })) << "bound " << bound_count() << " of 4";
+  }
   int bound_count() {
     int n = 0;
     for (int j = 0; j < 2; ++j)
@@ -85,11 +93,7 @@ TEST_F(PodGrouperDaemon, AJobSetOnThreeNodesBindsNothingAndAllFourWhenAFourthNod
   cluster_.create(fixture_crd("jobset.x-k8s.io_jobsets.yaml"));
   start_daemon(nullptr);
   create_jobset();
-  const uint64_t cycles = daemon_->cycles();
-  ASSERT_TRUE(Cluster::eventually([&] { return daemon_->cycles() >= cycles + 20; }));
-  EXPECT_EQ(bound_count(), 0) << "a JobSet that does not fit held GPUs";
-  cluster_.node("n4", 4);
-  ASSERT_TRUE(Cluster::eventually([&] { return bound_count() == 4; })) << "bound " << bound_count() << " of 4";
+  expect_none_then_all_with_a_fourth_node();
 }
 
 // The CRD arrives after the daemon started (an operator installed later): the kind is discovered from
@@ -102,11 +106,7 @@ TEST_F(PodGrouperDaemon, AKindServedLaterIsDiscoveredFromTheCrdWatch) {
   cluster_.create(fixture_crd("jobset.x-k8s.io_jobsets.yaml"));
   std::this_thread::sleep_for(500ms);  // the CRD watch's event and the discovery it starts
   create_jobset();
-  const uint64_t cycles = daemon_->cycles();
-  ASSERT_TRUE(Cluster::eventually([&] { return daemon_->cycles() >= cycles + 20; }));
-  EXPECT_EQ(bound_count(), 0) << "a JobSet that does not fit held GPUs";
-  cluster_.node("n4", 4);
-  ASSERT_TRUE(Cluster::eventually([&] { return bound_count() == 4; })) << "bound " << bound_count() << " of 4";
+  expect_none_then_all_with_a_fourth_node();
 }
 
 }  // namespace

@@ -28,6 +28,15 @@ const std::string* label(const model::Pod& pod, const char* key) {
   return find_in(pod.meta.labels, key);
 }
 
+/// The pod joins the subgroup its label `key` names, if there is one (else none, as in KAI).
+void join_sub_group_of_label(GroupSpec& g, const model::Pod& pod, const char* key) {
+  const std::string* name = label(pod, key);
+  if (name == nullptr) return;
+  for (const auto& s : g.sub_groups) {
+    if (s.name == *name) g.sub_group = s.name;
+  }
+}
+
 /// Only the top owner is looked at for the priority (KAI's Deployment, Notebook, Knative groupers).
 GroupSpec top_only(const model::WorkloadOwner& top, const model::Pod& pod, const OwnerIndex& index,
                    const std::string& default_queue, const std::string& fallback) {
@@ -186,11 +195,7 @@ GroupSpec kubeflow(const model::WorkloadOwner& job, const model::Pod& pod, const
   const int32_t masters = master != nullptr ? master->replicas.value_or(0) : 0;
   if (master != nullptr && masters > 0) g.sub_groups.push_back(leaf("master", masters));
   if (replica(job, "Worker") != nullptr) g.sub_groups.push_back(leaf("worker", std::max(0, g.min_member - masters)));
-  if (const std::string* type = label(pod, "training.kubeflow.org/replica-type")) {
-    for (const auto& s : g.sub_groups) {
-      if (s.name == *type) g.sub_group = s.name;
-    }
-  }
+  join_sub_group_of_label(g, pod, "training.kubeflow.org/replica-type");
   return g;
 }
 
@@ -230,11 +235,7 @@ GroupSpec ray(const model::WorkloadOwner& top, const model::Pod& pod, const Owne
     s.topology_constraint = sub_group_topology(wg.template_annotations);
     g.sub_groups.push_back(std::move(s));
   }
-  if (const std::string* group = label(pod, "ray.io/group")) {
-    for (const auto& s : g.sub_groups) {
-      if (s.name == *group) g.sub_group = s.name;
-    }
-  }
+  join_sub_group_of_label(g, pod, "ray.io/group");
   return g;
 }
 
