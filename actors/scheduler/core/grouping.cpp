@@ -17,11 +17,6 @@ std::string label(const model::Pod& pod, const char* key) {
   return it == pod.meta.labels.end() ? std::string() : it->second;
 }
 
-bool skips_grouper(const model::ObjectMeta& meta) {
-  auto it = meta.annotations.find(model::kSkipPodGrouperAnnotation);
-  return it != meta.annotations.end() && it->second == "true";
-}
-
 OwnerIndex index_owners(const model::ObjectRefs& objects) {
   OwnerIndex index;
   for (const model::WorkloadOwner* o : objects.owners) index.owners.emplace(model::key_of(*o), o);
@@ -48,16 +43,6 @@ OwnerIndex index_owners(const model::ObjectRefs& objects) {
     }
   }
   return index;
-}
-
-/// Whether the pod or any owner it has skips the pod grouper.
-bool skipped(const model::Pod& pod, const OwnerIndex& index) {
-  if (skips_grouper(pod.meta)) return true;
-  const OwnerChain chain = walk_owners(pod, index);
-  for (const model::WorkloadOwner* o : chain.owners) {
-    if (skips_grouper(o->meta)) return true;
-  }
-  return false;
 }
 
 }  // namespace
@@ -108,16 +93,18 @@ std::vector<PodGroupAssignment> group_pods(const model::ObjectRefs& objects,
     // KAI's pod grouper leaves alone a bare pod that names its group, and every pod that skips it.
     std::optional<GroupSpec> spec;
     std::pair<std::string, std::string> invalid;
-    const bool skip = skipped(pod, index);
+    bool skip = skips_pod_grouper(pod.meta);
+    if (!skip && !(named != nullptr && pod.meta.owner_references.empty())) {
+      spec = decide_group(pod, index, default_queue);
+      skip = spec->skipped;
+      if (skip) spec.reset();
+    }
+    if (spec && !spec->waiting_for.empty()) invalid = {"PodGrouperWarning", spec->waiting_for};
+    if (spec && !spec->error.empty()) invalid = {"PodGrouperWarning", spec->error};
     if (skip && named == nullptr) {
       invalid = {"PodGrouperWarning", "pod " + pod.meta.namespace_ + "/" + pod.meta.name + " sets " +
                                           model::kSkipPodGrouperAnnotation +
                                           " and names no PodGroup (annotation pod-group-name)"};
-    }
-    if (!skip && !(named != nullptr && pod.meta.owner_references.empty())) {
-      spec = decide_group(pod, index, default_queue);
-      if (!spec->waiting_for.empty()) invalid = {"PodGrouperWarning", spec->waiting_for};
-      if (!spec->error.empty()) invalid = {"PodGrouperWarning", spec->error};
     }
     // A pod-group-name other than the grouper's own is the user's choice, honoured as written.
     if (named != nullptr && spec && *named != spec->name) spec.reset();

@@ -182,8 +182,20 @@ model::TopologyConstraint topology_from(const model::StringMap& annotations, con
   return t;
 }
 
+bool skips_pod_grouper(const model::ObjectMeta& meta) {
+  const std::string* v = find_in(meta.annotations, model::kSkipPodGrouperAnnotation);
+  return v != nullptr && *v == "true";
+}
+
 GroupSpec decide_group(const model::Pod& pod, const OwnerIndex& index, const std::string& default_queue) {
   OwnerChain chain = walk_owners(pod, index);
+  for (const model::WorkloadOwner* o : chain.owners) {
+    if (skips_pod_grouper(o->meta)) {
+      GroupSpec g;
+      g.skipped = true;
+      return g;
+    }
+  }
   if (!chain.waiting_for.empty() || !chain.error.empty()) {
     GroupSpec g;
     g.name = "pg-" + pod.meta.name + "-" + pod.meta.uid;

@@ -40,7 +40,12 @@ struct GroupSpec {
   /// The top owner is of a kind the source does not serve, so its spec is unknown: a workload kind's
   /// gang is then as large as its pods present (docs/pod-grouping.md "Owners").
   bool size_from_pods = false;
+  /// An owner sets kai.scheduler/skip-podgrouper: the grouper leaves the pod alone (nothing else set).
+  bool skipped = false;
 };
+
+/// Whether `meta` sets kai.scheduler/skip-podgrouper to "true" (KAI's exact value).
+bool skips_pod_grouper(const model::ObjectMeta& meta);
 
 /// The owners by key (model::key_of) and the pods by "namespace/name", as group_pods indexes them.
 struct OwnerIndex {
@@ -52,7 +57,8 @@ struct OwnerIndex {
   std::multimap<std::string, const model::Pod*, std::less<>> pods_by_namespace;
 };
 
-/// KAI's pod grouper for `pod`, whose namespace defaults the owners' (owners are namespaced).
+/// KAI's pod grouper for `pod`, whose namespace defaults the owners' (owners are namespaced). The
+/// pod's own skip annotation is the caller's to check; an owner's sets `skipped`.
 GroupSpec decide_group(const model::Pod& pod, const OwnerIndex& index, const std::string& default_queue);
 
 }  // namespace kai::core

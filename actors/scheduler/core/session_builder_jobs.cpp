@@ -299,9 +299,9 @@ void SessionBuilder::build_jobs() {
     for (size_t member = 0; member < g.pods.size(); ++member) {
       const uint32_t pod_index = g.pods[member];
       const model::Pod& pod = *objects_.pods[pod_index];
+      // A pod in no subgroup: the group's one set "default", or the elastic set "" beside subgroups.
       std::string set_name = g.pod_sub_groups[member];
-      if (set_name.empty() && (job.pod_sets.size() != 1 || job.pod_sets[0].name == "default")) set_name = "default";
-      if (job.pod_sets.size() > 1 && g.pod_sub_groups[member].empty()) set_name.clear();
+      if (set_name.empty() && job.pod_sets[0].name == "default") set_name = "default";
       uint16_t set = 0;
       bool found = false;
       for (size_t s = 0; s < job.pod_sets.size(); ++s) {
