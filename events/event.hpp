@@ -18,7 +18,7 @@
 namespace kai::events {
 
 /// The schema version written by this build; older versions are upgraded when read.
-inline constexpr uint8_t kSchemaVersion = 5;
+inline constexpr uint8_t kSchemaVersion = 6;
 
 /// What a Kubernetes watch stream (or a relist) told us.
 enum class WatchType : uint8_t { kAdded = 0, kModified = 1, kDeleted = 2, kBookmark = 3, kRelist = 4 };
@@ -175,10 +175,37 @@ struct AssumedSettled {
   bool operator==(const AssumedSettled&) const = default;
 };
 
+/// A pod of a PodGroupWrite whose `pod-group-name` annotation or `kai.scheduler/subgroup-name` label
+/// the pod grouper sets (docs/pod-grouping.md "Objects written").
+struct GroupedPod {
+  std::string pod;  ///< "namespace/name"
+  std::string uid;
+  std::string sub_group;  ///< The label's value; "" = the label is left as it is.
+  bool operator==(const GroupedPod&) const = default;
+};
+
+/// What KAI's pod grouper writes for one group, as a cycle asked for it (schema v6): the PodGroup
+/// object to create or update and the pods to annotate. Logged with the cycle, executed by the
+/// PodGroup writer after the cycle's binds, folded into ScheduleRecords::group_writes so that the
+/// same write is not asked for again while the watch has not shown it yet.
+struct PodGroupWrite {
+  uint64_t cycle_id = 0;
+  std::string group;  ///< "namespace/name"
+  /// The PodGroup as KAI's pod grouper builds it (JSON, scheduling.run.ai/v2alpha2); empty when the
+  /// object already says it and only pods are patched.
+  std::string object_json;
+  /// Whether the cycle saw the object: it is then read and updated, otherwise created.
+  bool exists = false;
+  std::vector<GroupedPod> pods;
+  /// The group needs nothing any more (written, or gone): its mark is dropped, nothing is written.
+  bool settled = false;
+  bool operator==(const PodGroupWrite&) const = default;
+};
+
 /// The payload kinds; the index is the on-disk type tag minus one (see event_codec.hpp), so new kinds
 /// are appended at the end.
 using Payload = std::variant<WatchEvent, DecisionEvent, UnschedulableEvent, CycleStart, CycleEnd,
-                             BinderOutcome, LeadershipChange, ConfigChange, JobStateChange, AssumedSettled>;
+                             BinderOutcome, LeadershipChange, ConfigChange, JobStateChange, AssumedSettled, PodGroupWrite>;
 
 /// One entry of the log. `seq` is assigned by the log on append (it lives in the key, not the value).
 struct Event {
@@ -200,6 +227,10 @@ const char* to_string(Outcome o);
 /// new build logs its configuration anew.
 uint64_t config_hash(std::string_view text);
 uint64_t config_hash(std::string_view text, uint32_t behaviour_version, std::string_view flags = {});
+
+/// What a PodGroupWrite asks for (its object and pods, not its cycle), as ScheduleRecords marks it:
+/// a cycle asking for the same thing again within the retry period logs nothing.
+uint64_t group_write_hash(const PodGroupWrite& w);
 const char* to_string(JobField f);
 const char* to_string(JobStateSource s);
 

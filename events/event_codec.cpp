@@ -115,6 +115,19 @@ struct Encoder {
     put_varint(out, a.decision_seqs.size());
     for (uint64_t seq : a.decision_seqs) put_varint(out, seq);
   }
+  void operator()(const PodGroupWrite& w) {
+    put_varint(out, w.cycle_id);
+    put_str(out, w.group);
+    put_str(out, w.object_json);
+    put_u8(out, w.exists ? 1 : 0);
+    put_varint(out, w.pods.size());
+    for (const auto& p : w.pods) {
+      put_str(out, p.pod);
+      put_str(out, p.uid);
+      put_str(out, p.sub_group);
+    }
+    put_u8(out, w.settled ? 1 : 0);
+  }
 };
 
 std::optional<int64_t> get_optional(Reader& r) {
@@ -122,6 +135,12 @@ std::optional<int64_t> get_optional(Reader& r) {
   if (present > 1) r.fail();
   if (present != 1) return std::nullopt;
   return r.i64();
+}
+
+bool get_bool(Reader& r) {
+  const uint8_t b = r.u8();
+  if (b > 1) r.fail();
+  return b == 1;
 }
 
 Result<Payload> decode_payload(Reader& r, uint8_t type, uint8_t version) {
@@ -263,6 +282,24 @@ Result<Payload> decode_payload(Reader& r, uint8_t type, uint8_t version) {
       for (uint64_t i = 0; i < n && r.ok(); ++i) a.decision_seqs.push_back(r.varint());
       return Payload{std::move(a)};
     }
+    case 11: {
+      if (version < 6) return Status::error("PodGroup write record in schema version " + std::to_string(version));
+      PodGroupWrite w;
+      w.cycle_id = r.varint();
+      w.group = r.str();
+      w.object_json = r.str();
+      w.exists = get_bool(r);
+      const uint64_t n = r.count();
+      for (uint64_t i = 0; i < n && r.ok(); ++i) {
+        GroupedPod p;
+        p.pod = r.str();
+        p.uid = r.str();
+        p.sub_group = r.str();
+        w.pods.push_back(std::move(p));
+      }
+      w.settled = get_bool(r);
+      return Payload{std::move(w)};
+    }
   }
   return Status::error("unknown event type " + std::to_string(type));
 }
@@ -308,7 +345,7 @@ Result<int64_t> peek_timestamp(std::string_view bytes) {
 const char* kind_name(const Payload& p) {
   static constexpr const char* kNames[] = {"watch",      "decision", "unschedulable", "cycle_start",
                                            "cycle_end",  "outcome",  "leadership",    "config",
-                                           "job_state", "settled"};
+                                           "job_state", "settled", "pod_group_write"};
   static_assert(std::size(kNames) == std::variant_size_v<Payload>, "a name for every payload kind");
   return kNames[p.index()];
 }
@@ -317,6 +354,13 @@ uint64_t config_hash(std::string_view text) {
   uint64_t h = 1469598103934665603ull;
   for (char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
   return h;
+}
+
+uint64_t group_write_hash(const PodGroupWrite& w) {
+  std::string text = w.object_json;
+  text.push_back('\n');
+  for (const auto& p : w.pods) text.append(p.pod).append("\n").append(p.uid).append("\n").append(p.sub_group).append("\n");
+  return config_hash(text);
 }
 
 uint64_t config_hash(std::string_view text, uint32_t behaviour_version, std::string_view flags) {

@@ -96,6 +96,25 @@ struct Render {
     j["cycle"] = a.cycle_id;
     j["decisionSeqs"] = a.decision_seqs;
   }
+  void operator()(const PodGroupWrite& w) {
+    j["cycle"] = w.cycle_id;
+    j["podGroup"] = w.group;
+    if (w.settled) {
+      j["settled"] = true;
+      return;
+    }
+    if (!w.object_json.empty()) {
+      j["object"] = json::parse(w.object_json, nullptr, false);  // a discarded value if not JSON
+      j["exists"] = w.exists;
+    }
+    json pods = json::array();
+    for (const auto& p : w.pods) {
+      json o = {{"pod", p.pod}, {"uid", p.uid}};
+      if (!p.sub_group.empty()) o["subGroup"] = p.sub_group;
+      pods.push_back(std::move(o));
+    }
+    j["pods"] = std::move(pods);
+  }
 };
 
 }  // namespace

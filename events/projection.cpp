@@ -115,6 +115,14 @@ bool apply_record(ScheduleRecords& records, const Event& event) {
     }
     return true;
   }
+  if (const auto* w = std::get_if<PodGroupWrite>(&event.payload)) {
+    if (w->settled) {
+      records.group_writes.erase(w->group);
+    } else {
+      records.group_writes[w->group] = GroupWriteMark{group_write_hash(*w), records.last_now_ms};
+    }
+    return true;
+  }
   return false;
 }
 

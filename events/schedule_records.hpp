@@ -60,6 +60,18 @@ struct BindFailures {
   bool operator==(const BindFailures&) const = default;
 };
 
+/// How long a logged PodGroup write stands before a cycle that still finds the object or a pod
+/// unchanged asks for it again (the write failed, or its watch event is late): KAI's pod grouper
+/// requeues a failed write with a backoff up to 60 s.
+inline constexpr int64_t kGroupWriteRetryMs = 30 * 1000;
+
+/// The last PodGroup write a cycle asked for for one group (docs/pod-grouping.md "Objects written").
+struct GroupWriteMark {
+  uint64_t hash = 0;    ///< group_write_hash() of the record.
+  int64_t at_ms = 0;    ///< The `now` of the cycle that logged it.
+  bool operator==(const GroupWriteMark&) const = default;
+};
+
 /// Everything the scheduler's records contribute to the next cycle's input.
 struct ScheduleRecords {
   std::map<uint64_t, AssumedDecision> assumed;  ///< By the decision's log sequence.
@@ -68,6 +80,8 @@ struct ScheduleRecords {
   std::string scheduler_name = "kai-scheduler";  ///< The last logged cycle's.
   /// Pods whose last binds failed, by "namespace/name" (docs/one-truth.md "Bind backoff").
   std::map<std::string, BindFailures> bind_failures = {};
+  /// The PodGroup writes asked for and not yet seen done, by group "namespace/name".
+  std::map<std::string, GroupWriteMark> group_writes = {};
   bool operator==(const ScheduleRecords&) const = default;
 
   /// Whether the next CycleStart changes the records by timing a failed bind: the daemon logs

@@ -177,10 +177,16 @@ void fields(S& x, F& f) {
   f(x.pod_uid, x.failures, x.failed_at_ms, x.reason);
 }
 template <class S, class F>
+requires Is<S, GroupWriteMark>
+void fields(S& x, F& f) {
+  f(x.hash, x.at_ms);
+}
+template <class S, class F>
 requires Is<S, ScheduleRecords>
 void fields(S& x, F& f) {
   f(x.assumed, x.job_states, x.last_now_ms, x.scheduler_name);
   if (f.version >= 3) f(x.bind_failures);  // v2 upgrade: none (each backoff starts afresh)
+  if (f.version >= 5) f(x.group_writes);   // v4 upgrade: none (a write in flight is asked again)
 }
 /// The sections of a snapshot in order, named so that a decode error says where it is; the one list
 /// both directions follow. Version 1 held open_decisions (seq -> pod) where `records` is now.

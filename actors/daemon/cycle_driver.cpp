@@ -223,7 +223,7 @@ void CycleDriver::schedule(const CutPtr& cut_ptr) {
       (void)events::apply_record(records_, batch[i]);  // as the projection does
     }
     // Execute what is now durable: binds, evictions and reservation clean-ups, then the
-    // annotation writes of the job state (each derived from its record).
+    // annotation writes of the job state and the PodGroup writes (each derived from its record).
     std::set<std::string> pod_group_objects;
     for (const auto* pg : in.objects.pod_groups) pod_group_objects.insert(pg->meta.uid);
     const auto cap = options_.bind_cap.count() > 0 ? options_.bind_cap : 2 * options_.reservation_timeout;
@@ -236,6 +236,11 @@ void CycleDriver::schedule(const CutPtr& cut_ptr) {
         if (j->source == events::JobStateSource::kDecided && pod_group_objects.count(j->group_uid))
           ports_.write_job_state(*j);
       }
+    }
+    // The pod grouper's writes last, behind every bind (scheduling never waits for them).
+    for (const auto& e : batch) {
+      if (const auto* w = std::get_if<events::PodGroupWrite>(&e.payload); w != nullptr && ports_.write_pod_group)
+        ports_.write_pod_group(*w);
     }
   }
   for (const auto& w : out.warnings) spdlog::debug("cycle {}: {}", cycle_id_, w);

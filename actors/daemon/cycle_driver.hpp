@@ -62,6 +62,9 @@ struct CycleDriverPorts {
   std::function<void(BindJob)> execute;
   /// A decided job-state change of a PodGroup object to write (the PodGroup writer).
   std::function<void(const events::JobStateChange&)> write_job_state;
+  /// Hands a logged PodGroup write (the pod grouper's object and pod annotations) to the PodGroup
+  /// writer; called after the cycle's binds were handed to the binder.
+  std::function<void(const events::PodGroupWrite&)> write_pod_group;
   /// The cycle's output for the pod conditions and events (the status writer).
   std::function<void(const CycleOutput&)> after_cycle;
   /// The last cycle, for /get-snapshot.

@@ -291,6 +291,7 @@ model::Status Daemon::start() {
   core::SessionOptions session;
   session.scheduler_name = m.options.scheduler_name;
   session.stale_grace_period_seconds = m.options.stale_grace_period.count();
+  session.pod_group_objects = m.options.pod_group_objects;
   std::string config_text;
   if (!m.options.config_path.empty()) {
     std::ifstream in(m.options.config_path);
@@ -433,6 +434,7 @@ model::Status Daemon::Impl::start_scheduling() {
   ports.leadership = m.leadership.get();
   ports.execute = [binder = &m.binder](BindJob job) { (*binder)->submit(std::move(job)); };
   ports.write_job_state = [writer = m.pod_group_writer.get()](const events::JobStateChange& j) { writer->write(j); };
+  ports.write_pod_group = [writer = m.pod_group_writer.get()](const events::PodGroupWrite& w) { writer->write(w); };
   ports.after_cycle = [status = m.status.get()](const CycleOutput& out) { status->after_cycle(out); };
   ports.publish = [&m](std::shared_ptr<const LastCycle> last) {
     {

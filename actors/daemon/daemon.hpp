@@ -12,6 +12,7 @@
 #include <string>
 
 #include "actors/daemon/snapshotter.hpp"
+#include "actors/scheduler/core/pod_group_objects_flag.hpp"
 #include "k8s/admission/admission.hpp"
 #include "k8s/model/status.hpp"
 
@@ -42,6 +43,9 @@ struct DaemonOptions {
   /// How long a gang may run below minMember before the rest is evicted (KAI's
   /// --default-staleness-grace-period); negative = never. Default: 60 s.
   std::chrono::seconds stale_grace_period{60};
+  /// Which groups get PodGroup objects and pod annotations (--pod-group-objects: all, as KAI;
+  /// multi-pod: not the one-pod groups; none). Default: all.
+  core::PodGroupObjects pod_group_objects = core::PodGroupObjects::kAll;
   /// Tests only: each cycle's `now` (Unix seconds) from this clock instead of the wall clock, so a
   /// test can compare the daemon's cycles with kai-sim --now. Default: unset.
   std::function<int64_t()> test_clock;

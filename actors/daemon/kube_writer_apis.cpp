@@ -2,7 +2,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "k8s/model/well_known_names.hpp"
+
 namespace kai::daemon {
+namespace {
+
+std::string pod_group_path(const std::string& ns, const std::string& name) {
+  const std::string collection = "/apis/scheduling.run.ai/v2alpha2/namespaces/" + ns + "/podgroups";
+  return name.empty() ? collection : collection + "/" + name;
+}
+
+}  // namespace
 
 model::Status KubeWriterApis::bind_pod(const std::string& ns, const std::string& name, const std::string& uid,
                                        const std::string& node) {
@@ -36,8 +46,32 @@ model::Status KubeWriterApis::patch_pod_group_annotations(
   nlohmann::json patch;
   for (const auto& [k, v] : annotations)
     patch["metadata"]["annotations"][k] = v ? nlohmann::json(*v) : nullptr;
-  const std::string path = "/apis/scheduling.run.ai/v2alpha2/namespaces/" + ns + "/podgroups/" + name;
-  return client_.merge_patch(path, patch.dump()).status();
+  return client_.merge_patch(pod_group_path(ns, name), patch.dump()).status();
+}
+
+model::Result<std::string> KubeWriterApis::get_pod_group(const std::string& ns, const std::string& name) {
+  k8s::ApiResult r = client_.get(pod_group_path(ns, name));
+  if (!r.ok()) return r.status("PodGroup " + ns + "/" + name);
+  return std::move(r.body);
+}
+
+model::Status KubeWriterApis::create_pod_group(const std::string& ns, const std::string& object_json) {
+  return client_.create_object(pod_group_path(ns, ""), object_json).status();
+}
+
+model::Status KubeWriterApis::update_pod_group(const std::string& ns, const std::string& name,
+                                               const std::string& object_json) {
+  // A PUT carries the resourceVersion read, so a retry after a lost answer is refused, not doubled.
+  return client_.request("PUT", pod_group_path(ns, name), object_json, "application/json", true).status();
+}
+
+model::Status KubeWriterApis::annotate_pod(const std::string& ns, const std::string& name, const std::string& uid,
+                                           const std::string& group, const std::string& sub_group) {
+  nlohmann::json patch;
+  patch["metadata"]["uid"] = uid;  // the API server refuses the patch if the pod was recreated
+  patch["metadata"]["annotations"][model::kPodGroupNameAnnotation] = group;
+  if (!sub_group.empty()) patch["metadata"]["labels"][model::kSubGroupLabel] = sub_group;
+  return client_.merge_patch("/api/v1/namespaces/" + ns + "/pods/" + name, patch.dump()).status();
 }
 
 }  // namespace kai::daemon

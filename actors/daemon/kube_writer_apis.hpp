@@ -31,6 +31,12 @@ class KubeWriterApis final : public BindApi, public StatusApi, public PodGroupAp
   model::Status patch_pod_group_annotations(
       const std::string& ns, const std::string& name,
       const std::map<std::string, std::optional<std::string>>& annotations) override;
+  model::Result<std::string> get_pod_group(const std::string& ns, const std::string& name) override;
+  model::Status create_pod_group(const std::string& ns, const std::string& object_json) override;
+  model::Status update_pod_group(const std::string& ns, const std::string& name,
+                                 const std::string& object_json) override;
+  model::Status annotate_pod(const std::string& ns, const std::string& name, const std::string& uid,
+                             const std::string& group, const std::string& sub_group) override;
 
  private:
   k8s::KubeClient& client_;

@@ -2,10 +2,23 @@
 
 #include <spdlog/spdlog.h>
 
+#include "actors/daemon/pod_group_update.hpp"
 #include "actors/scheduler/core/grouping.hpp"
 #include "k8s/model/time.hpp"
 
 namespace kai::daemon {
+namespace {
+
+/// "namespace/name" split at its slash.
+std::pair<std::string, std::string> split_key(const std::string& key) {
+  const size_t slash = key.find('/');
+  return {key.substr(0, slash), key.substr(slash + 1)};
+}
+
+/// Tries of a PodGroup update that meets a newer version (someone else wrote between read and write).
+constexpr int kUpdateTries = 3;
+
+}  // namespace
 
 PodGroupWriter::PodGroupWriter(PodGroupApi& api, std::function<bool()> may_act)
     : api_(api), may_act_(std::move(may_act)) {
@@ -26,27 +39,96 @@ void PodGroupWriter::write(const events::JobStateChange& change) {
   cv_.notify_one();
 }
 
+void PodGroupWriter::write(const events::PodGroupWrite& write) {
+  if (write.settled) return;
+  {
+    std::lock_guard lock(mu_);
+    pending_objects_[write.group] = write;
+  }
+  cv_.notify_one();
+}
+
+void PodGroupWriter::write_object(const events::PodGroupWrite& w) {
+  const auto [ns, name] = split_key(w.group);
+  model::Status r = model::Status::ok();
+  if (!w.exists) {
+    r = api_.create_pod_group(ns, w.object_json);
+    if (r.is_ok() || r.code() != model::Code::kConflict) {
+      if (!r.is_ok()) spdlog::warn("PodGroup {}: not created: {}", w.group, r.message());
+      return;
+    }
+  }
+  // It exists (the cycle saw it, or it appeared since): read, and update by KAI's rules.
+  for (int attempt = 0; attempt < kUpdateTries; ++attempt) {
+    auto live = api_.get_pod_group(ns, name);
+    if (!live.is_ok() && live.status().code() == model::Code::kNotFound) {
+      r = api_.create_pod_group(ns, w.object_json);
+      if (r.is_ok() || r.code() != model::Code::kConflict) break;
+      continue;
+    }
+    if (!live.is_ok()) {
+      r = live.status();
+      break;
+    }
+    auto body = pod_group_update(live.value(), w.object_json);
+    if (!body.is_ok()) {
+      r = body.status();
+      break;
+    }
+    if (!body.value()) return;  // it already says so
+    r = api_.update_pod_group(ns, name, *body.value());
+    if (r.is_ok() || r.code() != model::Code::kConflict) break;
+  }
+  // The record stands: a later cycle that still sees the object differ asks again
+  // (events::kGroupWriteRetryMs); the pods wait for nothing meanwhile (the group is named as written).
+  if (!r.is_ok()) spdlog::warn("PodGroup {}: not updated: {}", w.group, r.message());
+}
+
+void PodGroupWriter::annotate_pods(const events::PodGroupWrite& w) {
+  const std::string& name = split_key(w.group).second;
+  for (const auto& p : w.pods) {
+    const auto [ns, pod] = split_key(p.pod);
+    const model::Status r = api_.annotate_pod(ns, pod, p.uid, name, p.sub_group);
+    if (!r.is_ok() && r.code() != model::Code::kNotFound) {
+      spdlog::warn("pod {}: pod-group-name {} not written: {}", p.pod, name, r.message());
+    }
+  }
+}
+
 void PodGroupWriter::work() {
   for (;;) {
     std::string group;
     std::map<std::string, std::optional<std::string>> annotations;
+    std::optional<events::PodGroupWrite> object;
     {
       std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
-      if (pending_.empty()) return;
-      auto first = pending_.begin();
-      group = first->first;
-      annotations = std::move(first->second);
-      pending_.erase(first);
+      cv_.wait(lock, [&] { return stopping_ || !pending_.empty() || !pending_objects_.empty(); });
+      // The objects first: a job state annotation may be about a PodGroup being created.
+      if (!pending_objects_.empty()) {
+        auto first = pending_objects_.begin();
+        object = std::move(first->second);
+        pending_objects_.erase(first);
+      } else if (!pending_.empty()) {
+        auto first = pending_.begin();
+        group = first->first;
+        annotations = std::move(first->second);
+        pending_.erase(first);
+      } else {
+        return;
+      }
     }
     if (!may_act_()) continue;  // the new leader writes its own
-    const size_t slash = group.find('/');
-    const model::Status r =
-        api_.patch_pod_group_annotations(group.substr(0, slash), group.substr(slash + 1), annotations);
-    if (!r.is_ok() && r.code() != model::Code::kNotFound) {
-      // The record stands: the next change of this group writes again, and the cycle keeps reading
-      // the logged value, not the annotation.
-      spdlog::warn("PodGroup {}: job state annotations not written: {}", group, r.message());
+    if (object) {
+      if (!object->object_json.empty()) write_object(*object);
+      annotate_pods(*object);
+    } else {
+      const auto [ns, name] = split_key(group);
+      const model::Status r = api_.patch_pod_group_annotations(ns, name, annotations);
+      if (!r.is_ok() && r.code() != model::Code::kNotFound) {
+        // The record stands: the next change of this group writes again, and the cycle keeps reading
+        // the logged value, not the annotation.
+        spdlog::warn("PodGroup {}: job state annotations not written: {}", group, r.message());
+      }
     }
     std::lock_guard lock(mu_);
     ++written_;

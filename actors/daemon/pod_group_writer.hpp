@@ -1,9 +1,11 @@
 #pragma once
-// The one place that writes PodGroups (docs/one-truth.md). Today it writes the job state KAI keeps
-// as PodGroup annotations (kai.scheduler/last-start-timestamp, kai.scheduler/stale-podgroup-
-// timestamp), each write derived from a logged JobStateChange; the pod grouper and the status
-// writers extend it. Writes are coalesced per PodGroup (the newest value of each annotation wins)
-// and run on one thread of their own, so they never hold up a bind.
+// The one place that writes PodGroups (docs/one-truth.md): the job state KAI keeps as PodGroup
+// annotations (kai.scheduler/last-start-timestamp, kai.scheduler/stale-podgroup-timestamp), each
+// write derived from a logged JobStateChange, and the pod grouper's PodGroup objects and pod
+// annotations, each derived from a logged PodGroupWrite (docs/pod-grouping.md "Objects written").
+// Writes are coalesced per PodGroup (the newest value of each annotation, the newest object) and run
+// on one thread of their own, after the cycle's binds were handed to the binder, so they never hold
+// up a bind.
 
 #include <cstdint>
 #include <functional>
@@ -27,13 +29,22 @@ class PodGroupWriter : public BackgroundWorker {
   /// PodGroup). Called from the scheduler actor after the record is durable.
   void write(const events::JobStateChange& change);
 
+  /// Queues a logged PodGroup write: the object created (or read and updated by KAI's rules,
+  /// pod_group_update.hpp), then its pods annotated. A newer write of the same group replaces one
+  /// still queued. Called from the scheduler actor after the record is durable.
+  void write(const events::PodGroupWrite& write);
+
  private:
   void work();
+  void write_object(const events::PodGroupWrite& w);
+  void annotate_pods(const events::PodGroupWrite& w);
 
   PodGroupApi& api_;
   std::function<bool()> may_act_;
   /// PodGroup "namespace/name" -> annotation -> value (nullopt = remove).
   std::map<std::string, std::map<std::string, std::optional<std::string>>> pending_;
+  /// PodGroup "namespace/name" -> the newest logged write not yet made.
+  std::map<std::string, events::PodGroupWrite> pending_objects_;
 };
 
 }  // namespace kai::daemon

@@ -63,6 +63,12 @@ Json Store::update_locked(const ResourceInfo& r, const std::string& ns, const st
   if (!want_rv.empty() && want_rv != str_at(old, "metadata", "resourceVersion")) {
     throw conflict(r, name, kModified);
   }
+  // As the real API server: a uid in the object (or in a patch) is a precondition, not a change.
+  const std::string want_uid = str_at(body, "metadata", "uid");
+  if (!want_uid.empty() && want_uid != str_at(old, "metadata", "uid")) {
+    throw conflict(r, name, "Precondition failed: UID in precondition: " + want_uid +
+                                ", UID in object meta: " + str_at(old, "metadata", "uid"));
+  }
   Json next;
   if (subresource == "status") {
     next = old;

@@ -1,6 +1,8 @@
 // The PodGroup writer (actors/daemon/pod_group_writer.hpp) against a fake of its port
 // (pod_group_api.hpp): a logged job state change becomes its annotation, changes waiting to be
-// written are coalesced per PodGroup, a standby writes nothing, stop() writes what is queued.
+// written are coalesced per PodGroup, a standby writes nothing, stop() writes what is queued; a
+// logged PodGroup write creates the object (or reads and updates it by KAI's rules,
+// pod_group_update.hpp) and then annotates its pods.
 
 #include <gtest/gtest.h>
 
@@ -13,6 +15,8 @@
 #include <vector>
 
 #include "actors/daemon/pod_group_writer.hpp"
+
+#include <nlohmann/json.hpp>
 #include "tests/daemon/writer_fakes.hpp"
 
 namespace kai::daemon {
@@ -31,6 +35,32 @@ class FakePodGroupApi : public fakes::CallRecorder, public PodGroupApi {
     std::string line = ns + "/" + name;
     for (const auto& [k, v] : annotations) line += " " + k + "=" + v.value_or("-");
     record(line);
+    return answer;
+  }
+
+  /// PodGroups by "ns/name", as the API server holds them.
+  std::map<std::string, std::string> objects;
+  model::Status create_answer = model::Status::ok();
+  model::Status update_answer = model::Status::ok();
+
+  model::Result<std::string> get_pod_group(const std::string& ns, const std::string& name) override {
+    record("get " + ns + "/" + name);
+    auto it = objects.find(ns + "/" + name);
+    if (it == objects.end()) return model::Status::error(model::Code::kNotFound, "404 NotFound");
+    return it->second;
+  }
+  model::Status create_pod_group(const std::string& ns, const std::string& object_json) override {
+    record("create " + ns + " " + object_json);
+    return create_answer;
+  }
+  model::Status update_pod_group(const std::string& ns, const std::string& name,
+                                 const std::string& object_json) override {
+    record("update " + ns + "/" + name + " " + object_json);
+    return update_answer;
+  }
+  model::Status annotate_pod(const std::string& ns, const std::string& name, const std::string& uid,
+                             const std::string& group, const std::string& sub_group) override {
+    record("annotate " + ns + "/" + name + " " + uid + " " + group + (sub_group.empty() ? "" : " " + sub_group));
     return answer;
   }
 };
@@ -121,6 +151,95 @@ TEST(PodGroupWriter, AFailedWriteIsNotRetriedAndTheNextChangeWritesAgain) {
   writer.stop();
   EXPECT_EQ(api.calls(), (std::vector<std::string>{"team-a/pg kai.scheduler/last-start-timestamp=2023-11-14T22:13:20Z",
                                                    "team-a/pg kai.scheduler/last-start-timestamp=2023-11-14T22:14:20Z"}));
+}
+
+const char* const kDesired =
+    R"({"apiVersion":"scheduling.run.ai/v2alpha2","kind":"PodGroup","metadata":{"labels":{"team":"vision"},)"
+    R"("name":"pg-train-u1","namespace":"ml","ownerReferences":[{"apiVersion":"jobset.x-k8s.io/v1alpha2",)"
+    R"("kind":"JobSet","name":"train","uid":"u1"}]},"spec":{"minMember":4,"queue":"team-a"}})";
+
+events::PodGroupWrite group_write(bool exists) {
+  return events::PodGroupWrite{3, "ml/pg-train-u1", kDesired, exists,
+                               {{"ml/train-0", "p0", "workers"}, {"ml/train-1", "p1", ""}}, false};
+}
+
+TEST(PodGroupWriter, AGroupNotSeenIsCreatedAndThenItsPodsAreAnnotated) {
+  FakePodGroupApi api;
+  PodGroupWriter writer(api, [] { return true; });
+  writer.write(group_write(false));
+  ASSERT_TRUE(wait_written(writer, 1));
+  writer.stop();
+  EXPECT_EQ(api.calls(), (std::vector<std::string>{std::string("create ml ") + kDesired,
+                                                   "annotate ml/train-0 p0 pg-train-u1 workers",
+                                                   "annotate ml/train-1 p1 pg-train-u1"}));
+}
+
+TEST(PodGroupWriter, AGroupThatExistsIsReadAndUpdatedByKaisRulesAndLeftWhenItSaysTheSame) {
+  FakePodGroupApi api;
+  // Someone moved the queue and added a label; the status is the scheduler's.
+  api.objects["ml/pg-train-u1"] =
+      R"({"apiVersion":"scheduling.run.ai/v2alpha2","kind":"PodGroup","metadata":{"name":"pg-train-u1",)"
+      R"("namespace":"ml","uid":"g1","resourceVersion":"12","labels":{"owner":"ops"},"ownerReferences":[]},)"
+      R"("spec":{"minMember":2,"queue":"moved"},"status":{"phase":"Pending"}})";
+  PodGroupWriter writer(api, [] { return true; });
+  writer.write(events::PodGroupWrite{3, "ml/pg-train-u1", kDesired, true, {}, false});
+  ASSERT_TRUE(wait_written(writer, 1));
+  const auto calls = api.calls();
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0], "get ml/pg-train-u1");
+  const std::string prefix = "update ml/pg-train-u1 ";
+  ASSERT_EQ(calls[1].rfind(prefix, 0), 0u) << calls[1];
+  const auto body = nlohmann::json::parse(calls[1].substr(prefix.size()));
+  EXPECT_EQ(body["metadata"]["resourceVersion"], "12");
+  EXPECT_EQ(body["metadata"]["labels"], (nlohmann::json{{"owner", "ops"}, {"team", "vision"}}));
+  EXPECT_EQ(body["metadata"]["ownerReferences"][0]["kind"], "JobSet");
+  EXPECT_EQ(body["spec"]["minMember"], 4);
+  EXPECT_EQ(body["spec"]["queue"], "moved") << "the queue is frozen after creation";
+  EXPECT_EQ(body["status"]["phase"], "Pending");
+
+  // The object now says it: read, nothing written.
+  api.objects["ml/pg-train-u1"] = body.dump();
+  writer.write(events::PodGroupWrite{4, "ml/pg-train-u1", kDesired, true, {}, false});
+  ASSERT_TRUE(wait_written(writer, 2));
+  writer.stop();
+  EXPECT_EQ(api.calls().size(), 3u);
+  EXPECT_EQ(api.calls().back(), "get ml/pg-train-u1");
+}
+
+TEST(PodGroupWriter, ACreateThatFindsTheObjectExistingUpdatesItInstead) {
+  FakePodGroupApi api;
+  api.create_answer = model::Status::error(model::Code::kConflict, "409 AlreadyExists");
+  api.objects["ml/pg-train-u1"] =
+      R"({"apiVersion":"scheduling.run.ai/v2alpha2","kind":"PodGroup","metadata":{"name":"pg-train-u1",)"
+      R"("namespace":"ml","resourceVersion":"3"},"spec":{"minMember":1,"queue":"team-a"}})";
+  PodGroupWriter writer(api, [] { return true; });
+  writer.write(events::PodGroupWrite{3, "ml/pg-train-u1", kDesired, false, {}, false});
+  ASSERT_TRUE(wait_written(writer, 1));
+  writer.stop();
+  const auto calls = api.calls();
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_EQ(calls[0].rfind("create ml ", 0), 0u);
+  EXPECT_EQ(calls[1], "get ml/pg-train-u1");
+  EXPECT_EQ(calls[2].rfind("update ml/pg-train-u1 ", 0), 0u);
+}
+
+TEST(PodGroupWriter, ANewerWriteOfAGroupReplacesOneStillQueuedAndAStandbyWritesNone) {
+  FakePodGroupApi api;
+  PodGroupWriter writer(api, [] { return true; });
+  ASSERT_TRUE(first_patch_held(api, writer, "ml/busy"));
+  writer.write(events::PodGroupWrite{3, "ml/pg-train-u1", kDesired, false, {{"ml/train-0", "p0", ""}}, false});
+  writer.write(events::PodGroupWrite{4, "ml/pg-train-u1", "", false, {{"ml/train-1", "p1", ""}}, false});
+  api.release();
+  ASSERT_TRUE(wait_written(writer, 2));
+  writer.stop();
+  EXPECT_EQ(api.calls(), (std::vector<std::string>{"ml/busy kai.scheduler/last-start-timestamp=2023-11-14T22:13:20Z",
+                                                   "annotate ml/train-1 p1 pg-train-u1"}));
+
+  FakePodGroupApi quiet;
+  PodGroupWriter standby(quiet, [] { return false; });
+  standby.write(group_write(false));
+  standby.stop();
+  EXPECT_TRUE(quiet.calls().empty());
 }
 
 }  // namespace

@@ -96,6 +96,36 @@ TEST_F(PodGrouperDaemon, AJobSetOnThreeNodesBindsNothingAndAllFourWhenAFourthNod
   expect_none_then_all_with_a_fourth_node();
 }
 
+// KAI's pod grouper writes the PodGroup (its name, gang, subgroups, owner) and names it on every pod;
+// the daemon does too, from its logged records, and the pods' group is the same before and after.
+TEST_F(PodGrouperDaemon, TheJobSetsPodGroupIsWrittenAndItsPodsAnnotatedAsKaisPodGrouperDoes) {
+  for (int i = 1; i <= 4; ++i) cluster_.node("n" + std::to_string(i), 4);
+  cluster_.create(fixture_crd("jobset.x-k8s.io_jobsets.yaml"));
+  start_daemon(nullptr);
+  create_jobset();
+  const std::string group = "pg-train-" + read("jobset.x-k8s.io/v1alpha2", "JobSet", "train")["metadata"]["uid"].get<std::string>();
+  Json pg;
+  ASSERT_TRUE(Cluster::eventually([&] {
+    pg = read("scheduling.run.ai/v2alpha2", "PodGroup", group);
+    return pg.is_object();
+  })) << "no PodGroup " << group;
+  EXPECT_EQ(pg["metadata"]["ownerReferences"][0]["kind"], "JobSet");
+  EXPECT_EQ(pg["spec"]["queue"], "test");
+  ASSERT_TRUE(pg["spec"]["subGroups"].is_array()) << pg.dump();
+  EXPECT_GE(pg["spec"]["subGroups"].size(), 1u);
+  ASSERT_TRUE(Cluster::eventually([&] {
+    for (int j = 0; j < 2; ++j) {
+      for (int k = 0; k < 2; ++k) {
+        const Json p = read("v1", "Pod", "train-workers-" + std::to_string(j) + "-" + std::to_string(k));
+        if (p["metadata"]["annotations"].value("pod-group-name", "") != group) return false;
+        if (!p["metadata"]["labels"].contains("kai.scheduler/subgroup-name")) return false;
+      }
+    }
+    return true;
+  })) << "pods not annotated with pod-group-name " << group;
+  ASSERT_TRUE(Cluster::eventually([&] { return bound_count() == 4; })) << "bound " << bound_count() << " of 4";
+}
+
 // The CRD arrives after the daemon started (an operator installed later): the kind is discovered from
 // the CRD watch and its objects are watched from then on.
 TEST_F(PodGrouperDaemon, AKindServedLaterIsDiscoveredFromTheCrdWatch) {

@@ -109,6 +109,9 @@ std::vector<std::string> object_keys(const events::Event& e) {
     add(b->pod);
   } else if (const auto* j = std::get_if<events::JobStateChange>(&e.payload)) {
     add(j->group);
+  } else if (const auto* w = std::get_if<events::PodGroupWrite>(&e.payload)) {
+    add(w->group);
+    for (const auto& p : w->pods) add(p.pod);
   }
   return keys;
 }
@@ -125,6 +128,7 @@ std::optional<uint64_t> cycle_of(const events::Event& e) {
   if (const auto* c = std::get_if<events::CycleEnd>(&e.payload)) return c->cycle_id;
   if (const auto* j = std::get_if<events::JobStateChange>(&e.payload)) return j->cycle_id;
   if (const auto* a = std::get_if<events::AssumedSettled>(&e.payload)) return a->cycle_id;
+  if (const auto* w = std::get_if<events::PodGroupWrite>(&e.payload)) return w->cycle_id;
   return std::nullopt;
 }
 

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "actors/daemon/daemon.hpp"
+#include "actors/scheduler/core/session_flags.hpp"
 #include "k8s/model/quantity.hpp"
 #include "k8s/model/time.hpp"
 #include "tools/common/guarded_main.hpp"
@@ -51,6 +52,12 @@ static int run_tool(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--default-staleness-grace-period", staleness_grace,
                  "how long a gang may run below minMember before the rest is evicted (negative: never)")
+      ->capture_default_str();
+  std::string pod_group_objects = "all";
+  app.add_option("--pod-group-objects", pod_group_objects,
+                 "which groups get PodGroup objects and pod-group-name annotations: all (as KAI), multi-pod "
+                 "(not groups of one pod: two API calls fewer per such pod), none")
+      ->check(CLI::IsMember({"all", "multi-pod", "none"}))
       ->capture_default_str();
   app.add_option("--log-level", log_level, "trace (debug plus every watch event), debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
@@ -112,6 +119,7 @@ static int run_tool(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
   o.admission.gpu_sharing = gpu_sharing;
+  o.pod_group_objects = kai::core::parse_pod_group_objects(pod_group_objects).value();
 
   auto logger = spdlog::stderr_color_mt("kai-scheduler");
   spdlog::set_default_logger(logger);

@@ -15,6 +15,8 @@ namespace kai::core {
 /// docs/one-truth.md "Bind backoff").
 /// 3: KAI's pod grouper: groups by top owner, sized from the owner's spec, with subgroups, minSubGroup
 /// and per-group staleness grace (docs/pod-grouping.md).
-inline constexpr uint32_t kBehaviourVersion = 3;
+/// 4: cycles log the PodGroup objects and pod annotations the pod grouper writes, and a bare pod
+/// naming the grouper's own group stays the grouper's (pod_group_objects.hpp).
+inline constexpr uint32_t kBehaviourVersion = 4;
 
 }  // namespace kai::core

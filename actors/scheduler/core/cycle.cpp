@@ -11,6 +11,7 @@
 #include "actors/scheduler/core/action.hpp"
 #include "actors/scheduler/core/bind_backoff.hpp"
 #include "actors/scheduler/core/grouping.hpp"
+#include "actors/scheduler/core/pod_group_objects.hpp"
 #include "actors/scheduler/core/gpu_request.hpp"
 #include "actors/scheduler/core/pod_status.hpp"
 #include "k8s/model/kinds.hpp"
@@ -331,6 +332,8 @@ CycleResult run_cycle(const CycleInput& in) {
 
   record_job_state(in, ssn, out);
   if (in.reservation_cleanup) find_orphaned_reservations(out);
+  out.group_writes = pod_group_writes(ssn.groups, out.refs.pods, in.records, options.pod_group_objects,
+                                      ssn.now_ms(), in.cycle_id);
   out.next_deadline = next_deadline(ssn);
   if (backoff_ends && (!out.next_deadline || *backoff_ends < *out.next_deadline)) out.next_deadline = backoff_ends;
   report(in, ssn, out);
@@ -348,6 +351,7 @@ std::vector<events::Payload> cycle_records(const CycleResult& result, uint64_t c
   for (const auto& d : result.decisions) out.emplace_back(events::DecisionEvent{cycle_id, d, leader_epoch});
   for (const auto& d : result.cleanups) out.emplace_back(events::DecisionEvent{cycle_id, d, leader_epoch});
   for (const auto& j : result.job_state_changes) out.emplace_back(j);
+  for (const auto& w : result.group_writes) out.emplace_back(w);
   return out;
 }
 

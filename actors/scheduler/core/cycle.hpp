@@ -13,7 +13,8 @@
 //   4. turns the session's job state changes into records and forgets the job state of groups gone;
 //   3. holds back the groups whose binds failed less than their backoff ago (bind_backoff.hpp),
 //      builds the session and runs the configured actions;
-//   5. finds reservation pods whose GPU group nothing uses any more (their deletion is a decision);
+//   5. finds reservation pods whose GPU group nothing uses any more (their deletion is a decision)
+//      and the PodGroups and pod annotations the pod grouper writes;
 //   6. reports what waits and why, the queues' figures, and the earliest deadline at which a cycle
 //      would decide something new with nothing else changed (a backoff's end among them).
 
@@ -73,6 +74,8 @@ struct CycleResult {
   std::vector<events::Decision> cleanups;
   std::vector<uint64_t> settled;  ///< Assumed decisions (log seqs) the objects confirm.
   std::vector<events::JobStateChange> job_state_changes;
+  /// The PodGroup objects and pod annotations the pod grouper writes (pod_group_objects.hpp).
+  std::vector<events::PodGroupWrite> group_writes;
   std::vector<events::UnschedulableEvent> unschedulable;
   std::vector<PendingPod> pending;
   std::vector<QueueFigures> queues;
@@ -103,7 +106,8 @@ CycleResult run_cycle(const CycleInput& input);
 namespace kai::core {
 
 /// The records a cycle appends after its CycleStart, in log order: what it settled, its decisions,
-/// its reservation clean-ups (numbered on from the decisions), its job state changes. The daemon
+/// its reservation clean-ups (numbered on from the decisions), its job state changes, its PodGroup
+/// writes. The daemon
 /// logs exactly these (plus unschedulable reasons when they change, and the CycleEnd); replay
 /// compares them with what it recomputes.
 std::vector<events::Payload> cycle_records(const CycleResult& result, uint64_t cycle_id, uint64_t leader_epoch);

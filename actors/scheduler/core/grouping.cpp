@@ -90,11 +90,15 @@ std::vector<PodGroupAssignment> group_pods(const model::ObjectRefs& objects,
         it != pod.meta.annotations.end() && !it->second.empty()) {
       named = &it->second;
     }
-    // KAI's pod grouper leaves alone a bare pod that names its group, and every pod that skips it.
+    // KAI's pod grouper leaves alone a bare pod that names its group, and every pod that skips it;
+    // a bare pod that names the group the grouper itself named (its annotation, written by the
+    // PodGroup writer) is still the grouper's, so it never waits for the object.
     std::optional<GroupSpec> spec;
     std::pair<std::string, std::string> invalid;
     bool skip = skips_pod_grouper(pod.meta);
-    if (!skip && !(named != nullptr && pod.meta.owner_references.empty())) {
+    const bool user_named = named != nullptr && pod.meta.owner_references.empty() &&
+                            *named != "pg-" + pod.meta.name + "-" + pod.meta.uid;
+    if (!skip && !user_named) {
       spec = decide_group(pod, index, default_queue);
       skip = spec->skipped;
       if (skip) spec.reset();

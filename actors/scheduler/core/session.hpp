@@ -15,6 +15,8 @@
 
 #include "actors/scheduler/core/cluster_info.hpp"
 #include "actors/scheduler/core/gpu_free_index.hpp"
+#include "actors/scheduler/core/grouping.hpp"
+#include "actors/scheduler/core/pod_group_objects_flag.hpp"
 #include "actors/scheduler/core/scheduler_config.hpp"
 #include "events/decision.hpp"
 #include "k8s/model/objects.hpp"
@@ -47,6 +49,8 @@ struct SessionOptions {
   /// How long a gang may stay below minMember before its pods are evicted
   /// (--default-staleness-grace-period); negative = never. Default: 60 s.
   int64_t stale_grace_period_seconds = 60;
+  /// Which groups get PodGroup objects and pod annotations written (--pod-group-objects). Default: all.
+  PodGroupObjects pod_group_objects = PodGroupObjects::kAll;
   /// Job state by group UID, resolved by the cycle from the log (cycle.hpp). A group it holds
   /// takes these values; others read the PodGroup annotations, then their pods' PodScheduled time.
   /// Not owned. Default: null (annotations only, as kai-sim's first round).
@@ -125,6 +129,8 @@ class Session {
   std::vector<TaskInfo> tasks;
   std::vector<JobInfo> jobs;
   std::vector<QueueInfo> queues;
+  /// The pod grouper's groups the jobs were built from, one per job and in the same order.
+  std::vector<PodGroupAssignment> groups;
   /// Pods of other schedulers and pods that are not scheduled (for output only).
   std::vector<events::Decision> decisions;
   /// Cluster totals over Ready nodes (proportion), GPU devices / millicores / bytes.

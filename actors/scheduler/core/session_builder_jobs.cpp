@@ -322,6 +322,7 @@ void SessionBuilder::build_jobs() {
     }
     ssn_.jobs.push_back(std::move(job));
   }
+  ssn_.groups = std::move(groups);
 }
 
 std::string SessionBuilder::missing_queue_message(const std::string& queue, bool defaulted) const {

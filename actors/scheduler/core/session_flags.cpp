@@ -14,10 +14,27 @@ model::Status parse_int(std::string_view key, std::string_view value, int64_t& o
 
 }  // namespace
 
+const char* to_string(PodGroupObjects which) {
+  switch (which) {
+    case PodGroupObjects::kAll: return "all";
+    case PodGroupObjects::kMultiPod: return "multi-pod";
+    case PodGroupObjects::kNone: return "none";
+  }
+  return "all";
+}
+
+model::Result<PodGroupObjects> parse_pod_group_objects(std::string_view text) {
+  if (text == "all") return PodGroupObjects::kAll;
+  if (text == "multi-pod") return PodGroupObjects::kMultiPod;
+  if (text == "none") return PodGroupObjects::kNone;
+  return model::Status::error("\"" + std::string(text) + "\" is not one of all, multi-pod, none");
+}
+
 std::string encode_session_flags(const SessionOptions& options) {
   return "stale-grace-seconds=" + std::to_string(options.stale_grace_period_seconds) +
          ";default-queue=" + options.default_queue +
-         ";max-consolidation-preemptees=" + std::to_string(options.max_consolidation_preemptees);
+         ";max-consolidation-preemptees=" + std::to_string(options.max_consolidation_preemptees) +
+         ";pod-group-objects=" + to_string(options.pod_group_objects);
 }
 
 model::Status apply_session_flags(std::string_view text, SessionOptions& options) {
@@ -37,6 +54,10 @@ model::Status apply_session_flags(std::string_view text, SessionOptions& options
     } else if (key == "max-consolidation-preemptees") {
       if (auto s = parse_int(key, value, n); !s) return s;
       options.max_consolidation_preemptees = static_cast<int32_t>(n);
+    } else if (key == "pod-group-objects") {
+      auto which = parse_pod_group_objects(value);
+      if (!which) return model::Status::error("session flag pod-group-objects: " + which.status().message());
+      options.pod_group_objects = which.value();
     } else {
       return model::Status::error("unknown session flag " + std::string(key));
     }

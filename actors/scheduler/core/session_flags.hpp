@@ -12,6 +12,10 @@
 
 namespace kai::core {
 
+/// "all", "multi-pod" or "none", as --pod-group-objects takes it.
+const char* to_string(PodGroupObjects which);
+model::Result<PodGroupObjects> parse_pod_group_objects(std::string_view text);
+
 /// The flags' text for `options`.
 std::string encode_session_flags(const SessionOptions& options);
 

@@ -1,0 +1,140 @@
+#include "actors/scheduler/core/pod_group_objects.hpp"
+
+#include <set>
+
+#include "k8s/model/json_codec.hpp"
+#include "k8s/model/kinds.hpp"
+#include "k8s/model/well_known_names.hpp"
+
+namespace kai::core {
+namespace {
+
+const std::string* find_in(const model::StringMap& m, const char* key) {
+  auto it = m.find(key);
+  return it == m.end() ? nullptr : &it->second;
+}
+
+/// KAI's pod grouper writes no PodGroup for a group of one pod when the flag says so: the bare
+/// pod's and the Deployment's groups (one pod, no subgroups).
+bool single_pod(const PodGroupAssignment& g) {
+  return g.pods.size() == 1 && g.spec->min_member <= 1 && !g.spec->min_sub_group && g.spec->sub_groups.empty();
+}
+
+/// The spec as the grouper decided it, usable for a write: a decided name, no owner missing, no
+/// refusal.
+bool writable(const PodGroupAssignment& g) {
+  return g.spec && !g.missing_pod_group && g.spec->waiting_for.empty() && g.spec->error.empty() &&
+         !g.spec->skipped && g.spec->name == g.name && !g.spec->owner.uid.empty();
+}
+
+}  // namespace
+
+model::PodGroup desired_pod_group(const PodGroupAssignment& group) {
+  const GroupSpec& s = *group.spec;
+  model::PodGroup pg;
+  pg.meta.name = s.name;
+  pg.meta.namespace_ = group.namespace_;
+  pg.meta.labels = s.labels;
+  pg.meta.annotations = s.annotations;
+  model::OwnerReference owner = s.owner;
+  owner.controller = false;  // KAI's pod grouper sets none
+  pg.meta.owner_references = {std::move(owner)};
+  // With a root minSubGroup KAI omits minMember, which then reads as the default, 1.
+  pg.min_member = s.min_sub_group ? 1 : s.size_from_pods ? group.min_member : s.min_member;
+  pg.min_sub_group = s.min_sub_group;
+  pg.preemption_delay_seconds = s.preemption_delay_seconds;
+  pg.staleness_grace_period_seconds = s.staleness_grace_period_seconds;
+  pg.queue = s.queue;
+  pg.priority_class_name = s.priority_class_name;
+  pg.preemptibility = s.preemptibility;
+  pg.topology_constraint = s.topology;
+  pg.sub_groups = s.sub_groups;
+  return pg;
+}
+
+model::PodGroup as_update_of(const model::PodGroup& existing, model::PodGroup desired) {
+  desired.queue = existing.queue;
+  desired.mark_unschedulable = existing.mark_unschedulable;
+  desired.scheduling_backoff = existing.scheduling_backoff;
+  // The node pool is never added after creation; it and the queue label keep their values.
+  for (const char* key : {model::kNodePoolLabel, model::kQueueLabel}) {
+    if (const std::string* v = find_in(existing.meta.labels, key)) {
+      desired.meta.labels[key] = *v;
+    } else if (std::string(key) == model::kNodePoolLabel) {
+      desired.meta.labels.erase(key);
+    }
+  }
+  if (desired.topology_constraint.topology.empty()) desired.topology_constraint = existing.topology_constraint;
+  return desired;
+}
+
+bool says_the_same(const model::PodGroup& existing, const model::PodGroup& desired) {
+  auto subset = [](const model::StringMap& want, const model::StringMap& have) {
+    for (const auto& [k, v] : want) {
+      auto it = have.find(k);
+      if (it == have.end() || it->second != v) return false;
+    }
+    return true;
+  };
+  const model::PodGroup& a = existing;
+  const model::PodGroup& b = desired;
+  return a.min_member == b.min_member && a.min_sub_group == b.min_sub_group &&
+         a.preemption_delay_seconds == b.preemption_delay_seconds &&
+         a.staleness_grace_period_seconds == b.staleness_grace_period_seconds && a.queue == b.queue &&
+         a.priority_class_name == b.priority_class_name && a.preemptibility == b.preemptibility &&
+         a.mark_unschedulable == b.mark_unschedulable && a.scheduling_backoff == b.scheduling_backoff &&
+         a.topology_constraint == b.topology_constraint && a.sub_groups == b.sub_groups &&
+         a.meta.owner_references == b.meta.owner_references && subset(b.meta.labels, a.meta.labels) &&
+         subset(b.meta.annotations, a.meta.annotations);
+}
+
+std::vector<events::PodGroupWrite> pod_group_writes(const std::vector<PodGroupAssignment>& groups,
+                                                    const std::vector<const model::Pod*>& pods,
+                                                    const events::ScheduleRecords* records, PodGroupObjects which,
+                                                    int64_t now_ms, uint64_t cycle_id) {
+  std::vector<events::PodGroupWrite> out;
+  const std::map<std::string, events::GroupWriteMark> none;
+  const auto& marks = records != nullptr ? records->group_writes : none;
+  std::set<std::string> seen;
+  for (const PodGroupAssignment& g : groups) {
+    if (which == PodGroupObjects::kNone || !writable(g)) continue;
+    if (which == PodGroupObjects::kMultiPod && single_pod(g)) continue;
+    events::PodGroupWrite w;
+    w.cycle_id = cycle_id;
+    w.group = g.namespace_ + "/" + g.name;
+    seen.insert(w.group);
+    model::PodGroup desired = desired_pod_group(g);
+    if (g.pod_group != nullptr) desired = as_update_of(*g.pod_group, std::move(desired));
+    if (g.pod_group == nullptr || !says_the_same(*g.pod_group, desired)) {
+      w.object_json = model::encode(desired).dump();
+      w.exists = g.pod_group != nullptr;
+    }
+    for (size_t i = 0; i < g.pods.size(); ++i) {
+      const model::Pod& pod = *pods[g.pods[i]];
+      if (pod.meta.deletion_timestamp) continue;
+      const std::string* named = find_in(pod.meta.annotations, model::kPodGroupNameAnnotation);
+      const std::string* label = find_in(pod.meta.labels, model::kSubGroupLabel);
+      // KAI sets the label only for a pod in a subgroup and never removes a stale one.
+      const std::string& sub_group = g.pod_sub_groups[i];
+      const bool label_ok = sub_group.empty() || (label != nullptr && *label == sub_group);
+      if (named != nullptr && *named == g.name && label_ok) continue;
+      w.pods.push_back({model::object_key(pod.meta), pod.meta.uid, sub_group});
+    }
+    auto mark = marks.find(w.group);
+    if (w.object_json.empty() && w.pods.empty()) {
+      if (mark != marks.end()) out.push_back(events::PodGroupWrite{cycle_id, w.group, "", false, {}, true});
+      continue;
+    }
+    if (mark != marks.end() && mark->second.hash == events::group_write_hash(w) &&
+        now_ms < mark->second.at_ms + events::kGroupWriteRetryMs) {
+      continue;  // asked for already; its watch events are on their way
+    }
+    out.push_back(std::move(w));
+  }
+  for (const auto& [group, mark] : marks) {
+    if (!seen.count(group)) out.push_back(events::PodGroupWrite{cycle_id, group, "", false, {}, true});
+  }
+  return out;
+}
+
+}  // namespace kai::core

@@ -1,0 +1,234 @@
+// The pod grouper's writes (actors/scheduler/core/pod_group_objects.hpp) as the cycle asks for them:
+// the PodGroup KAI builds for a Job, the pods to annotate, nothing asked twice within the retry
+// period, a settled record once the watch shows it done, KAI's update rules (queue frozen, labels
+// merged), the --pod-group-objects choices, and a bare pod naming the grouper's own group that never
+// waits for the object.
+#include "actors/scheduler/core/pod_group_objects.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "actors/scheduler/core/cycle.hpp"
+#include "events/projection.hpp"
+#include "k8s/model/codec.hpp"
+
+namespace kai::core {
+namespace {
+
+using Json = nlohmann::json;
+constexpr int64_t kNow = 1'800'000'000;
+const std::string kJobUid = "ebddc5f7-aebe-527c-a145-a22afd1c8642";
+const std::string kGroup = "pg-batch-" + kJobUid;
+
+Json node(const std::string& name) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata", {{"name", name}}},
+          {"status",
+           {{"allocatable", {{"cpu", "32"}, {"memory", "256Gi"}, {"pods", "110"}, {"nvidia.com/gpu", "8"}}},
+            {"conditions", Json::array({{{"type", "Ready"}, {"status", "True"}}})}}}};
+}
+
+Json queue() {
+  Json r = {{"quota", -1}, {"limit", -1}, {"overQuotaWeight", 1}};
+  return {{"apiVersion", "scheduling.run.ai/v2"},
+          {"kind", "Queue"},
+          {"metadata", {{"name", "q"}}},
+          {"spec", {{"resources", {{"gpu", r}, {"cpu", r}, {"memory", r}}}}}};
+}
+
+Json job(int min_member) {
+  return {{"apiVersion", "batch/v1"},
+          {"kind", "Job"},
+          {"metadata",
+           {{"name", "batch"},
+            {"namespace", "ns"},
+            {"uid", kJobUid},
+            {"labels", {{"team", "vision"}, {"kai.scheduler/queue", "q"}}},
+            {"annotations", {{"kai.scheduler/batch-min-member", std::to_string(min_member)}}}}},
+          {"spec", {{"parallelism", 2}}}};
+}
+
+Json pod(const std::string& name, bool owned, Json annotations = Json::object()) {
+  Json meta = {{"name", name},
+               {"namespace", "ns"},
+               {"uid", "uid-" + name},
+               {"labels", {{"kai.scheduler/queue", "q"}}},
+               {"annotations", annotations},
+               {"creationTimestamp", "2027-01-15T08:00:00Z"}};
+  if (owned) {
+    meta["ownerReferences"] = Json::array(
+        {{{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"name", "batch"}, {"uid", kJobUid}, {"controller", true}}});
+  }
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", meta},
+          {"spec",
+           {{"schedulerName", "kai-scheduler"},
+            {"containers",
+             Json::array({{{"name", "main"}, {"resources", {{"limits", {{"nvidia.com/gpu", "1"}}}}}}})}}},
+          {"status", {{"phase", "Pending"}}}};
+}
+
+/// The PodGroup as the watch would show it after the writer created `desired`.
+Json created(const events::PodGroupWrite& w) {
+  Json pg = Json::parse(w.object_json);
+  pg["metadata"]["uid"] = "pg-uid";
+  pg["metadata"]["resourceVersion"] = "7";
+  return pg;
+}
+
+model::ClusterObjects objects_of(const Json& items) {
+  auto o = model::decode_snapshot(Json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}}.dump());
+  EXPECT_TRUE(o) << o.message();
+  return o ? std::move(o).value() : model::ClusterObjects{};
+}
+
+CycleResult cycle(const model::ClusterObjects& objects, const events::ScheduleRecords* records,
+                  int64_t now = kNow, PodGroupObjects which = PodGroupObjects::kAll) {
+  CycleInput in;
+  in.objects = model::ObjectRefs::of(objects);
+  in.records = records;
+  in.options.now = now;
+  in.options.seed = 3;
+  in.options.pod_group_objects = which;
+  in.cycle_id = 9;
+  return run_cycle(in);
+}
+
+/// Folds a cycle's records as the daemon logs them (CycleStart first).
+void fold(events::ScheduleRecords& records, const CycleResult& r, int64_t now) {
+  events::Event start;
+  start.payload = events::CycleStart{9, 0, 0, now};
+  events::apply_record(records, start);
+  for (auto& p : cycle_records(r, 9, 0)) {
+    events::Event e;
+    e.payload = p;
+    events::apply_record(records, e);
+  }
+}
+
+TEST(PodGroupObjects, AJobsGroupIsWrittenAsKaisPodGroupWithItsPodsToAnnotate) {
+  const auto objects = objects_of({node("n1"), queue(), job(2), pod("batch-0", true), pod("batch-1", true)});
+  const CycleResult r = cycle(objects, nullptr);
+  ASSERT_EQ(r.group_writes.size(), 1u);
+  const events::PodGroupWrite& w = r.group_writes[0];
+  EXPECT_EQ(w.group, "ns/" + kGroup);
+  EXPECT_FALSE(w.exists);
+  const Json pg = Json::parse(w.object_json);
+  EXPECT_EQ(pg["apiVersion"], "scheduling.run.ai/v2alpha2");
+  EXPECT_EQ(pg["kind"], "PodGroup");
+  EXPECT_EQ(pg["metadata"]["name"], kGroup);
+  EXPECT_EQ(pg["metadata"]["namespace"], "ns");
+  EXPECT_EQ(pg["metadata"]["labels"]["team"], "vision");
+  EXPECT_EQ(pg["metadata"]["ownerReferences"],
+            Json::array({{{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"name", "batch"}, {"uid", kJobUid}}}));
+  EXPECT_EQ(pg["spec"]["minMember"], 2);
+  EXPECT_EQ(pg["spec"]["queue"], "q");
+  ASSERT_EQ(w.pods.size(), 2u);
+  EXPECT_EQ(w.pods[0].pod, "ns/batch-0");
+  EXPECT_EQ(w.pods[0].uid, "uid-batch-0");
+  EXPECT_EQ(w.pods[1].pod, "ns/batch-1");
+  // Logged after the binds of the same cycle.
+  const auto records = cycle_records(r, 9, 0);
+  ASSERT_FALSE(records.empty());
+  EXPECT_TRUE(std::holds_alternative<events::PodGroupWrite>(records.back()));
+  EXPECT_TRUE(std::holds_alternative<events::DecisionEvent>(records.front()));
+}
+
+TEST(PodGroupObjects, TheSameWriteIsNotAskedAgainBeforeTheRetryPeriodAndIsSettledOnceTheWatchShowsIt) {
+  const auto objects = objects_of({node("n1"), queue(), job(2), pod("batch-0", true), pod("batch-1", true)});
+  events::ScheduleRecords records;
+  const CycleResult first = cycle(objects, &records);
+  ASSERT_EQ(first.group_writes.size(), 1u);
+  fold(records, first, kNow);
+  ASSERT_EQ(records.group_writes.count("ns/" + kGroup), 1u);
+
+  EXPECT_TRUE(cycle(objects, &records, kNow + 29).group_writes.empty()) << "asked for 29 s ago";
+  const CycleResult late = cycle(objects, &records, kNow + 31);
+  ASSERT_EQ(late.group_writes.size(), 1u) << "not seen done after the retry period: asked again";
+  EXPECT_EQ(late.group_writes[0], (events::PodGroupWrite{9, "ns/" + kGroup, first.group_writes[0].object_json, false,
+                                                         first.group_writes[0].pods, false}));
+
+  // The watch shows the object and the annotated pods: one settled record, then nothing.
+  const Json named = {{"pod-group-name", kGroup}};
+  const auto done = objects_of({node("n1"), queue(), job(2), created(first.group_writes[0]),
+                                pod("batch-0", true, named), pod("batch-1", true, named)});
+  const CycleResult settled = cycle(done, &records, kNow + 1);
+  ASSERT_EQ(settled.group_writes.size(), 1u);
+  EXPECT_TRUE(settled.group_writes[0].settled);
+  fold(records, settled, kNow + 1);
+  EXPECT_TRUE(records.group_writes.empty());
+  EXPECT_TRUE(cycle(done, &records, kNow + 2).group_writes.empty());
+}
+
+TEST(PodGroupObjects, AnObjectThatSaysTheSameIsLeftAndOnlyTheMissingAnnotationsAreAskedFor) {
+  const auto objects = objects_of({node("n1"), queue(), job(2), pod("batch-0", true), pod("batch-1", true)});
+  const CycleResult first = cycle(objects, nullptr);
+  ASSERT_EQ(first.group_writes.size(), 1u);
+  Json pg = created(first.group_writes[0]);
+  pg["metadata"]["labels"]["added-by-someone"] = "x";  // extra keys are not a difference
+  pg["metadata"]["annotations"]["kai.scheduler/last-start-timestamp"] = "2027-01-15T08:00:00Z";
+  const auto seen = objects_of({node("n1"), queue(), job(2), pg,
+                                pod("batch-0", true, {{"pod-group-name", kGroup}}), pod("batch-1", true)});
+  const CycleResult r = cycle(seen, nullptr);
+  ASSERT_EQ(r.group_writes.size(), 1u);
+  EXPECT_TRUE(r.group_writes[0].object_json.empty());
+  ASSERT_EQ(r.group_writes[0].pods.size(), 1u);
+  EXPECT_EQ(r.group_writes[0].pods[0].pod, "ns/batch-1");
+}
+
+TEST(PodGroupObjects, TheQueueIsFrozenAfterCreationButAChangedGangSizeIsAnUpdate) {
+  const auto objects = objects_of({node("n1"), queue(), job(2), pod("batch-0", true), pod("batch-1", true)});
+  const CycleResult first = cycle(objects, nullptr);
+  ASSERT_EQ(first.group_writes.size(), 1u);
+  Json pg = created(first.group_writes[0]);
+  pg["spec"]["queue"] = "moved-by-an-admin";
+  const Json named = {{"pod-group-name", kGroup}};
+  auto seen = objects_of({node("n1"), queue(), job(2), pg, pod("batch-0", true, named), pod("batch-1", true, named)});
+  EXPECT_TRUE(cycle(seen, nullptr).group_writes.empty()) << "only the queue differs: KAI keeps it";
+
+  seen = objects_of({node("n1"), queue(), job(1), pg, pod("batch-0", true, named), pod("batch-1", true, named)});
+  const CycleResult r = cycle(seen, nullptr);
+  ASSERT_EQ(r.group_writes.size(), 1u);
+  EXPECT_TRUE(r.group_writes[0].exists);
+  const Json update = Json::parse(r.group_writes[0].object_json);
+  EXPECT_EQ(update["spec"]["minMember"], 1);
+  EXPECT_EQ(update["spec"]["queue"], "moved-by-an-admin");
+}
+
+TEST(PodGroupObjects, TheFlagSkipsOnePodGroupsOrEveryGroup) {
+  const auto objects = objects_of({node("n1"), queue(), job(2), pod("batch-0", true), pod("batch-1", true),
+                                   pod("solo", false)});
+  const CycleResult all = cycle(objects, nullptr);
+  ASSERT_EQ(all.group_writes.size(), 2u);
+  EXPECT_EQ(all.group_writes[1].group, "ns/pg-solo-uid-solo");
+  const CycleResult multi = cycle(objects, nullptr, kNow, PodGroupObjects::kMultiPod);
+  ASSERT_EQ(multi.group_writes.size(), 1u);
+  EXPECT_EQ(multi.group_writes[0].group, "ns/" + kGroup);
+  EXPECT_TRUE(cycle(objects, nullptr, kNow, PodGroupObjects::kNone).group_writes.empty());
+}
+
+TEST(PodGroupObjects, ABarePodNamingTheGroupersOwnGroupIsScheduledWithoutTheObject) {
+  const auto objects = objects_of({node("n1"), queue(), pod("solo", false, {{"pod-group-name", "pg-solo-uid-solo"}}),
+                                   pod("mine", false, {{"pod-group-name", "my-own-group"}})});
+  const CycleResult r = cycle(objects, nullptr);
+  ASSERT_EQ(r.decisions.size(), 1u);
+  EXPECT_EQ(r.decisions[0].pod, "ns/solo");
+  ASSERT_EQ(r.group_writes.size(), 1u) << "the user's own group is not the grouper's to write";
+  EXPECT_EQ(r.group_writes[0].group, "ns/pg-solo-uid-solo");
+  EXPECT_TRUE(r.group_writes[0].pods.empty()) << "its annotation already names the group";
+}
+
+TEST(PodGroupObjects, AMarkOfAGroupThatIsGoneIsSettled) {
+  events::ScheduleRecords records;
+  records.group_writes["ns/pg-gone-1"] = events::GroupWriteMark{42, kNow * 1000};
+  const auto objects = objects_of({node("n1"), queue()});
+  const CycleResult r = cycle(objects, &records);
+  ASSERT_EQ(r.group_writes.size(), 1u);
+  EXPECT_EQ(r.group_writes[0], (events::PodGroupWrite{9, "ns/pg-gone-1", "", false, {}, true}));
+}
+
+}  // namespace
+}  // namespace kai::core
