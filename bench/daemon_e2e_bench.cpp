@@ -168,6 +168,10 @@ void BM_DaemonEndToEnd(benchmark::State& state) {
   settings.max_in_flight = kMaxInFlight;
   const double rate = static_cast<double>(state.range(1));
   const int64_t qps = state.range(2);
+  // 0: the client makes the PodGroups; 1-3: batch Jobs, whose PodGroups the daemon's pod grouper
+  // writes for every group (1), for groups of more than one pod (2) or for none (3).
+  const int64_t workloads = state.range(3);
+  settings.as_jobs = workloads > 0;
   auto fail = [&](const std::string& why) {
     g_failed = true;
     state.SkipWithError(why.c_str());
@@ -198,6 +202,9 @@ void BM_DaemonEndToEnd(benchmark::State& state) {
     const double cpu_start = cpu_seconds();
     const auto start = Clock::now();
     kai::daemon::DaemonOptions options = kai::e2e::in_process_daemon_options(kubeconfig, dir + "/log");
+    options.pod_group_objects = workloads == 2   ? kai::core::PodGroupObjects::kMultiPod
+                                : workloads == 3 ? kai::core::PodGroupObjects::kNone
+                                                 : kai::core::PodGroupObjects::kAll;
     if (qps > 0) {
       options.qps = static_cast<double>(qps);
       options.burst = static_cast<int>(2 * qps);
@@ -282,18 +289,23 @@ void BM_DaemonEndToEnd(benchmark::State& state) {
   }
 }
 
-// Smoke size (50 nodes); 1,000 and 5,000 nodes with every pending pod at once, the same at a steady
+// Smoke size (50 nodes), with the client's PodGroups and with Jobs grouped by the daemon; 1,000 nodes
+// with Jobs and each --pod-group-objects choice (bench/README.md "Pod grouper writes"); 1,000 and 5,000 nodes with every pending pod at once, the same at a steady
 // 100 pods/s for latency without a backlog, and at once with the client's rate limit (500 QPS, burst
 // 1,000 by default) raised to 5,000 QPS, to tell the daemon's own limit from the limiter's.
 BENCHMARK(BM_DaemonEndToEnd)
-    ->ArgNames({"permille", "rate", "qps"})
-    ->Args({10, 0, 0})
-    ->Args({200, 0, 0})
-    ->Args({200, 100, 0})
-    ->Args({200, 0, 5000})
-    ->Args({1000, 0, 0})
-    ->Args({1000, 100, 0})
-    ->Args({1000, 0, 5000})
+    ->ArgNames({"permille", "rate", "qps", "workloads"})
+    ->Args({10, 0, 0, 0})
+    ->Args({10, 0, 0, 1})
+    ->Args({200, 0, 0, 0})
+    ->Args({200, 0, 0, 1})
+    ->Args({200, 0, 0, 2})
+    ->Args({200, 0, 0, 3})
+    ->Args({200, 100, 0, 0})
+    ->Args({200, 0, 5000, 0})
+    ->Args({1000, 0, 0, 0})
+    ->Args({1000, 100, 0, 0})
+    ->Args({1000, 0, 5000, 0})
     ->Iterations(1)
     ->UseManualTime()
     ->Unit(benchmark::kSecond);

@@ -25,7 +25,9 @@ PodGroupWriter::PodGroupWriter(PodGroupApi& api, std::function<bool()> may_act)
   start([this] { work(); });
 }
 
-PodGroupWriter::~PodGroupWriter() { stop(); }
+PodGroupWriter::~PodGroupWriter() {
+  stop();
+}
 
 void PodGroupWriter::write(const events::JobStateChange& change) {
   const char* annotation = change.field == events::JobField::kLastStart ? model::kLastStartAnnotation

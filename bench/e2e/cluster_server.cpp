@@ -126,6 +126,7 @@ Json reservation_pod(const std::string& group, const std::string& node, int seri
 struct Loaded {
   std::vector<model::PodGroup> pending_groups;
   std::map<std::string, std::vector<model::Pod>> pending_by_group;  ///< "ns/group" -> pods
+  std::map<std::string, std::string> job_uids;  ///< "ns/group" -> its Job's uid (as_jobs)
   size_t nodes = 0, running = 0, pending = 0, pod_bytes = 0;
 };
 
@@ -167,6 +168,28 @@ Loaded load(apiserver::ApiServer& server, const ClusterServerSettings& s) {
   int serial = 0;
   for (const auto& [group, node] : group_nodes) create(server, reservation_pod(group, node, serial++));
   out.pending_groups = c.pod_groups;
+  if (s.as_jobs) {
+    for (const auto& pg : c.pod_groups) {
+      const std::string n = std::to_string(pg.min_member);
+      Json job = {{"apiVersion", "batch/v1"},
+                  {"kind", "Job"},
+                  {"metadata",
+                   {{"name", pg.meta.name},
+                    {"namespace", pg.meta.namespace_},
+                    {"labels", {{"kai.scheduler/queue", pg.queue}}},
+                    {"annotations", {{"kai.scheduler/batch-min-member", n}}}}},
+                  {"spec",
+                   {{"parallelism", pg.min_member},
+                    {"completions", pg.min_member},
+                    {"template", {{"spec", {{"containers", Json::array()}}}}}}}};
+      auto made = server.create_object(job.dump());
+      if (!made.is_ok()) {
+        std::cerr << "cluster server: cannot create Job " << pg.meta.name << ": " << made.message() << "\n";
+        std::exit(3);
+      }
+      out.job_uids[pg.meta.namespace_ + "/" + pg.meta.name] = Json::parse(made.value())["metadata"]["uid"];
+    }
+  }
   // Every pod with a node runs once the kubelet stand-in is on: one MODIFIED event (one
   // resourceVersion) each. Wait for all of them, so that the daemon lists a settled cluster.
   const uint64_t settled = server.resource_version() + out.running + group_nodes.size();
@@ -280,10 +303,20 @@ void run(Reports& r, apiserver::ApiServer& server, const Loaded& cluster, double
   for (const auto& pg : cluster.pending_groups) {
     auto pods = cluster.pending_by_group.find(pg.meta.namespace_ + "/" + pg.meta.name);
     if (pods == cluster.pending_by_group.end()) continue;
-    items.push_back({"", model::encode(pg).dump()});
+    auto job_uid = cluster.job_uids.find(pg.meta.namespace_ + "/" + pg.meta.name);
+    if (job_uid == cluster.job_uids.end()) items.push_back({"", model::encode(pg).dump()});
     for (const auto& p : pods->second) {
       Json doc = model::encode(p);
       dress(doc);
+      if (job_uid != cluster.job_uids.end()) {
+        // As the Job controller makes it: owned by the Job, no group named.
+        doc["metadata"]["annotations"].erase("pod-group-name");
+        doc["metadata"]["ownerReferences"] = Json::array({{{"apiVersion", "batch/v1"},
+                                                           {"kind", "Job"},
+                                                           {"name", pg.meta.name},
+                                                           {"uid", job_uid->second},
+                                                           {"controller", true}}});
+      }
       admit(doc);
       items.push_back({p.meta.namespace_ + "/" + p.meta.name, doc.dump()});
     }
@@ -332,12 +365,13 @@ void run(Reports& r, apiserver::ApiServer& server, const Loaded& cluster, double
 
 std::vector<std::string> cluster_server_args(const ClusterServerSettings& s) {
   return {std::to_string(s.per_mille), std::to_string(s.service_us), std::to_string(s.max_in_flight),
-          std::to_string(s.kubelet_delay_ms)};
+          std::to_string(s.kubelet_delay_ms), s.as_jobs ? "jobs" : "podgroups"};
 }
 
 int run_cluster_server(int argc, char** argv) {
-  if (argc != 4) {
-    std::cerr << "cluster server: expected <per-mille> <service us> <max in flight> <kubelet delay ms>\n";
+  if (argc != 5) {
+    std::cerr << "cluster server: expected <per-mille> <service us> <max in flight> <kubelet delay ms> "
+                 "<podgroups|jobs>\n";
     return 2;
   }
   ClusterServerSettings s;
@@ -345,6 +379,7 @@ int run_cluster_server(int argc, char** argv) {
   s.service_us = std::atoll(argv[1]);
   s.max_in_flight = std::atoll(argv[2]);
   s.kubelet_delay_ms = std::atoll(argv[3]);
+  s.as_jobs = std::string(argv[4]) == "jobs";
   Reports reports;
 
   apiserver::ServerOptions o = e2e::test_server_options();

@@ -32,6 +32,10 @@ struct ClusterServerSettings {
   int64_t max_in_flight = 8;
   /// Kubelet stand-in delay before a bound pod runs. Default: 50 ms (kai-apiserver's).
   int64_t kubelet_delay_ms = 50;
+  /// The pending groups as batch Jobs (made at load, each pod owned by its Job, batch-min-member the
+  /// gang size) instead of PodGroups the client makes: the daemon's pod grouper then writes every
+  /// PodGroup and pod-group-name annotation. Default: false.
+  bool as_jobs = false;
 };
 
 /// The arguments after kClusterServerFlag that carry `s`.

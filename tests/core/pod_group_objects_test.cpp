@@ -58,8 +58,11 @@ Json pod(const std::string& name, bool owned, Json annotations = Json::object())
                {"annotations", annotations},
                {"creationTimestamp", "2027-01-15T08:00:00Z"}};
   if (owned) {
-    meta["ownerReferences"] = Json::array(
-        {{{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"name", "batch"}, {"uid", kJobUid}, {"controller", true}}});
+    meta["ownerReferences"] = Json::array({{{"apiVersion", "batch/v1"},
+                                            {"kind", "Job"},
+                                            {"name", "batch"},
+                                            {"uid", kJobUid},
+                                            {"controller", true}}});
   }
   return {{"apiVersion", "v1"},
           {"kind", "Pod"},
@@ -122,8 +125,9 @@ TEST(PodGroupObjects, AJobsGroupIsWrittenAsKaisPodGroupWithItsPodsToAnnotate) {
   EXPECT_EQ(pg["metadata"]["name"], kGroup);
   EXPECT_EQ(pg["metadata"]["namespace"], "ns");
   EXPECT_EQ(pg["metadata"]["labels"]["team"], "vision");
-  EXPECT_EQ(pg["metadata"]["ownerReferences"],
-            Json::array({{{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"name", "batch"}, {"uid", kJobUid}}}));
+  EXPECT_EQ(
+      pg["metadata"]["ownerReferences"],
+      Json::array({{{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"name", "batch"}, {"uid", kJobUid}}}));
   EXPECT_EQ(pg["spec"]["minMember"], 2);
   EXPECT_EQ(pg["spec"]["queue"], "q");
   ASSERT_EQ(w.pods.size(), 2u);
@@ -148,8 +152,8 @@ TEST(PodGroupObjects, TheSameWriteIsNotAskedAgainBeforeTheRetryPeriodAndIsSettle
   EXPECT_TRUE(cycle(objects, &records, kNow + 29).group_writes.empty()) << "asked for 29 s ago";
   const CycleResult late = cycle(objects, &records, kNow + 31);
   ASSERT_EQ(late.group_writes.size(), 1u) << "not seen done after the retry period: asked again";
-  EXPECT_EQ(late.group_writes[0], (events::PodGroupWrite{9, "ns/" + kGroup, first.group_writes[0].object_json, false,
-                                                         first.group_writes[0].pods, false}));
+  EXPECT_EQ(late.group_writes[0], (events::PodGroupWrite{9, "ns/" + kGroup, first.group_writes[0].object_json,
+                                                         false, first.group_writes[0].pods, false}));
 
   // The watch shows the object and the annotated pods: one settled record, then nothing.
   const Json named = {{"pod-group-name", kGroup}};
@@ -186,10 +190,12 @@ TEST(PodGroupObjects, TheQueueIsFrozenAfterCreationButAChangedGangSizeIsAnUpdate
   Json pg = created(first.group_writes[0]);
   pg["spec"]["queue"] = "moved-by-an-admin";
   const Json named = {{"pod-group-name", kGroup}};
-  auto seen = objects_of({node("n1"), queue(), job(2), pg, pod("batch-0", true, named), pod("batch-1", true, named)});
+  auto seen =
+      objects_of({node("n1"), queue(), job(2), pg, pod("batch-0", true, named), pod("batch-1", true, named)});
   EXPECT_TRUE(cycle(seen, nullptr).group_writes.empty()) << "only the queue differs: KAI keeps it";
 
-  seen = objects_of({node("n1"), queue(), job(1), pg, pod("batch-0", true, named), pod("batch-1", true, named)});
+  seen =
+      objects_of({node("n1"), queue(), job(1), pg, pod("batch-0", true, named), pod("batch-1", true, named)});
   const CycleResult r = cycle(seen, nullptr);
   ASSERT_EQ(r.group_writes.size(), 1u);
   EXPECT_TRUE(r.group_writes[0].exists);
@@ -199,8 +205,8 @@ TEST(PodGroupObjects, TheQueueIsFrozenAfterCreationButAChangedGangSizeIsAnUpdate
 }
 
 TEST(PodGroupObjects, TheFlagSkipsOnePodGroupsOrEveryGroup) {
-  const auto objects = objects_of({node("n1"), queue(), job(2), pod("batch-0", true), pod("batch-1", true),
-                                   pod("solo", false)});
+  const auto objects = objects_of(
+      {node("n1"), queue(), job(2), pod("batch-0", true), pod("batch-1", true), pod("solo", false)});
   const CycleResult all = cycle(objects, nullptr);
   ASSERT_EQ(all.group_writes.size(), 2u);
   EXPECT_EQ(all.group_writes[1].group, "ns/pg-solo-uid-solo");
@@ -211,8 +217,9 @@ TEST(PodGroupObjects, TheFlagSkipsOnePodGroupsOrEveryGroup) {
 }
 
 TEST(PodGroupObjects, ABarePodNamingTheGroupersOwnGroupIsScheduledWithoutTheObject) {
-  const auto objects = objects_of({node("n1"), queue(), pod("solo", false, {{"pod-group-name", "pg-solo-uid-solo"}}),
-                                   pod("mine", false, {{"pod-group-name", "my-own-group"}})});
+  const auto objects =
+      objects_of({node("n1"), queue(), pod("solo", false, {{"pod-group-name", "pg-solo-uid-solo"}}),
+                  pod("mine", false, {{"pod-group-name", "my-own-group"}})});
   const CycleResult r = cycle(objects, nullptr);
   ASSERT_EQ(r.decisions.size(), 1u);
   EXPECT_EQ(r.decisions[0].pod, "ns/solo");

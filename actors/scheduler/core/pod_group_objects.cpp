@@ -17,7 +17,8 @@ const std::string* find_in(const model::StringMap& m, const char* key) {
 /// KAI's pod grouper writes no PodGroup for a group of one pod when the flag says so: the bare
 /// pod's and the Deployment's groups (one pod, no subgroups).
 bool single_pod(const PodGroupAssignment& g) {
-  return g.pods.size() == 1 && g.spec->min_member <= 1 && !g.spec->min_sub_group && g.spec->sub_groups.empty();
+  return g.pods.size() == 1 && g.spec->min_member <= 1 && !g.spec->min_sub_group &&
+         g.spec->sub_groups.empty();
 }
 
 /// The spec as the grouper decided it, usable for a write: a decided name, no owner missing, no
@@ -64,7 +65,8 @@ model::PodGroup as_update_of(const model::PodGroup& existing, model::PodGroup de
       desired.meta.labels.erase(key);
     }
   }
-  if (desired.topology_constraint.topology.empty()) desired.topology_constraint = existing.topology_constraint;
+  if (desired.topology_constraint.topology.empty())
+    desired.topology_constraint = existing.topology_constraint;
   return desired;
 }
 
@@ -90,8 +92,9 @@ bool says_the_same(const model::PodGroup& existing, const model::PodGroup& desir
 
 std::vector<events::PodGroupWrite> pod_group_writes(const std::vector<PodGroupAssignment>& groups,
                                                     const std::vector<const model::Pod*>& pods,
-                                                    const events::ScheduleRecords* records, PodGroupObjects which,
-                                                    int64_t now_ms, uint64_t cycle_id) {
+                                                    const events::ScheduleRecords* records,
+                                                    PodGroupObjects which, int64_t now_ms,
+                                                    uint64_t cycle_id) {
   std::vector<events::PodGroupWrite> out;
   const std::map<std::string, events::GroupWriteMark> none;
   const auto& marks = records != nullptr ? records->group_writes : none;

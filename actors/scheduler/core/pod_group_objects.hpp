@@ -35,7 +35,7 @@ bool says_the_same(const model::PodGroup& existing, const model::PodGroup& desir
 /// more (or is gone). `pods` are the cycle's pods (ObjectRefs::pods). Deterministic.
 std::vector<events::PodGroupWrite> pod_group_writes(const std::vector<PodGroupAssignment>& groups,
                                                     const std::vector<const model::Pod*>& pods,
-                                                    const events::ScheduleRecords* records, PodGroupObjects which,
-                                                    int64_t now_ms, uint64_t cycle_id);
+                                                    const events::ScheduleRecords* records,
+                                                    PodGroupObjects which, int64_t now_ms, uint64_t cycle_id);
 
 }  // namespace kai::core
