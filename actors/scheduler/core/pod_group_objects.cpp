@@ -37,6 +37,10 @@ model::PodGroup desired_pod_group(const PodGroupAssignment& group) {
   pg.meta.namespace_ = group.namespace_;
   pg.meta.labels = s.labels;
   pg.meta.annotations = s.annotations;
+  // A bare pod is its own top owner: the grouping marks the writer puts on it are not copied back,
+  // or every annotated pod would change its PodGroup once more.
+  pg.meta.annotations.erase(model::kPodGroupNameAnnotation);
+  pg.meta.labels.erase(model::kSubGroupLabel);
   model::OwnerReference owner = s.owner;
   owner.controller = false;  // KAI's pod grouper sets none
   pg.meta.owner_references = {std::move(owner)};
