@@ -1,6 +1,7 @@
 // The daemon groups pods by their top owner as KAI's pod grouper does, with the owners watched
 // through API discovery and logged (docs/pod-grouping.md): a JobSet that does not fit binds none of
-// its pods, also when its Jobs and pods arrive before the JobSet's CRD is served; replay agrees.
+// its pods, also when its Jobs and pods arrive before the JobSet's CRD is served; a PyTorchJob created pod
+// by pod binds nothing before its 4th pod; the PodGroup is written and the pods annotated; replay agrees.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -124,6 +125,42 @@ TEST_F(PodGrouperDaemon, TheJobSetsPodGroupIsWrittenAndItsPodsAnnotatedAsKaisPod
     return true;
   })) << "pods not annotated with pod-group-name " << group;
   ASSERT_TRUE(Cluster::eventually([&] { return bound_count() == 4; })) << "bound " << bound_count() << " of 4";
+}
+
+// A PyTorchJob whose operator creates its pods one at a time: the gang is the spec's 4 (Master 1 +
+// Worker 3), never the pods seen so far, so nothing binds until the 4th pod exists.
+TEST_F(PodGrouperDaemon, APyTorchJobCreatedPodByPodBindsNothingUntilItsFourthPodThenAll) {
+  for (int i = 1; i <= 4; ++i) cluster_.node("n" + std::to_string(i), 4);
+  cluster_.create(fixture_crd("kubeflow.org_pytorchjobs.yaml"));
+  start_daemon(nullptr);
+  Json replica = {{"template", {{"spec", {{"containers", Json::array({{{"name", "pytorch"}, {"image", "busybox"}}})}}}}}};
+  Json master = replica, worker = replica;
+  master["replicas"] = 1;
+  worker["replicas"] = 3;
+  cluster_.create({{"apiVersion", "kubeflow.org/v1"},
+                   {"kind", "PyTorchJob"},
+                   {"metadata", {{"name", "pt"}, {"namespace", "team-a"}}},
+                   {"spec", {{"pytorchReplicaSpecs", {{"Master", master}, {"Worker", worker}}}}}});
+  const Json job = read("kubeflow.org/v1", "PyTorchJob", "pt");
+  const std::vector<std::pair<std::string, int>> pods = {{"master", 0}, {"worker", 0}, {"worker", 1}, {"worker", 2}};
+  auto bound_now = [&] {
+    int n = 0;
+    for (const auto& [type, index] : pods) n += bound("team-a", "pt-" + type + "-" + std::to_string(index));
+    return n;
+  };
+  for (size_t i = 0; i < pods.size(); ++i) {
+    const auto& [type, index] = pods[i];
+    Json p = cluster_.pod("team-a", "pt-" + type + "-" + std::to_string(index), "test", 4);
+    p["metadata"]["labels"]["training.kubeflow.org/replica-type"] = type;
+    p["metadata"]["labels"]["training.kubeflow.org/replica-index"] = std::to_string(index);
+    p["metadata"]["ownerReferences"] = {owner_ref(job)};
+    cluster_.create(p);
+    if (i + 1 == pods.size()) break;
+    const uint64_t cycles = daemon_->cycles();
+    ASSERT_TRUE(Cluster::eventually([&] { return daemon_->cycles() >= cycles + 5; }));
+    EXPECT_EQ(bound_now(), 0) << "bound with " << i + 1 << " of the 4 pods";
+  }
+  ASSERT_TRUE(Cluster::eventually([&] { return bound_now() == 4; })) << "bound " << bound_now() << " of 4";
 }
 
 // The CRD arrives after the daemon started (an operator installed later): the kind is discovered from
