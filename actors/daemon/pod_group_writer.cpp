@@ -3,7 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/daemon/pod_group_update.hpp"
-#include "actors/scheduler/core/grouping.hpp"
+#include "k8s/model/well_known_names.hpp"
 #include "k8s/model/time.hpp"
 
 namespace kai::daemon {

@@ -2,17 +2,13 @@
 
 #include <set>
 
+#include "actors/scheduler/core/workload_groupers.hpp"
 #include "k8s/model/json_codec.hpp"
 #include "k8s/model/kinds.hpp"
 #include "k8s/model/well_known_names.hpp"
 
 namespace kai::core {
 namespace {
-
-const std::string* find_in(const model::StringMap& m, const char* key) {
-  auto it = m.find(key);
-  return it == m.end() ? nullptr : &it->second;
-}
 
 /// KAI's pod grouper writes no PodGroup for a group of one pod when the flag says so: the bare
 /// pod's and the Deployment's groups (one pod, no subgroups).
