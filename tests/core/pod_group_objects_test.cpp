@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <nlohmann/json.hpp>
 
 #include "actors/scheduler/core/cycle.hpp"
@@ -235,6 +237,65 @@ TEST(PodGroupObjects, AMarkOfAGroupThatIsGoneIsSettled) {
   const CycleResult r = cycle(objects, &records);
   ASSERT_EQ(r.group_writes.size(), 1u);
   EXPECT_EQ(r.group_writes[0], (events::PodGroupWrite{9, "ns/pg-gone-1", "", false, {}, true}));
+}
+
+TEST(PodGroupObjects, TheInSyncCheckAgreesWithTheUpdateRules) {
+  // A JobSet's group (labels, annotations, subgroups, topology), compared against objects that differ
+  // from what would be written in one way each: already_written must say what building the desired
+  // object, applying KAI's update rules and comparing says.
+  Json js = {{"apiVersion", "jobset.x-k8s.io/v1alpha2"},
+             {"kind", "JobSet"},
+             {"metadata",
+              {{"name", "js"},
+               {"namespace", "ns"},
+               {"uid", "uid-js"},
+               {"labels", {{"team", "a"}, {"kai.scheduler/queue", "q"}}},
+               {"annotations", {{"kai.scheduler/topology", "dc"}, {"kai.scheduler/topology-required-placement", "rack"}}}}},
+             {"spec",
+              {{"replicatedJobs",
+                Json::array({{{"name", "w"}, {"replicas", 2}, {"template", {{"spec", {{"parallelism", 1}}}}}}})}}}};
+  Json p = pod("js-w-0", false);
+  p["metadata"]["labels"]["jobset.sigs.k8s.io/replicatedjob-name"] = "w";
+  p["metadata"]["labels"]["jobset.sigs.k8s.io/job-index"] = "0";
+  p["metadata"]["ownerReferences"] = Json::array(
+      {{{"apiVersion", "jobset.x-k8s.io/v1alpha2"}, {"kind", "JobSet"}, {"name", "js"}, {"uid", "uid-js"}}});
+  const auto objects = objects_of({node("n1"), queue(), js, p});
+  const auto groups = group_pods(model::ObjectRefs::of(objects), "kai-scheduler", "default-queue");
+  ASSERT_EQ(groups.size(), 1u);
+  ASSERT_TRUE(groups[0].spec);
+  const model::PodGroup written = desired_pod_group(groups[0]);
+  std::vector<std::pair<std::string, std::function<void(model::PodGroup&)>>> changes = {
+      {"as written", [](model::PodGroup&) {}},
+      {"an extra label", [](model::PodGroup& pg) { pg.meta.labels["x"] = "y"; }},
+      {"a label missing", [](model::PodGroup& pg) { pg.meta.labels.erase("team"); }},
+      {"a label changed", [](model::PodGroup& pg) { pg.meta.labels["team"] = "b"; }},
+      {"the queue label changed", [](model::PodGroup& pg) { pg.meta.labels["kai.scheduler/queue"] = "other"; }},
+      {"the queue label missing", [](model::PodGroup& pg) { pg.meta.labels.erase("kai.scheduler/queue"); }},
+      {"a node pool label", [](model::PodGroup& pg) { pg.meta.labels["kai.scheduler/node-pool"] = "p"; }},
+      {"an annotation missing", [](model::PodGroup& pg) { pg.meta.annotations.erase("kai.scheduler/topology"); }},
+      {"an extra annotation", [](model::PodGroup& pg) { pg.meta.annotations["pod-group-name"] = "x"; }},
+      {"the queue", [](model::PodGroup& pg) { pg.queue = "elsewhere"; }},
+      {"markUnschedulable", [](model::PodGroup& pg) { pg.mark_unschedulable = true; }},
+      {"minMember", [](model::PodGroup& pg) { pg.min_member = 3; }},
+      {"minSubGroup", [](model::PodGroup& pg) { pg.min_sub_group = 7; }},
+      {"a subgroup", [](model::PodGroup& pg) { pg.sub_groups.pop_back(); }},
+      {"the topology", [](model::PodGroup& pg) { pg.topology_constraint.required_level = "zone"; }},
+      {"the priority", [](model::PodGroup& pg) { pg.priority_class_name = "inference"; }},
+      {"the preemptibility", [](model::PodGroup& pg) { pg.preemptibility = "preemptible"; }},
+      {"a staleness grace", [](model::PodGroup& pg) { pg.staleness_grace_period_seconds = 5; }},
+      {"the owner's controller flag", [](model::PodGroup& pg) { pg.meta.owner_references[0].controller = true; }},
+      {"a second owner", [](model::PodGroup& pg) { pg.meta.owner_references.push_back(pg.meta.owner_references[0]); }},
+      {"the owner's uid", [](model::PodGroup& pg) { pg.meta.owner_references[0].uid = "other"; }},
+  };
+  int differ = 0;
+  for (const auto& [what, change] : changes) {
+    model::PodGroup existing = written;
+    change(existing);
+    const bool slow = says_the_same(existing, as_update_of(existing, desired_pod_group(groups[0])));
+    EXPECT_EQ(already_written(existing, groups[0]), slow) << what;
+    differ += slow ? 0 : 1;
+  }
+  EXPECT_EQ(differ, 14) << "the changes that are a difference by KAI's rules";
 }
 
 }  // namespace

@@ -24,7 +24,48 @@ bool writable(const PodGroupAssignment& g) {
          !g.spec->skipped && g.spec->name == g.name && !g.spec->owner.uid.empty();
 }
 
+/// Whether `want` is a subset of `have`, but for the keys `skip` names.
+template <class Skip>
+bool subset_but(const model::StringMap& want, const model::StringMap& have, const Skip& skip) {
+  for (const auto& [k, v] : want) {
+    if (skip(k)) continue;
+    auto it = have.find(k);
+    if (it == have.end() || it->second != v) return false;
+  }
+  return true;
+}
+
 }  // namespace
+
+// says_the_same(existing, as_update_of(existing, desired_pod_group(g))) without building the desired
+// object: a cluster in sync costs each cycle a comparison per group, not a copy of its labels,
+// annotations and subgroups. PodGroupObjects.TheInSyncCheckAgreesWithTheUpdateRules holds the two
+// together.
+bool already_written(const model::PodGroup& existing, const PodGroupAssignment& g) {
+  const GroupSpec& s = *g.spec;
+  const int32_t min_member = s.min_sub_group ? 1 : s.size_from_pods ? g.min_member : s.min_member;
+  if (existing.min_member != min_member || existing.min_sub_group != s.min_sub_group ||
+      existing.preemption_delay_seconds != s.preemption_delay_seconds ||
+      existing.staleness_grace_period_seconds != s.staleness_grace_period_seconds ||
+      existing.priority_class_name != s.priority_class_name || existing.preemptibility != s.preemptibility ||
+      (!s.topology.topology.empty() && existing.topology_constraint != s.topology) ||
+      existing.sub_groups != s.sub_groups) {
+    return false;
+  }
+  const auto& refs = existing.meta.owner_references;
+  if (refs.size() != 1 || refs[0].api_version != s.owner.api_version || refs[0].kind != s.owner.kind ||
+      refs[0].name != s.owner.name || refs[0].uid != s.owner.uid || refs[0].controller) {
+    return false;
+  }
+  const bool has_queue_label = existing.meta.labels.count(model::kQueueLabel) > 0;
+  return subset_but(s.labels, existing.meta.labels,
+                    [&](const std::string& k) {
+                      return k == model::kSubGroupLabel || k == model::kNodePoolLabel ||
+                             (k == model::kQueueLabel && has_queue_label);
+                    }) &&
+         subset_but(s.annotations, existing.meta.annotations,
+                    [](const std::string& k) { return k == model::kPodGroupNameAnnotation; });
+}
 
 model::PodGroup desired_pod_group(const PodGroupAssignment& group) {
   const GroupSpec& s = *group.spec;
@@ -98,6 +139,7 @@ std::vector<events::PodGroupWrite> pod_group_writes(const std::vector<PodGroupAs
   std::vector<events::PodGroupWrite> out;
   const std::map<std::string, events::GroupWriteMark> none;
   const auto& marks = records != nullptr ? records->group_writes : none;
+  // The groups seen, only while some are marked: an idle cluster keeps no set.
   std::set<std::string> seen;
   for (const PodGroupAssignment& g : groups) {
     if (which == PodGroupObjects::kNone || !writable(g)) continue;
@@ -105,10 +147,10 @@ std::vector<events::PodGroupWrite> pod_group_writes(const std::vector<PodGroupAs
     events::PodGroupWrite w;
     w.cycle_id = cycle_id;
     w.group = g.namespace_ + "/" + g.name;
-    seen.insert(w.group);
-    model::PodGroup desired = desired_pod_group(g);
-    if (g.pod_group != nullptr) desired = as_update_of(*g.pod_group, std::move(desired));
-    if (g.pod_group == nullptr || !says_the_same(*g.pod_group, desired)) {
+    if (!marks.empty()) seen.insert(w.group);
+    if (g.pod_group == nullptr || !already_written(*g.pod_group, g)) {
+      model::PodGroup desired = desired_pod_group(g);
+      if (g.pod_group != nullptr) desired = as_update_of(*g.pod_group, std::move(desired));
       w.object_json = model::encode(desired).dump();
       w.exists = g.pod_group != nullptr;
     }

@@ -29,6 +29,10 @@ model::PodGroup as_update_of(const model::PodGroup& existing, model::PodGroup de
 /// equal specs and ownerReferences, every desired label and annotation present with its value.
 bool says_the_same(const model::PodGroup& existing, const model::PodGroup& desired);
 
+/// Whether `existing` already says what the grouper decided for `group` (which has a spec), by the
+/// rules of as_update_of and says_the_same, without building the desired object.
+bool already_written(const model::PodGroup& existing, const PodGroupAssignment& group);
+
 /// The writes a cycle asks for: for each group of `groups` (in order) whose PodGroup is missing or
 /// differs, or whose pods are not annotated, one record, unless the records hold the same request
 /// younger than kGroupWriteRetryMs; a `settled` record for each marked group that needs nothing any
