@@ -292,6 +292,7 @@ model::Status Daemon::start() {
   session.scheduler_name = m.options.scheduler_name;
   session.stale_grace_period_seconds = m.options.stale_grace_period.count();
   session.pod_group_objects = m.options.pod_group_objects;
+  session.grouper = m.options.grouper;
   std::string config_text;
   if (!m.options.config_path.empty()) {
     std::ifstream in(m.options.config_path);

@@ -46,6 +46,8 @@ struct DaemonOptions {
   /// Which groups get PodGroup objects and pod annotations (--pod-group-objects: all, as KAI;
   /// multi-pod: not the one-pod groups; none). Default: all.
   core::PodGroupObjects pod_group_objects = core::PodGroupObjects::kAll;
+  /// KAI's pod grouper flags --search-legacy-pg and --knative-gang-schedule. Default: both on.
+  core::GrouperFlags grouper;
   /// Tests only: each cycle's `now` (Unix seconds) from this clock instead of the wall clock, so a
   /// test can compare the daemon's cycles with kai-sim --now. Default: unset.
   std::function<int64_t()> test_clock;

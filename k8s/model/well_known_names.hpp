@@ -19,6 +19,10 @@ inline constexpr const char* kStalenessGracePeriodAnnotation = "kai.scheduler/st
 inline constexpr const char* kTopologyAnnotation = "kai.scheduler/topology";
 inline constexpr const char* kTopologyRequiredAnnotation = "kai.scheduler/topology-required-placement";
 inline constexpr const char* kTopologyPreferredAnnotation = "kai.scheduler/topology-preferred-placement";
+// Segmented subgroups of a PyTorchJob's workers or a LeaderWorkerSet group (docs/pod-grouping.md "Segments").
+inline constexpr const char* kSegmentSizeAnnotation = "kai.scheduler/segment-size";
+inline constexpr const char* kSegmentTopologyRequiredAnnotation = "kai.scheduler/segment-topology-required-placement";
+inline constexpr const char* kSegmentTopologyPreferredAnnotation = "kai.scheduler/segment-topology-preferred-placement";
 
 // Job state the scheduler writes back on a PodGroup: when it last started and since when it is stale.
 inline constexpr const char* kLastStartAnnotation = "kai.scheduler/last-start-timestamp";

@@ -53,6 +53,11 @@ static int run_tool(int argc, char** argv) {
   app.add_option("--default-staleness-grace-period", staleness_grace,
                  "how long a gang may run below minMember before the rest is evicted (negative: never)")
       ->capture_default_str();
+  app.add_flag("--search-legacy-pg{true}", o.grouper.search_legacy_pod_groups,
+               "a Job's pod keeps the per-pod PodGroup pg-<pod>-<job uid> an earlier KAI made, where it exists "
+               "(default true; =false turns it off)");
+  app.add_flag("--knative-gang-schedule{true}", o.grouper.knative_gang_schedule,
+               "schedule a Knative revision as one gang (default true; =false: one group per pod)");
   std::string pod_group_objects = "all";
   app.add_option("--pod-group-objects", pod_group_objects,
                  "which groups get PodGroup objects and pod-group-name annotations: all (as KAI), multi-pod "

@@ -17,6 +17,8 @@ namespace kai::core {
 /// and per-group staleness grace (docs/pod-grouping.md).
 /// 4: cycles log the PodGroup objects and pod annotations the pod grouper writes, and a bare pod
 /// naming the grouper's own group stays the grouper's (pod_group_objects.hpp).
-inline constexpr uint32_t kBehaviourVersion = 4;
+/// 5: PyTorchJob and LeaderWorkerSet segments, and the legacy PodGroups of Jobs, JobSets, Ray and
+/// Knative kept (segment_groupers.cpp, docs/pod-grouping.md "Legacy PodGroups").
+inline constexpr uint32_t kBehaviourVersion = 5;
 
 }  // namespace kai::core

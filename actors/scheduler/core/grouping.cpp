@@ -45,6 +45,43 @@ OwnerIndex index_owners(const model::ObjectRefs& objects) {
   return index;
 }
 
+/// Knative revisions whose pods an earlier grouper gave one PodGroup each (KAI keeps them so): two
+/// pods naming different groups and none shared, or one group owned by a Pod. One owned by neither a
+/// Pod nor a Revision is an error text.
+void find_per_pod_revisions(const model::ObjectRefs& objects, OwnerIndex& index) {
+  struct Named {
+    std::set<std::string> groups;
+    bool shared = false;
+  };
+  std::map<std::string, Named> by_revision;
+  for (const model::Pod* p : objects.pods) {
+    auto rev = p->meta.labels.find("serving.knative.dev/revision");
+    auto named = p->meta.annotations.find(model::kPodGroupNameAnnotation);
+    if (rev == p->meta.labels.end() || named == p->meta.annotations.end()) continue;
+    Named& n = by_revision[p->meta.namespace_ + "/" + rev->second];
+    n.shared |= !n.groups.insert(named->second).second;
+  }
+  for (const auto& [revision, n] : by_revision) {
+    if (n.shared) continue;
+    if (n.groups.size() > 1) {
+      index.knative_per_pod_revisions.emplace(revision, "");
+      continue;
+    }
+    const std::string ns = revision.substr(0, revision.find('/'));
+    const model::PodGroup* pg = index.find_pod_group(ns, *n.groups.begin());
+    if (pg == nullptr || (!pg->meta.owner_references.empty() && pg->meta.owner_references[0].kind == "Revision")) {
+      continue;
+    }
+    if (!pg->meta.owner_references.empty() && pg->meta.owner_references[0].kind == "Pod") {
+      index.knative_per_pod_revisions.emplace(revision, "");
+      continue;
+    }
+    index.knative_per_pod_revisions.emplace(
+        revision, "PodGroup " + ns + "/" + pg->meta.name + " of Knative revision " + revision +
+                      " is owned by neither its Revision nor a Pod");
+  }
+}
+
 }  // namespace
 
 
@@ -58,7 +95,7 @@ int32_t builtin_priority_class_value(const std::string& name) {
 
 std::vector<PodGroupAssignment> group_pods(const model::ObjectRefs& objects,
                                            const std::string& scheduler_name,
-                                           const std::string& default_queue) {
+                                           const std::string& default_queue, const GrouperFlags& flags) {
   std::vector<PodGroupAssignment> out;
   // "namespace/name" -> index into out; '/' cannot occur in either part.
   std::unordered_map<std::string, size_t> by_name;
@@ -81,7 +118,21 @@ std::vector<PodGroupAssignment> group_pods(const model::ObjectRefs& objects,
     a.pod_group = &pg;
     out.push_back(std::move(a));
   }
-  const OwnerIndex index = index_owners(objects);
+  OwnerIndex index = index_owners(objects);
+  index.search_legacy_pod_groups = flags.search_legacy_pod_groups;
+  index.knative_gang_schedule = flags.knative_gang_schedule;
+  if (!objects.pod_groups.empty()) {
+    // by_name holds only PodGroup objects until the pods are grouped, and later entries are
+    // synthesised groups without one, so it answers for the objects throughout.
+    index.find_pod_group = [&](const std::string& ns, const std::string& name) -> const model::PodGroup* {
+      auto it = by_name.find(key_of(ns, name));
+      return it == by_name.end() ? nullptr : out[it->second].pod_group;
+    };
+    const bool has_revisions = std::any_of(objects.owners.begin(), objects.owners.end(), [](const auto* o) {
+      return o->kind == "Revision" && o->group == "serving.knative.dev";
+    });
+    if (has_revisions) find_per_pod_revisions(objects, index);
+  }
   for (uint32_t i = 0; i < objects.pods.size(); ++i) {
     const model::Pod& pod = *objects.pods[i];
     if (pod.scheduler_name != scheduler_name) continue;

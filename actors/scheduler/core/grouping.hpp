@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/scheduler/core/pod_group_objects_flag.hpp"
 #include "actors/scheduler/core/pod_grouper.hpp"
 #include "k8s/model/objects.hpp"
 #include "k8s/model/well_known_names.hpp"
@@ -45,7 +46,7 @@ struct PodGroupAssignment {
 /// then synthesised and missing groups in order of their first pod. Pure and deterministic.
 std::vector<PodGroupAssignment> group_pods(const model::ObjectRefs& objects,
                                            const std::string& scheduler_name,
-                                           const std::string& default_queue);
+                                           const std::string& default_queue, const GrouperFlags& flags = {});
 
 /// KAI's built-in priority of the classes its chart installs (train 50, build-preemptible 75, build 100,
 /// inference 125), used when the snapshot lacks the PriorityClass object; -1 when unknown.

@@ -1,6 +1,6 @@
 #pragma once
-// The choice of --pod-group-objects on its own, so that the daemon's options name it without the
-// session's headers.
+// The pod grouper's flags (--pod-group-objects, --search-legacy-pg, --knative-gang-schedule) on their
+// own, so that the daemon's options name them without the session's headers.
 
 #include <cstdint>
 
@@ -12,6 +12,13 @@ enum class PodGroupObjects : uint8_t {
   kAll = 0,       ///< Every group the pod grouper decides, as KAI.
   kMultiPod = 1,  ///< Not the groups of one pod (bare pods, Deployments): two calls fewer per pod.
   kNone = 2,      ///< None: the groups stay the scheduler's own.
+};
+
+/// The pod grouper's choices besides the objects (docs/pod-grouping.md "Legacy PodGroups"), KAI's
+/// defaults unless the daemon is told otherwise.
+struct GrouperFlags {
+  bool search_legacy_pod_groups = true;  ///< --search-legacy-pg
+  bool knative_gang_schedule = true;     ///< --knative-gang-schedule
 };
 
 }  // namespace kai::core

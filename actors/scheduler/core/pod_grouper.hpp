@@ -6,6 +6,7 @@
 // and the queue, priority, preemptibility, delays and topology from labels and annotations.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -55,6 +56,16 @@ struct OwnerIndex {
   std::set<std::string, std::less<>> priority_classes;  ///< Names that exist (KAI checks before use).
   /// Pods by namespace, for the MPI grouper's launcher lookup.
   std::multimap<std::string, const model::Pod*, std::less<>> pods_by_namespace;
+  /// The PodGroup object of a namespace and name, or null: KAI's groupers keep a name or a shape an
+  /// earlier KAI gave a running workload (docs/pod-grouping.md "Legacy PodGroups"). Unset: none exist.
+  std::function<const model::PodGroup*(const std::string& ns, const std::string& name)> find_pod_group;
+  /// --search-legacy-pg: a Job's pod keeps the per-pod PodGroup `pg-<pod>-<job uid>` where it exists.
+  bool search_legacy_pod_groups = true;
+  /// --knative-gang-schedule: a Knative revision is one gang; off, every pod is its own group.
+  bool knative_gang_schedule = true;
+  /// Knative revisions ("namespace/name") an earlier grouper grouped one PodGroup per pod, which stay
+  /// so; the value is an error text when the revision's PodGroups say neither.
+  std::map<std::string, std::string, std::less<>> knative_per_pod_revisions;
 };
 
 /// KAI's pod grouper for `pod`, whose namespace defaults the owners' (owners are namespaced). The

@@ -51,6 +51,8 @@ struct SessionOptions {
   int64_t stale_grace_period_seconds = 60;
   /// Which groups get PodGroup objects and pod annotations written (--pod-group-objects). Default: all.
   PodGroupObjects pod_group_objects = PodGroupObjects::kAll;
+  /// The pod grouper's --search-legacy-pg and --knative-gang-schedule. Default: both on, as KAI.
+  GrouperFlags grouper;
   /// Job state by group UID, resolved by the cycle from the log (cycle.hpp). A group it holds
   /// takes these values; others read the PodGroup annotations, then their pods' PodScheduled time.
   /// Not owned. Default: null (annotations only, as kai-sim's first round).

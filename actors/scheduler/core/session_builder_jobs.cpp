@@ -197,7 +197,8 @@ void SessionBuilder::resolve_job_times(JobInfo& job, const PodGroupAssignment& g
 }
 
 void SessionBuilder::build_jobs() {
-  auto groups = group_pods(objects_, ssn_.options().scheduler_name, ssn_.options().default_queue);
+  auto groups =
+      group_pods(objects_, ssn_.options().scheduler_name, ssn_.options().default_queue, ssn_.options().grouper);
   for (auto& g : groups) {
     JobInfo job;
     job.namespace_ = g.namespace_;

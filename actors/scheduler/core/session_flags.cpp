@@ -5,6 +5,13 @@
 namespace kai::core {
 namespace {
 
+model::Status parse_bool(std::string_view key, std::string_view value, bool& out) {
+  if (value != "true" && value != "false")
+    return model::Status::error("session flag " + std::string(key) + ": not true or false: " + std::string(value));
+  out = value == "true";
+  return model::Status::ok();
+}
+
 model::Status parse_int(std::string_view key, std::string_view value, int64_t& out) {
   auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
   if (ec != std::errc() || end != value.data() + value.size())
@@ -34,7 +41,9 @@ std::string encode_session_flags(const SessionOptions& options) {
   return "stale-grace-seconds=" + std::to_string(options.stale_grace_period_seconds) +
          ";default-queue=" + options.default_queue +
          ";max-consolidation-preemptees=" + std::to_string(options.max_consolidation_preemptees) +
-         ";pod-group-objects=" + to_string(options.pod_group_objects);
+         ";pod-group-objects=" + to_string(options.pod_group_objects) +
+         ";search-legacy-pg=" + (options.grouper.search_legacy_pod_groups ? "true" : "false") +
+         ";knative-gang-schedule=" + (options.grouper.knative_gang_schedule ? "true" : "false");
 }
 
 model::Status apply_session_flags(std::string_view text, SessionOptions& options) {
@@ -58,6 +67,10 @@ model::Status apply_session_flags(std::string_view text, SessionOptions& options
       auto which = parse_pod_group_objects(value);
       if (!which) return model::Status::error("session flag pod-group-objects: " + which.status().message());
       options.pod_group_objects = which.value();
+    } else if (key == "search-legacy-pg") {
+      if (auto s = parse_bool(key, value, options.grouper.search_legacy_pod_groups); !s) return s;
+    } else if (key == "knative-gang-schedule") {
+      if (auto s = parse_bool(key, value, options.grouper.knative_gang_schedule); !s) return s;
     } else {
       return model::Status::error("unknown session flag " + std::string(key));
     }

@@ -28,12 +28,12 @@ const std::string* label(const model::Pod& pod, const char* key) {
   return find_in(pod.meta.labels, key);
 }
 
-/// The pod joins the subgroup its label `key` names, if there is one (else none, as in KAI).
+/// The pod joins the leaf subgroup its label `key` names, if there is one (else none, as in KAI).
 void join_sub_group_of_label(GroupSpec& g, const model::Pod& pod, const char* key) {
   const std::string* name = label(pod, key);
   if (name == nullptr) return;
   for (const auto& s : g.sub_groups) {
-    if (s.name == *name) g.sub_group = s.name;
+    if (s.name == *name && !s.min_sub_group) g.sub_group = s.name;
   }
 }
 
@@ -59,9 +59,22 @@ model::SubGroup leaf(std::string name, int32_t min_member, std::optional<std::st
   return s;
 }
 
+/// The PodGroup `name` in `ns` where the source has PodGroup objects, else null.
+const model::PodGroup* existing(const OwnerIndex& index, const std::string& ns, const std::string& name) {
+  return index.find_pod_group ? index.find_pod_group(ns, name) : nullptr;
+}
+
 GroupSpec batch_job(const model::WorkloadOwner& job, const model::Pod& pod, const OwnerIndex& index,
                     const std::string& default_queue) {
   GroupSpec g = default_grouper(job, pod, {&job}, index, default_queue, "train");
+  // An earlier KAI gave each pod of a Job its own PodGroup: a pod that has one keeps it (minMember 1).
+  if (index.search_legacy_pod_groups) {
+    std::string legacy = "pg-" + pod.meta.name + "-" + job.meta.uid;
+    if (legacy != g.name && existing(index, pod.meta.namespace_, legacy) != nullptr) {
+      g.name = std::move(legacy);
+      return g;
+    }
+  }
   if (const std::string* v = find_in(job.meta.annotations, model::kBatchMinMemberAnnotation)) {
     if (auto n = parse_int(v)) {
       g.min_member = *n;
@@ -73,9 +86,45 @@ GroupSpec batch_job(const model::WorkloadOwner& job, const model::Pod& pod, cons
   return g;
 }
 
+/// Whether an earlier KAI grouped this JobSet flat: a PodGroup of its name (or, InOrder, of its name
+/// and a replicatedJob's) without subgroups.
+bool legacy_jobset(const model::WorkloadOwner& js, const std::string& name, const OwnerIndex& index) {
+  auto flat = [&](const std::string& n) {
+    const model::PodGroup* pg = existing(index, js.meta.namespace_, n);
+    return pg != nullptr && pg->sub_groups.empty();
+  };
+  if (flat(name)) return true;
+  for (const auto& rj : js.replicas) {
+    if (flat(name + "-" + rj.name)) return true;
+  }
+  return false;
+}
+
+/// The earlier KAI's JobSet groups, kept for a JobSet that has them: one flat group (one per
+/// replicatedJob when InOrder) of minMember batch-min-member, else 1.
+GroupSpec legacy_jobset_group(GroupSpec g, const model::WorkloadOwner& js, const model::Pod& pod) {
+  const std::string* rj_name = label(pod, "jobset.sigs.k8s.io/replicatedjob-name");
+  if (rj_name == nullptr || rj_name->empty()) {
+    g.error = "pod " + pod.meta.namespace_ + "/" + pod.meta.name +
+              " of JobSet has no jobset.sigs.k8s.io/replicatedjob-name label";
+    return g;
+  }
+  if (js.startup_policy == "InOrder") g.name += "-" + *rj_name;
+  if (const std::string* v = find_in(js.meta.annotations, model::kBatchMinMemberAnnotation)) {
+    if (auto n = parse_int(v)) {
+      g.min_member = *n;
+    } else {
+      g.error = describe(js) + ": annotation " + model::kBatchMinMemberAnnotation + " \"" + *v +
+                "\" is not an integer";
+    }
+  }
+  return g;
+}
+
 GroupSpec jobset(const model::WorkloadOwner& js, const model::Pod& pod, const OwnerIndex& index,
                  const std::string& default_queue) {
   GroupSpec g = default_grouper(js, pod, {&js}, index, default_queue, "train");
+  if (legacy_jobset(js, g.name, index)) return legacy_jobset_group(std::move(g), js, pod);
   const auto count = static_cast<int32_t>(js.replicas.size());
   if (count == 0) {
     g.error = describe(js) + " has no replicatedJobs";
@@ -190,12 +239,14 @@ GroupSpec kubeflow(const model::WorkloadOwner& job, const model::Pod& pod, const
     g.min_member -= *launcher->replicas;
   }
   if (job.kind != "PyTorchJob") return g;
-  // PyTorchJob: a master subgroup and a worker subgroup (segments are not built: docs/kai-compatibility.md).
+  // PyTorchJob: a master subgroup and the workers' (one leaf, or segments).
   const model::WorkloadReplicas* master = replica(job, "Master");
   const int32_t masters = master != nullptr ? master->replicas.value_or(0) : 0;
   if (master != nullptr && masters > 0) g.sub_groups.push_back(leaf("master", masters));
-  if (replica(job, "Worker") != nullptr) g.sub_groups.push_back(leaf("worker", std::max(0, g.min_member - masters)));
-  join_sub_group_of_label(g, pod, "training.kubeflow.org/replica-type");
+  if (const model::WorkloadReplicas* worker = replica(job, "Worker")) {
+    add_pytorch_worker_sub_groups(g, job, pod, worker->replicas.value_or(1), std::max(0, g.min_member - masters));
+  }
+  if (g.sub_group.empty() && g.error.empty()) join_sub_group_of_label(g, pod, "training.kubeflow.org/replica-type");
   return g;
 }
 
@@ -235,6 +286,11 @@ GroupSpec ray(const model::WorkloadOwner& top, const model::Pod& pod, const Owne
     s.topology_constraint = sub_group_topology(wg.template_annotations);
     g.sub_groups.push_back(std::move(s));
   }
+  // A RayCluster an earlier KAI grouped without subgroups keeps that shape.
+  if (const model::PodGroup* pg = existing(index, top.meta.namespace_, g.name); pg != nullptr && pg->sub_groups.empty()) {
+    g.sub_groups.clear();
+    return g;
+  }
   join_sub_group_of_label(g, pod, "ray.io/group");
   return g;
 }
@@ -267,9 +323,7 @@ GroupSpec leader_worker_set(const model::WorkloadOwner& lws, const model::Pod& p
     return g;
   }
   g.min_member = required;
-  g.sub_groups.push_back(leaf("leader", 1));
-  if (required > 1) g.sub_groups.push_back(leaf("workers", required - 1));
-  g.sub_group = worker_index == 0 ? "leader" : required > 1 ? "workers" : "";
+  add_leader_worker_sub_groups(g, lws, pod, worker_index);
   return g;
 }
 
@@ -290,6 +344,16 @@ GroupSpec knative(const OwnerChain& chain, const model::Pod& pod, const OwnerInd
   const model::WorkloadOwner& rev = *it->second;
   GroupSpec g = top_only(rev, pod, index, default_queue, "inference");
   g.min_member = parse_int(find_in(rev.meta.annotations, "autoscaling.knative.dev/min-scale")).value_or(1);
+  // Without gang scheduling, or for a revision an earlier grouper grouped per pod: one group per pod.
+  auto per_pod = index.knative_per_pod_revisions.find(pod.meta.namespace_ + "/" + *revision);
+  if (per_pod != index.knative_per_pod_revisions.end() && !per_pod->second.empty()) {
+    g.error = per_pod->second;
+  } else if (!index.knative_gang_schedule || per_pod != index.knative_per_pod_revisions.end()) {
+    g.name = "pg-" + pod.meta.name + "-" + pod.meta.uid;
+    g.owner = model::OwnerReference{"v1", "Pod", pod.meta.name, pod.meta.uid, false};
+    g.min_member = 1;
+    g.priority_class_name = "inference";
+  }
   g.preemptibility.clear();
   g.preemption_delay_seconds.reset();
   g.staleness_grace_period_seconds.reset();

@@ -2,7 +2,9 @@
 // The pieces of KAI's pod grouper shared by the owner walk (pod_grouper.cpp) and the per-kind
 // groupers (workload_groupers.cpp): the owner chain and the default grouper.
 
+#include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +40,20 @@ GroupSpec default_grouper(const model::WorkloadOwner& top, const model::Pod& pod
 /// The topology constraint named by three annotations.
 model::TopologyConstraint topology_from(const model::StringMap& annotations, const char* name_key,
                                         const char* required_key, const char* preferred_key);
+
+/// A PyTorchJob's worker subgroups (segment_groupers.cpp): one leaf `worker` of `worker_min`, or,
+/// with kai.scheduler/segment-size on the pod or the worker template, a parent `worker` over segments
+/// `worker-<i>` of that size (the last one partial, those beyond `worker_min` elastic); the pod joins
+/// its segment by its replica index. A refused size sets `g.error`.
+void add_pytorch_worker_sub_groups(GroupSpec& g, const model::WorkloadOwner& job, const model::Pod& pod,
+                                   int32_t worker_replicas, int32_t worker_min);
+
+/// A LeaderWorkerSet group's subgroups for a gang of `g.min_member` (segment_groupers.cpp): `leader`
+/// and `workers`, or, with a segment size (subGroupPolicy.subGroupSize or kai.scheduler/segment-size),
+/// segments `segment-<i>` with the leader in the first (LeaderWorker) or apart (LeaderExcluded); the
+/// pod joins by its worker index.
+void add_leader_worker_sub_groups(GroupSpec& g, const model::WorkloadOwner& lws, const model::Pod& pod,
+                                  std::optional<int32_t> worker_index);
 
 /// The grouper of the chain's top owner kind.
 GroupSpec group_by_kind(const OwnerChain& chain, const model::Pod& pod, const OwnerIndex& index,
