@@ -18,7 +18,7 @@
 namespace kai::events {
 
 /// The schema version written by this build; older versions are upgraded when read.
-inline constexpr uint8_t kSchemaVersion = 6;
+inline constexpr uint8_t kSchemaVersion = 7;
 
 /// What a Kubernetes watch stream (or a relist) told us.
 enum class WatchType : uint8_t { kAdded = 0, kModified = 1, kDeleted = 2, kBookmark = 3, kRelist = 4 };
@@ -202,10 +202,30 @@ struct PodGroupWrite {
   bool operator==(const PodGroupWrite&) const = default;
 };
 
+/// The status KAI's controllers write on one PodGroup or Queue, as a cycle asked for it (schema v7;
+/// docs/status.md): a PodGroup's resourcesStatus and schedulingConditions, a Queue's allocated,
+/// allocatedNonPreemptible, requested and childQueues, as a JSON merge patch of the object's status
+/// subresource. Logged with the cycle, written by the PodGroup writer behind the binds, folded into
+/// ScheduleRecords::status_writes so that the same status is not asked for again while the watch
+/// has not shown it yet.
+struct StatusWrite {
+  uint64_t cycle_id = 0;
+  std::string kind;    ///< "PodGroup" or "Queue"
+  std::string object;  ///< A PodGroup's "namespace/name", a Queue's name.
+  std::string uid;     ///< The object's UID: the patch applies to that object only.
+  std::string patch_json;  ///< {"status": {...}}; empty when settled.
+  /// The object needs nothing any more (written, or gone): its mark is dropped, nothing is written.
+  bool settled = false;
+  /// The key of its mark in ScheduleRecords::status_writes.
+  std::string mark_key() const { return kind + " " + object; }
+  bool operator==(const StatusWrite&) const = default;
+};
+
 /// The payload kinds; the index is the on-disk type tag minus one (see event_codec.hpp), so new kinds
 /// are appended at the end.
 using Payload = std::variant<WatchEvent, DecisionEvent, UnschedulableEvent, CycleStart, CycleEnd,
-                             BinderOutcome, LeadershipChange, ConfigChange, JobStateChange, AssumedSettled, PodGroupWrite>;
+                             BinderOutcome, LeadershipChange, ConfigChange, JobStateChange, AssumedSettled, PodGroupWrite,
+                             StatusWrite>;
 
 /// One entry of the log. `seq` is assigned by the log on append (it lives in the key, not the value).
 struct Event {
@@ -231,6 +251,9 @@ uint64_t config_hash(std::string_view text, uint32_t behaviour_version, std::str
 /// What a PodGroupWrite asks for (its object and pods, not its cycle), as ScheduleRecords marks it:
 /// a cycle asking for the same thing again within the retry period logs nothing.
 uint64_t group_write_hash(const PodGroupWrite& w);
+/// What a StatusWrite asks for, as ScheduleRecords marks it: its kind, object and patch without the
+/// conditions' lastTransitionTime, which a cycle sets to its own now each time it asks.
+uint64_t status_write_hash(const StatusWrite& w);
 const char* to_string(JobField f);
 const char* to_string(JobStateSource s);
 

@@ -128,6 +128,14 @@ struct Encoder {
     }
     put_u8(out, w.settled ? 1 : 0);
   }
+  void operator()(const StatusWrite& w) {
+    put_varint(out, w.cycle_id);
+    put_str(out, w.kind);
+    put_str(out, w.object);
+    put_str(out, w.uid);
+    put_str(out, w.patch_json);
+    put_u8(out, w.settled ? 1 : 0);
+  }
 };
 
 std::optional<int64_t> get_optional(Reader& r) {
@@ -300,6 +308,17 @@ Result<Payload> decode_payload(Reader& r, uint8_t type, uint8_t version) {
       w.settled = get_bool(r);
       return Payload{std::move(w)};
     }
+    case 12: {
+      if (version < 7) return Status::error("status write record in schema version " + std::to_string(version));
+      StatusWrite w;
+      w.cycle_id = r.varint();
+      w.kind = r.str();
+      w.object = r.str();
+      w.uid = r.str();
+      w.patch_json = r.str();
+      w.settled = get_bool(r);
+      return Payload{std::move(w)};
+    }
   }
   return Status::error("unknown event type " + std::to_string(type));
 }
@@ -345,7 +364,7 @@ Result<int64_t> peek_timestamp(std::string_view bytes) {
 const char* kind_name(const Payload& p) {
   static constexpr const char* kNames[] = {"watch",      "decision", "unschedulable", "cycle_start",
                                            "cycle_end",  "outcome",  "leadership",    "config",
-                                           "job_state", "settled", "pod_group_write"};
+                                           "job_state", "settled", "pod_group_write", "status_write"};
   static_assert(std::size(kNames) == std::variant_size_v<Payload>, "a name for every payload kind");
   return kNames[p.index()];
 }
@@ -360,6 +379,20 @@ uint64_t group_write_hash(const PodGroupWrite& w) {
   std::string text = w.object_json;
   text.push_back('\n');
   for (const auto& p : w.pods) text.append(p.pod).append("\n").append(p.uid).append("\n").append(p.sub_group).append("\n");
+  return config_hash(text);
+}
+
+uint64_t status_write_hash(const StatusWrite& w) {
+  // The patch is this build's own dump (no spaces), so each time is one "lastTransitionTime":"..." run.
+  static constexpr std::string_view kTime = "\"lastTransitionTime\":\"";
+  std::string text = w.kind + "\n" + w.object + "\n" + w.uid + "\n";
+  std::string_view rest = w.patch_json;
+  for (size_t at = rest.find(kTime); at != std::string_view::npos; at = rest.find(kTime)) {
+    text.append(rest.substr(0, at));
+    const size_t end = rest.find('"', at + kTime.size());
+    rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end + 1);
+  }
+  text.append(rest);
   return config_hash(text);
 }
 

@@ -29,13 +29,15 @@
 //   type 10 AssumedSettled  : cycle u64, decision_seqs vec<u64>                    (v5+ only)
 //   type 11 PodGroupWrite   : cycle u64, group str, object str, exists bool,
 //                             pods vec<(pod str, uid str, sub_group str)>, settled bool (v6+ only)
+//   type 12 StatusWrite     : cycle u64, kind str, object str, uid str, patch str, settled bool
+//                             (v7+ only)
 //   opt<i64> = u8 present, [i64]
 //
 // Versions: 1 = first release (no gpu_fraction, no seed); 2 = gpu_fraction and seed; 3 = decisions
 // carry the leader epoch; 4 = decisions carry their queue; ConfigChange; 5 = CycleStart
 // carries the scheduler name and epoch, ConfigChange the behaviour version; job state, settled
-// assumptions, the cancelled outcome: docs/one-truth.md); 6 = current (the pod grouper's PodGroup
-// writes: docs/pod-grouping.md). A reader upgrades
+// assumptions, the cancelled outcome: docs/one-truth.md); 6 = the pod grouper's PodGroup writes
+// (docs/pod-grouping.md); 7 = current (PodGroup and Queue status writes: docs/status.md). A reader upgrades
 // by filling the fields a version lacks with their defaults, so every consumer only ever sees the
 // current shape.
 // Trailing bytes after the last field are rejected: they mean a corrupt or future record.

@@ -96,6 +96,17 @@ struct Render {
     j["cycle"] = a.cycle_id;
     j["decisionSeqs"] = a.decision_seqs;
   }
+  void operator()(const StatusWrite& w) {
+    j["cycle"] = w.cycle_id;
+    j["kind"] = w.kind;
+    j["object"] = w.object;
+    if (w.settled) {
+      j["settled"] = true;
+      return;
+    }
+    j["uid"] = w.uid;
+    j["patch"] = json::parse(w.patch_json, nullptr, false);  // a discarded value if not JSON
+  }
   void operator()(const PodGroupWrite& w) {
     j["cycle"] = w.cycle_id;
     j["podGroup"] = w.group;

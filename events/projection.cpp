@@ -115,6 +115,14 @@ bool apply_record(ScheduleRecords& records, const Event& event) {
     }
     return true;
   }
+  if (const auto* w = std::get_if<StatusWrite>(&event.payload)) {
+    if (w->settled) {
+      records.status_writes.erase(w->mark_key());
+    } else {
+      records.status_writes[w->mark_key()] = GroupWriteMark{status_write_hash(*w), records.last_now_ms};
+    }
+    return true;
+  }
   if (const auto* w = std::get_if<PodGroupWrite>(&event.payload)) {
     if (w->settled) {
       records.group_writes.erase(w->group);

@@ -82,6 +82,8 @@ struct ScheduleRecords {
   std::map<std::string, BindFailures> bind_failures = {};
   /// The PodGroup writes asked for and not yet seen done, by group "namespace/name".
   std::map<std::string, GroupWriteMark> group_writes = {};
+  /// The status writes asked for and not yet seen done, by StatusWrite::mark_key().
+  std::map<std::string, GroupWriteMark> status_writes = {};
   bool operator==(const ScheduleRecords&) const = default;
 
   /// Whether the next CycleStart changes the records by timing a failed bind: the daemon logs

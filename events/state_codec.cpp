@@ -104,10 +104,26 @@ void fields(S& x, F& f) {
   f(x.quota, x.over_quota_weight, x.limit);
 }
 template <class S, class F>
+requires Is<S, model::ResourcesStatus>
+void fields(S& x, F& f) {
+  f(x.allocated, x.allocated_non_preemptible, x.requested);
+}
+template <class S, class F>
+requires Is<S, model::SchedulingReason>
+void fields(S& x, F& f) {
+  f(x.reason, x.message);
+}
+template <class S, class F>
+requires Is<S, model::SchedulingCondition>
+void fields(S& x, F& f) {
+  f(x.type, x.node_pool, x.reason, x.message, x.status, x.transition_id, x.last_transition_time, x.reasons);
+}
+template <class S, class F>
 requires Is<S, model::Queue>
 void fields(S& x, F& f) {
   f(x.meta, x.display_name, x.parent_queue, x.has_resources, x.gpu, x.cpu, x.memory, x.priority,
     x.preempt_min_runtime_seconds, x.reclaim_min_runtime_seconds, x.errors);
+  if (f.version >= 6) f(x.resources_status, x.child_queues);  // v5 upgrade: no status
 }
 template <class S, class F>
 requires Is<S, model::TopologyConstraint>
@@ -126,6 +142,7 @@ void fields(S& x, F& f) {
   f(x.meta, x.min_member, x.queue, x.priority_class_name, x.preemptibility, x.mark_unschedulable,
     x.scheduling_backoff, x.topology_constraint, x.sub_groups, x.errors);
   if (f.version >= 4) f(x.min_sub_group, x.preemption_delay_seconds, x.staleness_grace_period_seconds);
+  if (f.version >= 6) f(x.resources_status, x.scheduling_conditions);  // v5 upgrade: no status
 }
 template <class S, class F>
 requires Is<S, model::WorkloadReplicas>
@@ -187,6 +204,7 @@ void fields(S& x, F& f) {
   f(x.assumed, x.job_states, x.last_now_ms, x.scheduler_name);
   if (f.version >= 3) f(x.bind_failures);  // v2 upgrade: none (each backoff starts afresh)
   if (f.version >= 5) f(x.group_writes);   // v4 upgrade: none (a write in flight is asked again)
+  if (f.version >= 6) f(x.status_writes);  // v5 upgrade: none
 }
 /// The sections of a snapshot in order, named so that a decode error says where it is; the one list
 /// both directions follow. Version 1 held open_decisions (seq -> pod) where `records` is now.

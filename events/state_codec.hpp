@@ -18,13 +18,15 @@
 //   records = assumed map<u64, (decision, reported bool)>, job_states map<str, (group str,
 //             (value opt<i64>, expected vec<opt<i64>>) x 2)>, last_now_ms i64, scheduler_name str,
 //             bind_failures map<str, (pod_uid str, failures u32, failed_at_ms opt<i64>, reason str)>
-//             (v3), group_writes map<str, (hash u64, at_ms i64)> (v5); enums are u8
+//             (v3), group_writes map<str, (hash u64, at_ms i64)> (v5), status_writes (as group_writes,
+//             v6); enums are u8
 //
 // Versions: 1 = first (open_decisions map<u64, pod str>; pod conditions without
 // lastTransitionTime); 2 = the scheduler's records (docs/one-truth.md); 3 = failed binds
 // (docs/one-truth.md "Bind backoff"; v2 reads as none); 4 = workload owners and KAI v0.17's
-// PodGroup fields (docs/pod-grouping.md; v3 reads as none); 5 = current: the PodGroup writes asked
-// for (docs/pod-grouping.md "Objects written"; v4 reads as none). A reader upgrades older versions; a newer
+// PodGroup fields (docs/pod-grouping.md; v3 reads as none); 5 = the PodGroup writes asked for
+// (docs/pod-grouping.md "Objects written"; v4 reads as none); 6 = current: PodGroup and Queue
+// statuses and the status writes asked for (docs/status.md; v5 reads as none). A reader upgrades older versions; a newer
 // version is refused with its number.
 
 #include <cstdint>
@@ -39,7 +41,7 @@
 namespace kai::events {
 
 /// The snapshot format this build writes.
-inline constexpr uint8_t kStateSnapshotVersion = 5;
+inline constexpr uint8_t kStateSnapshotVersion = 6;
 
 /// Appends the binary snapshot of `state` to `out`.
 void encode_state(const ClusterState& state, std::string& out);

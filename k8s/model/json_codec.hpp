@@ -22,6 +22,9 @@ nlohmann::json encode(const PodGroup& x);
 nlohmann::json encode(const PriorityClass& x);
 nlohmann::json encode(const BindRequest& x);
 nlohmann::json encode(const WorkloadOwner& x);
+/// allocated, allocatedNonPreemptible and requested, each only when it has a resource.
+nlohmann::json encode(const ResourcesStatus& x);
+nlohmann::json encode(const SchedulingCondition& x);
 
 /// Adds one decoded object of any known kind to `out` (unknown kinds go to out.skipped).
 Status decode_object_into(const nlohmann::json& j, ClusterObjects& out);

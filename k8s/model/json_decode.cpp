@@ -211,6 +211,18 @@ Result<Pod> decode_pod(const json& j) {
   });
 }
 
+namespace {
+
+/// allocated, allocatedNonPreemptible and requested of `obj` (a Queue's status, a PodGroup's
+/// status.resourcesStatus).
+void decode_resources_status(Decoder& d, const json& obj, const std::string& path, ResourcesStatus& out) {
+  d.resources(obj, "allocated", join(path, "allocated"), out.allocated);
+  d.resources(obj, "allocatedNonPreemptible", join(path, "allocatedNonPreemptible"), out.allocated_non_preemptible);
+  d.resources(obj, "requested", join(path, "requested"), out.requested);
+}
+
+}  // namespace
+
 Result<Queue> decode_queue(const json& j) {
   return guarded<Queue>(j, [&](Decoder& d, Queue& q) {
     const json* spec = d.object(j, "spec", "spec");
@@ -233,6 +245,10 @@ Result<Queue> decode_queue(const json& j) {
     }
     d.duration_seconds(*spec, "preemptMinRuntime", "spec.preemptMinRuntime", q.preempt_min_runtime_seconds);
     d.duration_seconds(*spec, "reclaimMinRuntime", "spec.reclaimMinRuntime", q.reclaim_min_runtime_seconds);
+    if (const json* status = d.object(j, "status", "status")) {
+      decode_resources_status(d, *status, "status", q.resources_status);
+      d.string_list(*status, "childQueues", "status.childQueues", q.child_queues);
+    }
   });
 }
 
@@ -258,6 +274,26 @@ Result<PodGroup> decode_pod_group(const json& j) {
                   d.optional_integer(s, "minSubGroup", join(p, "minSubGroup"), sg.min_sub_group);
                   d.optional_str(s, "parent", join(p, "parent"), sg.parent);
                   sg.topology_constraint = decode_topology_constraint(d, s, join(p, "topologyConstraint"));
+                });
+    const json* status = d.object(j, "status", "status");
+    if (status == nullptr) return;
+    if (const json* rs = d.object(*status, "resourcesStatus", "status.resourcesStatus")) {
+      decode_resources_status(d, *rs, "status.resourcesStatus", pg.resources_status);
+    }
+    d.each_into(*status, "schedulingConditions", "status.schedulingConditions", pg.scheduling_conditions,
+                [&](const json& c, const std::string& p, SchedulingCondition& sc) {
+                  d.str(c, "type", join(p, "type"), sc.type);
+                  d.str(c, "nodePool", join(p, "nodePool"), sc.node_pool);
+                  d.str(c, "reason", join(p, "reason"), sc.reason);
+                  d.str(c, "message", join(p, "message"), sc.message);
+                  d.str(c, "status", join(p, "status"), sc.status);
+                  d.str(c, "transitionID", join(p, "transitionID"), sc.transition_id);
+                  d.timestamp(c, "lastTransitionTime", join(p, "lastTransitionTime"), sc.last_transition_time);
+                  d.each_into(c, "reasons", join(p, "reasons"), sc.reasons,
+                              [&](const json& r, const std::string& rp, SchedulingReason& sr) {
+                                d.str(r, "reason", join(rp, "reason"), sr.reason);
+                                d.str(r, "message", join(rp, "message"), sr.message);
+                              });
                 });
   });
 }

@@ -260,6 +260,9 @@ json encode(const Queue& x) {
   if (x.preempt_min_runtime_seconds) spec["preemptMinRuntime"] = duration(*x.preempt_min_runtime_seconds);
   if (x.reclaim_min_runtime_seconds) spec["reclaimMinRuntime"] = duration(*x.reclaim_min_runtime_seconds);
   j["spec"] = std::move(spec);
+  json status = encode(x.resources_status);
+  if (!x.child_queues.empty()) status["childQueues"] = x.child_queues;
+  if (!status.empty()) j["status"] = std::move(status);
   return j;
 }
 
@@ -298,7 +301,39 @@ json encode(const PodGroup& x) {
     return o;
   });
   j["spec"] = std::move(spec);
+  json status = json::object();
+  if (json r = encode(x.resources_status); !r.empty()) status["resourcesStatus"] = std::move(r);
+  put_array(status, "schedulingConditions", x.scheduling_conditions,
+            [](const SchedulingCondition& c) { return encode(c); });
+  if (!status.empty()) j["status"] = std::move(status);
   return j;
+}
+
+json encode(const ResourcesStatus& x) {
+  json out = json::object();
+  if (!x.allocated.empty()) out["allocated"] = encode_resources(x.allocated);
+  if (!x.allocated_non_preemptible.empty())
+    out["allocatedNonPreemptible"] = encode_resources(x.allocated_non_preemptible);
+  if (!x.requested.empty()) out["requested"] = encode_resources(x.requested);
+  return out;
+}
+
+json encode(const SchedulingCondition& x) {
+  json o = json::object();
+  put_if(o, "type", x.type);
+  put_if(o, "nodePool", x.node_pool);
+  put_if(o, "reason", x.reason);
+  put_if(o, "message", x.message);
+  put_array(o, "reasons", x.reasons, [](const SchedulingReason& r) {
+    json e = json::object();
+    put_if(e, "reason", r.reason);
+    put_if(e, "message", r.message);
+    return e;
+  });
+  if (x.last_transition_time) o["lastTransitionTime"] = format_rfc3339(*x.last_transition_time);
+  put_if(o, "status", x.status);
+  put_if(o, "transitionID", x.transition_id);
+  return o;
 }
 
 json encode(const PriorityClass& x) {

@@ -152,6 +152,15 @@ struct QueueResource {
   bool operator==(const QueueResource&) const = default;
 };
 
+/// The resource lists KAI's controllers write into a PodGroup's status.resourcesStatus and a Queue's
+/// status (docs/status.md): allocated, allocatedNonPreemptible, requested.
+struct ResourcesStatus {
+  ResourceList allocated;
+  ResourceList allocated_non_preemptible;
+  ResourceList requested;
+  bool operator==(const ResourcesStatus&) const = default;
+};
+
 struct Queue {
   ObjectMeta meta;
   std::string display_name;
@@ -163,6 +172,10 @@ struct Queue {
   int32_t priority = 100;  ///< Default: 100 (KAI's DefaultQueuePriority).
   std::optional<double> preempt_min_runtime_seconds;
   std::optional<double> reclaim_min_runtime_seconds;
+  /// status: what the queue controller last wrote (allocated, allocatedNonPreemptible, requested,
+  /// childQueues).
+  ResourcesStatus resources_status;
+  std::vector<std::string> child_queues;
   std::vector<FieldError> errors;
   bool operator==(const Queue&) const = default;
 };
@@ -186,6 +199,26 @@ struct SubGroup {
   bool operator==(const SubGroup&) const = default;
 };
 
+/// One of a scheduling condition's reasons.
+struct SchedulingReason {
+  std::string reason;
+  std::string message;
+  bool operator==(const SchedulingReason&) const = default;
+};
+
+/// status.schedulingConditions[] of a PodGroup (KAI v0.17): why it is not scheduled in a node pool.
+struct SchedulingCondition {
+  std::string type;  ///< UnschedulableOnNodePool
+  std::string node_pool;
+  std::string reason;  ///< Unschedulable
+  std::string message;
+  std::string status;  ///< "True"
+  std::string transition_id;  ///< A decimal counter over the PodGroup's conditions.
+  std::optional<int64_t> last_transition_time;  ///< Unix seconds.
+  std::vector<SchedulingReason> reasons;
+  bool operator==(const SchedulingCondition&) const = default;
+};
+
 struct PodGroup {
   ObjectMeta meta;
   int32_t min_member = 1;
@@ -201,6 +234,9 @@ struct PodGroup {
   std::optional<int32_t> scheduling_backoff;
   TopologyConstraint topology_constraint;
   std::vector<SubGroup> sub_groups;
+  /// status: what the pod-group controller and the scheduler last wrote.
+  ResourcesStatus resources_status;
+  std::vector<SchedulingCondition> scheduling_conditions;
   std::vector<FieldError> errors;
   bool operator==(const PodGroup&) const = default;
 };
