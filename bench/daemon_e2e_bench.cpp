@@ -253,6 +253,33 @@ void BM_DaemonEndToEnd(benchmark::State& state) {
     // keeps after the daemon freed it (released by malloc_trim) rather than memory in use.
     malloc_trim(0);
     const double trimmed_rss = status_mib("VmRSS");
+    // The PodGroup and Queue status writes wait behind the binds (docs/status.md): those made until
+    // the last bind are in r.calls; the rest are counted here, polling each second until three polls
+    // in a row see none, and the time from the last bind to the last poll that saw one is their drain.
+    auto status_patches = [](const Calls& calls) {
+      double n = 0;
+      for (const auto& [key, count] : calls) {
+        const bool ours = key.find("podgroups") != std::string::npos || key.find("queues") != std::string::npos;
+        if (key.rfind("patch ", 0) == 0 && ours && key.find("/status") != std::string::npos) n += count;
+      }
+      return n;
+    };
+    const double status_before = status_patches(r.calls);
+    double status_after = 0, status_drain_s = 0;
+    const auto drain_start = Clock::now();
+    for (int quiet_polls = 0; quiet_polls < 3 && seconds_since(drain_start) < 120;) {
+      std::this_thread::sleep_for(1s);
+      Calls later;
+      if (!child->send("counts") || !read_calls(*child, later)) return fail("the API-server process stopped");
+      const double n = status_patches(later);
+      status_after += n;
+      if (n > 0) {
+        status_drain_s = seconds_since(drain_start);
+        quiet_polls = 0;
+      } else {
+        ++quiet_polls;
+      }
+    }
     daemon->stop();
     daemon.reset();
     child->finish(60s);
@@ -281,6 +308,8 @@ void BM_DaemonEndToEnd(benchmark::State& state) {
     state.counters["idle_cpu_pct"] = 100 * idle_cpu_share;
     state.counters["cycle_s"] = cycle_s;
     state.counters["idle_cycle_cpu_ms"] = 1000 * idle_cpu_s / static_cast<double>(kIdleCycles);
+    state.counters["status_calls_per_pod"] = (status_before + status_after) / bound;
+    state.counters["status_drain_s"] = status_drain_s;
     std::cerr << "run: " << r.bound << " of " << r.created << " pods bound in " << drain_s << " s, p50 "
               << r.p50_us / 1000 << " ms, p99 " << r.p99_us / 1000 << " ms, max " << r.max_us / 1000
               << " ms; " << 1000 * (r.cpu_at_last_bind - cpu_go) << " ms CPU to the last bind; API calls "

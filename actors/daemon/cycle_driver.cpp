@@ -242,6 +242,11 @@ void CycleDriver::schedule(const CutPtr& cut_ptr) {
       if (const auto* w = std::get_if<events::PodGroupWrite>(&e.payload); w != nullptr && ports_.write_pod_group)
         ports_.write_pod_group(*w);
     }
+    // The statuses after them: they report, nothing waits for them.
+    for (const auto& e : batch) {
+      if (const auto* w = std::get_if<events::StatusWrite>(&e.payload); w != nullptr && ports_.write_status)
+        ports_.write_status(*w);
+    }
   }
   for (const auto& w : out.warnings) spdlog::debug("cycle {}: {}", cycle_id_, w);
   if (!out.decisions.empty() || !out.cleanups.empty()) {
@@ -259,6 +264,7 @@ void CycleDriver::schedule(const CutPtr& cut_ptr) {
       ports_.metrics->set_queue(q.name, q.fair_cpu, q.fair_memory, q.fair_gpu, q.used_cpu, q.used_memory,
                                 q.used_gpu);
     }
+    ports_.metrics->set_queue_controller(out.queue_statuses);
   }
   auto last = std::make_shared<LastCycle>();
   last->cut = cut_ptr;

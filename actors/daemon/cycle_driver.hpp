@@ -65,6 +65,8 @@ struct CycleDriverPorts {
   /// Hands a logged PodGroup write (the pod grouper's object and pod annotations) to the PodGroup
   /// writer; called after the cycle's binds were handed to the binder.
   std::function<void(const events::PodGroupWrite&)> write_pod_group;
+  /// Hands a logged status write (PodGroup or Queue) to the PodGroup writer.
+  std::function<void(const events::StatusWrite&)> write_status;
   /// The cycle's output for the pod conditions and events (the status writer).
   std::function<void(const CycleOutput&)> after_cycle;
   /// The last cycle, for /get-snapshot.

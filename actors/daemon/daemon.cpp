@@ -436,6 +436,7 @@ model::Status Daemon::Impl::start_scheduling() {
   ports.execute = [binder = &m.binder](BindJob job) { (*binder)->submit(std::move(job)); };
   ports.write_job_state = [writer = m.pod_group_writer.get()](const events::JobStateChange& j) { writer->write(j); };
   ports.write_pod_group = [writer = m.pod_group_writer.get()](const events::PodGroupWrite& w) { writer->write(w); };
+  ports.write_status = [writer = m.pod_group_writer.get()](const events::StatusWrite& w) { writer->write(w); };
   ports.after_cycle = [status = m.status.get()](const CycleOutput& out) { status->after_cycle(out); };
   ports.publish = [&m](std::shared_ptr<const LastCycle> last) {
     {

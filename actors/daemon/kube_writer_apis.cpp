@@ -65,6 +65,15 @@ model::Status KubeWriterApis::update_pod_group(const std::string& ns, const std:
   return client_.request("PUT", pod_group_path(ns, name), object_json, "application/json", true).status();
 }
 
+model::Status KubeWriterApis::patch_status(const std::string& kind, const std::string& ns, const std::string& name,
+                                           const std::string& uid, const std::string& patch_json) {
+  nlohmann::json patch = nlohmann::json::parse(patch_json, nullptr, false);
+  if (!patch.is_object()) return model::Status::error(kind + " " + name + ": the logged status patch is not JSON");
+  patch["metadata"]["uid"] = uid;  // the API server refuses the patch if the object was recreated
+  const std::string path = kind == "Queue" ? "/apis/scheduling.run.ai/v2/queues/" + name : pod_group_path(ns, name);
+  return client_.merge_patch(path + "/status", patch.dump()).status();
+}
+
 model::Status KubeWriterApis::annotate_pod(const std::string& ns, const std::string& name, const std::string& uid,
                                            const std::string& group, const std::string& sub_group) {
   nlohmann::json patch;

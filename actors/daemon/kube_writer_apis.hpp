@@ -37,6 +37,8 @@ class KubeWriterApis final : public BindApi, public StatusApi, public PodGroupAp
                                  const std::string& object_json) override;
   model::Status annotate_pod(const std::string& ns, const std::string& name, const std::string& uid,
                              const std::string& group, const std::string& sub_group) override;
+  model::Status patch_status(const std::string& kind, const std::string& ns, const std::string& name,
+                             const std::string& uid, const std::string& patch_json) override;
 
  private:
   k8s::KubeClient& client_;

@@ -37,6 +37,12 @@ class PodGroupApi {
   /// recreated under the name is kConflict or kNotFound).
   virtual model::Status annotate_pod(const std::string& ns, const std::string& name, const std::string& uid,
                                      const std::string& group, const std::string& sub_group) = 0;
+
+  /// Merge-patches the status subresource of `kind` ("PodGroup", or "Queue" with `ns` empty) `name`
+  /// with `patch_json` ({"status": {...}}), guarded by the object's `uid` (kConflict when it was
+  /// recreated); kNotFound when it is gone.
+  virtual model::Status patch_status(const std::string& kind, const std::string& ns, const std::string& name,
+                                     const std::string& uid, const std::string& patch_json) = 0;
 };
 
 }  // namespace kai::daemon

@@ -50,6 +50,15 @@ void PodGroupWriter::write(const events::PodGroupWrite& write) {
   cv_.notify_one();
 }
 
+void PodGroupWriter::write(const events::StatusWrite& write) {
+  if (write.settled) return;
+  {
+    std::lock_guard lock(mu_);
+    pending_statuses_[write.mark_key()] = write;
+  }
+  cv_.notify_one();
+}
+
 void PodGroupWriter::write_object(const events::PodGroupWrite& w) {
   const auto [ns, name] = split_key(w.group);
   model::Status r = model::Status::ok();
@@ -102,9 +111,12 @@ void PodGroupWriter::work() {
     std::string group;
     std::map<std::string, std::optional<std::string>> annotations;
     std::optional<events::PodGroupWrite> object;
+    std::optional<events::StatusWrite> status;
     {
       std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !pending_.empty() || !pending_objects_.empty(); });
+      cv_.wait(lock, [&] {
+        return stopping_ || !pending_.empty() || !pending_objects_.empty() || !pending_statuses_.empty();
+      });
       // The objects first: a job state annotation may be about a PodGroup being created.
       if (!pending_objects_.empty()) {
         auto first = pending_objects_.begin();
@@ -115,6 +127,10 @@ void PodGroupWriter::work() {
         group = first->first;
         annotations = std::move(first->second);
         pending_.erase(first);
+      } else if (!pending_statuses_.empty() && !stopping_) {  // the statuses last: they only report
+        auto first = pending_statuses_.begin();
+        status = std::move(first->second);
+        pending_statuses_.erase(first);
       } else {
         return;
       }
@@ -123,6 +139,15 @@ void PodGroupWriter::work() {
     if (object) {
       if (!object->object_json.empty()) write_object(*object);
       annotate_pods(*object);
+    } else if (status) {
+      const size_t slash = status->object.find('/');
+      const std::string ns = slash == std::string::npos ? "" : status->object.substr(0, slash);
+      const std::string name = slash == std::string::npos ? status->object : status->object.substr(slash + 1);
+      const model::Status r = api_.patch_status(status->kind, ns, name, status->uid, status->patch_json);
+      // The record stands: a later cycle that still sees the status differ asks again.
+      if (!r.is_ok() && r.code() != model::Code::kNotFound) {
+        spdlog::warn("{} {}: status not written: {}", status->kind, status->object, r.message());
+      }
     } else {
       const auto [ns, name] = split_key(group);
       const model::Status r = api_.patch_pod_group_annotations(ns, name, annotations);

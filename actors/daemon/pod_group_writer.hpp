@@ -2,7 +2,8 @@
 // The one place that writes PodGroups (docs/one-truth.md): the job state KAI keeps as PodGroup
 // annotations (kai.scheduler/last-start-timestamp, kai.scheduler/stale-podgroup-timestamp), each
 // write derived from a logged JobStateChange, and the pod grouper's PodGroup objects and pod
-// annotations, each derived from a logged PodGroupWrite (docs/pod-grouping.md "Objects written").
+// annotations, each derived from a logged PodGroupWrite (docs/pod-grouping.md "Objects written"),
+// and the PodGroup and Queue statuses, each derived from a logged StatusWrite (docs/status.md).
 // Writes are coalesced per PodGroup (the newest value of each annotation, the newest object) and run
 // on one thread of their own, after the cycle's binds were handed to the binder, so they never hold
 // up a bind.
@@ -34,6 +35,12 @@ class PodGroupWriter : public BackgroundWorker {
   /// still queued. Called from the scheduler actor after the record is durable.
   void write(const events::PodGroupWrite& write);
 
+  /// Queues a logged status write (a merge patch of a PodGroup's or Queue's status subresource),
+  /// made after every queued object and annotation. A newer write of the same object replaces one
+  /// still queued, so a burst of changes costs one call. Called from the scheduler actor after the
+  /// record is durable.
+  void write(const events::StatusWrite& write);
+
  private:
   void work();
   void write_object(const events::PodGroupWrite& w);
@@ -45,6 +52,8 @@ class PodGroupWriter : public BackgroundWorker {
   std::map<std::string, std::map<std::string, std::optional<std::string>>> pending_;
   /// PodGroup "namespace/name" -> the newest logged write not yet made.
   std::map<std::string, events::PodGroupWrite> pending_objects_;
+  /// StatusWrite::mark_key() -> the newest logged status write not yet made.
+  std::map<std::string, events::StatusWrite> pending_statuses_;
 };
 
 }  // namespace kai::daemon

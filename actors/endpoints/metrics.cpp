@@ -6,6 +6,8 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <cmath>
+#include <map>
 #include <mutex>
 
 namespace kai::endpoints {
@@ -44,6 +46,9 @@ struct SchedulerMetrics::Impl {
   Family<Gauge>* used_cpu;
   Family<Gauge>* used_memory;
   Family<Gauge>* used_gpu;
+  /// The queue controller's, in the order set_queue_controller fills them.
+  std::vector<Family<Gauge>*> queue_controller;
+  std::map<std::string, prometheus::Labels> queue_labels;  ///< By queue name, the series set.
   Family<Counter>* ingested;
   Family<Gauge>* log_size;
   Family<Counter>* api_calls;
@@ -74,6 +79,16 @@ struct SchedulerMetrics::Impl {
     preemption_attempts = &make(prometheus::BuildCounter(), "total_preemption_attempts",
                                 "Attempts to make room by evicting pods");
     evicted_pods = &make(prometheus::BuildCounter(), "pod_group_evicted_pods_total", "Pods evicted, by pod group");
+    for (const auto& [name, help] : std::vector<std::pair<const char*, const char*>>{
+             {"queue_info", "Queues info"},
+             {"queue_deserved_gpus", "Queue deserved GPUs"},
+             {"queue_quota_cpu_cores", "Queue quota CPU"},
+             {"queue_quota_memory_bytes", "Queue quota memory"},
+             {"queue_allocated_gpus", "Queue allocated GPUs"},
+             {"queue_allocated_cpu_cores", "Queue allocated CPUs"},
+             {"queue_allocated_memory_bytes", "Queue allocated memory"}}) {
+      queue_controller.push_back(&make(prometheus::BuildGauge(), name, help));
+    }
     fair_cpu = &make(prometheus::BuildGauge(), "queue_fair_share_cpu_cores", "Queue fair share of CPU (cores)");
     fair_memory = &make(prometheus::BuildGauge(), "queue_fair_share_memory_gb", "Queue fair share of memory (GB)");
     fair_gpu = &make(prometheus::BuildGauge(), "queue_fair_share_gpu", "Queue fair share of GPUs");
@@ -132,6 +147,33 @@ void SchedulerMetrics::set_queue(const std::string& queue, double fair_cpu, doub
   impl_->used_cpu->Add(labels).Set(used_cpu);
   impl_->used_memory->Add(labels).Set(used_memory_gb);
   impl_->used_gpu->Add(labels).Set(used_gpu);
+}
+
+void SchedulerMetrics::set_queue_controller(const std::vector<core::QueueControllerFigures>& queues) {
+  std::map<std::string, prometheus::Labels> now;
+  for (const auto& q : queues) {
+    // KAI keeps queue_name for older dashboards; it is the same as queue_metadata_name.
+    const prometheus::Labels labels{
+        {"queue_name", q.name}, {"queue_metadata_name", q.name}, {"queue_display_name", q.display_name}};
+    auto rounded = [](double v) { return std::round(v * 1e4) / 1e4; };  // KAI rounds to 4 decimals
+    const double values[] = {1,
+                             q.deserved_gpus,
+                             q.quota_cpu_cores,
+                             q.quota_memory_bytes,
+                             rounded(q.allocated_gpus),
+                             rounded(q.allocated_cpu_cores),
+                             rounded(q.allocated_memory_bytes)};
+    if (auto old = impl_->queue_labels.find(q.name); old != impl_->queue_labels.end() && old->second != labels) {
+      for (auto* family : impl_->queue_controller) family->Remove(&family->Add(old->second));
+    }
+    for (size_t i = 0; i < impl_->queue_controller.size(); ++i) impl_->queue_controller[i]->Add(labels).Set(values[i]);
+    now.emplace(q.name, labels);
+  }
+  for (const auto& [name, labels] : impl_->queue_labels) {
+    if (now.count(name)) continue;
+    for (auto* family : impl_->queue_controller) family->Remove(&family->Add(labels));
+  }
+  impl_->queue_labels = std::move(now);
 }
 
 void SchedulerMetrics::events_ingested(const std::string& kind, uint64_t n) {

@@ -4,6 +4,8 @@
 // metrics.cpp; callers see plain methods. Thread-safe.
 
 #include <boost/core/noncopyable.hpp>
+
+#include "actors/scheduler/core/queue_controller_figures.hpp"
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -33,6 +35,11 @@ class SchedulerMetrics : private boost::noncopyable {
   /// A queue's fair share and usage (cpu in cores, memory in GB, gpu in devices).
   void set_queue(const std::string& queue, double fair_cpu, double fair_memory_gb, double fair_gpu,
                  double used_cpu, double used_memory_gb, double used_gpu);
+
+  /// KAI's queue-controller metrics (queue_info, queue_deserved_gpus, queue_quota_*,
+  /// queue_allocated_*), labelled queue_name, queue_metadata_name and queue_display_name, for exactly
+  /// `queues`: a queue no longer listed loses its series.
+  void set_queue_controller(const std::vector<core::QueueControllerFigures>& queues);
 
   /// Watch events appended to the event log, by kind.
   void events_ingested(const std::string& kind, uint64_t n = 1);

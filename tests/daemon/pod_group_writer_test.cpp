@@ -63,6 +63,11 @@ class FakePodGroupApi : public fakes::CallRecorder, public PodGroupApi {
     record("annotate " + ns + "/" + name + " " + uid + " " + group + (sub_group.empty() ? "" : " " + sub_group));
     return answer;
   }
+  model::Status patch_status(const std::string& kind, const std::string& ns, const std::string& name,
+                             const std::string& uid, const std::string& patch_json) override {
+    record("status " + kind + " " + (ns.empty() ? "" : ns + "/") + name + " " + uid + " " + patch_json);
+    return answer;
+  }
 };
 
 events::JobStateChange change(const std::string& group, events::JobField field, std::optional<int64_t> value) {
@@ -151,6 +156,25 @@ TEST(PodGroupWriter, AFailedWriteIsNotRetriedAndTheNextChangeWritesAgain) {
   writer.stop();
   EXPECT_EQ(api.calls(), (std::vector<std::string>{"team-a/pg kai.scheduler/last-start-timestamp=2023-11-14T22:13:20Z",
                                                    "team-a/pg kai.scheduler/last-start-timestamp=2023-11-14T22:14:20Z"}));
+}
+
+TEST(PodGroupWriter, StatusWritesComeAfterObjectsAndANewerOneOfAnObjectReplacesTheQueuedOne) {
+  FakePodGroupApi api;
+  PodGroupWriter writer(api, [] { return true; });
+  ASSERT_TRUE(first_patch_held(api, writer, "team-a/busy"));
+  writer.write(events::StatusWrite{1, "Queue", "team-a", "uq", R"({"status":{"allocated":{"cpu":"1"}}})", false});
+  writer.write(events::StatusWrite{2, "PodGroup", "ml/pg", "up", R"({"status":{"resourcesStatus":{}}})", false});
+  writer.write(events::StatusWrite{3, "Queue", "team-a", "uq", R"({"status":{"allocated":{"cpu":"2"}}})", false});
+  writer.write(events::StatusWrite{3, "Queue", "gone", "", "", true});  // settled: nothing to write
+  writer.write(change("team-a/pg", events::JobField::kLastStart, kT));
+  api.release();
+  ASSERT_TRUE(wait_written(writer, 4));
+  writer.stop();
+  EXPECT_EQ(api.calls(),
+            (std::vector<std::string>{"team-a/busy kai.scheduler/last-start-timestamp=2023-11-14T22:13:20Z",
+                                      "team-a/pg kai.scheduler/last-start-timestamp=2023-11-14T22:13:20Z",
+                                      R"(status PodGroup ml/pg up {"status":{"resourcesStatus":{}}})",
+                                      R"(status Queue team-a uq {"status":{"allocated":{"cpu":"2"}}})"}));
 }
 
 const char* const kDesired =

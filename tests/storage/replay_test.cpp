@@ -221,6 +221,7 @@ TEST(Replay, EqualsLive) {
     if (const auto* j = std::get_if<events::JobStateChange>(&e.payload)) recorded[j->cycle_id].push_back(bytes(*j));
     if (const auto* a = std::get_if<events::AssumedSettled>(&e.payload)) recorded[a->cycle_id].push_back(bytes(*a));
     if (const auto* w = std::get_if<events::PodGroupWrite>(&e.payload)) recorded[w->cycle_id].push_back(bytes(*w));
+    if (const auto* w = std::get_if<events::StatusWrite>(&e.payload)) recorded[w->cycle_id].push_back(bytes(*w));
   }
   int cycles = 0;
   for (const Event& e : all) {

@@ -112,6 +112,8 @@ std::vector<std::string> object_keys(const events::Event& e) {
   } else if (const auto* w = std::get_if<events::PodGroupWrite>(&e.payload)) {
     add(w->group);
     for (const auto& p : w->pods) add(p.pod);
+  } else if (const auto* w = std::get_if<events::StatusWrite>(&e.payload)) {
+    add(w->object);
   }
   return keys;
 }
@@ -129,6 +131,7 @@ std::optional<uint64_t> cycle_of(const events::Event& e) {
   if (const auto* j = std::get_if<events::JobStateChange>(&e.payload)) return j->cycle_id;
   if (const auto* a = std::get_if<events::AssumedSettled>(&e.payload)) return a->cycle_id;
   if (const auto* w = std::get_if<events::PodGroupWrite>(&e.payload)) return w->cycle_id;
+  if (const auto* w = std::get_if<events::StatusWrite>(&e.payload)) return w->cycle_id;
   return std::nullopt;
 }
 

@@ -40,6 +40,7 @@ std::optional<uint64_t> output_cycle(const events::Payload& p) {
   if (const auto* j = std::get_if<events::JobStateChange>(&p)) return j->cycle_id;
   if (const auto* s = std::get_if<events::AssumedSettled>(&p)) return s->cycle_id;
   if (const auto* w = std::get_if<events::PodGroupWrite>(&p)) return w->cycle_id;
+  if (const auto* w = std::get_if<events::StatusWrite>(&p)) return w->cycle_id;
   return std::nullopt;
 }
 

@@ -19,6 +19,7 @@ namespace kai::core {
 /// naming the grouper's own group stays the grouper's (pod_group_objects.hpp).
 /// 5: PyTorchJob and LeaderWorkerSet segments, and the legacy PodGroups of Jobs, JobSets, Ray and
 /// Knative kept (segment_groupers.cpp, docs/pod-grouping.md "Legacy PodGroups").
-inline constexpr uint32_t kBehaviourVersion = 5;
+/// 6: cycles log the PodGroup and Queue statuses KAI's controllers write (status_objects.hpp).
+inline constexpr uint32_t kBehaviourVersion = 6;
 
 }  // namespace kai::core

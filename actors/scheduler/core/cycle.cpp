@@ -337,6 +337,9 @@ CycleResult run_cycle(const CycleInput& in) {
   out.next_deadline = next_deadline(ssn);
   if (backoff_ends && (!out.next_deadline || *backoff_ends < *out.next_deadline)) out.next_deadline = backoff_ends;
   report(in, ssn, out);
+  StatusOutput statuses = status_writes(ssn, out.refs, out.unschedulable, in.records, in.cycle_id);
+  out.status_writes = std::move(statuses.writes);
+  out.queue_statuses = std::move(statuses.queues);
   out.total_us = micros_since(start);
   return out;
 }
@@ -352,6 +355,7 @@ std::vector<events::Payload> cycle_records(const CycleResult& result, uint64_t c
   for (const auto& d : result.cleanups) out.emplace_back(events::DecisionEvent{cycle_id, d, leader_epoch});
   for (const auto& j : result.job_state_changes) out.emplace_back(j);
   for (const auto& w : result.group_writes) out.emplace_back(w);
+  for (const auto& w : result.status_writes) out.emplace_back(w);
   return out;
 }
 

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "actors/scheduler/core/session.hpp"
+#include "actors/scheduler/core/status_objects.hpp"
 #include "events/event.hpp"
 #include "events/schedule_records.hpp"
 #include "k8s/model/objects.hpp"
@@ -76,6 +77,10 @@ struct CycleResult {
   std::vector<events::JobStateChange> job_state_changes;
   /// The PodGroup objects and pod annotations the pod grouper writes (pod_group_objects.hpp).
   std::vector<events::PodGroupWrite> group_writes;
+  /// The PodGroup and Queue statuses KAI's controllers write (status_objects.hpp).
+  std::vector<events::StatusWrite> status_writes;
+  /// Every Queue as KAI's queue-controller metrics report it.
+  std::vector<QueueControllerFigures> queue_statuses;
   std::vector<events::UnschedulableEvent> unschedulable;
   std::vector<PendingPod> pending;
   std::vector<QueueFigures> queues;
