@@ -1,7 +1,6 @@
 // Segmented subgroups of KAI's pod grouper (docs/pod-grouping.md "Segments"): a PyTorchJob's workers
 // and a LeaderWorkerSet group split into fixed-size segments, each a subgroup of its own that a
 // topology constraint can keep together.
-#include <charconv>
 #include <optional>
 
 #include "actors/scheduler/core/workload_groupers.hpp"
@@ -12,14 +11,6 @@ namespace {
 
 /// KAI refuses a segmentation into more subgroups than this (a typo in a segment size, not a plan).
 constexpr int32_t kMaxSegments = 10000;
-
-std::optional<int32_t> parse_int(const std::string& text) {
-  int32_t v = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, v);
-  if (text.empty() || ec != std::errc() || ptr != end) return std::nullopt;
-  return v;
-}
 
 std::string pod_name(const model::Pod& pod) { return pod.meta.namespace_ + "/" + pod.meta.name; }
 
@@ -50,14 +41,6 @@ model::TopologyConstraint segment_topology(const model::Pod& pod, const model::S
   return t;
 }
 
-model::SubGroup sub_group(std::string name, int32_t min_member, std::optional<std::string> parent = std::nullopt) {
-  model::SubGroup s;
-  s.name = std::move(name);
-  s.min_member = min_member;
-  s.parent = std::move(parent);
-  return s;
-}
-
 model::SubGroup parent_of(std::string name, int32_t min_sub_group) {
   model::SubGroup s;
   s.name = std::move(name);
@@ -77,7 +60,7 @@ std::optional<int32_t> lws_segment_size(const model::WorkloadOwner& lws, const m
     where = "worker template annotation " + std::string(model::kSegmentSizeAnnotation);
   }
   if (text == nullptr) return std::nullopt;
-  auto n = parse_int(*text);
+  auto n = parse_int(text);
   if (!n) error = owner_name(lws) + ": " + where + " \"" + *text + "\" is not an integer";
   return n;
 }
@@ -97,7 +80,7 @@ void add_pytorch_worker_sub_groups(GroupSpec& g, const model::WorkloadOwner& job
   // The pod's annotation first, then the worker template's (KAI reads both).
   std::optional<int32_t> size;
   if (const std::string* v = find_in(pod.meta.annotations, model::kSegmentSizeAnnotation); v != nullptr && !v->empty()) {
-    size = parse_int(*v);
+    size = parse_int(v);
     if (!size || *size <= 0) {
       g.error = "pod " + pod_name(pod) + ": annotation " + model::kSegmentSizeAnnotation + " \"" + *v +
                 "\" is not a positive integer";
@@ -105,7 +88,7 @@ void add_pytorch_worker_sub_groups(GroupSpec& g, const model::WorkloadOwner& job
     }
   } else if (worker_template != nullptr) {
     if (const std::string* v = find_in(*worker_template, model::kSegmentSizeAnnotation); v != nullptr && !v->empty()) {
-      size = parse_int(*v);
+      size = parse_int(v);
       if (!size || *size <= 0) {
         g.error = owner_name(job) + ": worker template annotation " + model::kSegmentSizeAnnotation + " \"" + *v +
                   "\" is not a positive integer";
@@ -115,7 +98,7 @@ void add_pytorch_worker_sub_groups(GroupSpec& g, const model::WorkloadOwner& job
   }
   const int32_t segments = size ? (worker_replicas + *size - 1) / *size : 0;
   if (segments == 0) {  // no segmentation: the workers are one leaf
-    g.sub_groups.push_back(sub_group("worker", worker_min));
+    g.sub_groups.push_back(leaf("worker", worker_min));
     if (is_worker) g.sub_group = "worker";
     return;
   }
@@ -127,7 +110,7 @@ void add_pytorch_worker_sub_groups(GroupSpec& g, const model::WorkloadOwner& job
   int32_t pod_segment = -1;
   if (is_worker) {
     const std::string* index = find_in(pod.meta.labels, "training.kubeflow.org/replica-index");
-    const auto n = index != nullptr ? parse_int(*index) : std::nullopt;
+    const auto n = parse_int(index);
     if (!n || *n < 0) {
       g.error = "pod " + pod_name(pod) + " of a segmented PyTorchJob has no valid training.kubeflow.org/replica-index label";
       return;
@@ -141,7 +124,7 @@ void add_pytorch_worker_sub_groups(GroupSpec& g, const model::WorkloadOwner& job
   const int32_t required = (worker_min + *size - 1) / *size;
   const int32_t partial = worker_replicas % *size;
   for (int32_t i = 0; i < segments; ++i) {
-    model::SubGroup s = sub_group("worker-" + std::to_string(i), *size, "worker");
+    model::SubGroup s = leaf("worker-" + std::to_string(i), *size, "worker");
     if (i >= required) {
       s.min_member = 0;
     } else if (partial != 0 && i == segments - 1) {
@@ -165,8 +148,8 @@ void add_leader_worker_sub_groups(GroupSpec& g, const model::WorkloadOwner& lws,
   }
   // Without segments, and while a LeaderReady group needs only its leader: a leader and the workers.
   if (!segment || size == 1) {
-    g.sub_groups.push_back(sub_group("leader", 1));
-    if (size > 1) g.sub_groups.push_back(sub_group("workers", size - 1));
+    g.sub_groups.push_back(leaf("leader", 1));
+    if (size > 1) g.sub_groups.push_back(leaf("workers", size - 1));
     g.sub_group = worker_index == 0 ? "leader" : size > 1 ? "workers" : "";
     return;
   }
@@ -207,9 +190,9 @@ void add_leader_worker_sub_groups(GroupSpec& g, const model::WorkloadOwner& lws,
   const model::TopologyConstraint topology = segment_topology(pod, worker_template, lws);
   const int32_t pod_segment = segment_of(*worker_index);
   const bool is_leader = *worker_index == 0;
-  if (leader_excluded) g.sub_groups.push_back(sub_group("leader", 1));
+  if (leader_excluded) g.sub_groups.push_back(leaf("leader", 1));
   for (int32_t i = 0; i < segments; ++i) {
-    model::SubGroup s = sub_group("segment-" + std::to_string(i), members[static_cast<size_t>(i)]);
+    model::SubGroup s = leaf("segment-" + std::to_string(i), members[static_cast<size_t>(i)]);
     s.topology_constraint = topology;
     if (i == 0 && !leader_excluded) {  // the first segment is the parent of the leader and its workers
       s.min_member = 0;
@@ -221,8 +204,8 @@ void add_leader_worker_sub_groups(GroupSpec& g, const model::WorkloadOwner& lws,
     g.sub_group = is_leader ? "leader" : pod_segment < segments ? "segment-" + std::to_string(pod_segment) : "";
     return;
   }
-  g.sub_groups.push_back(sub_group("leader", 1, "segment-0"));
-  g.sub_groups.push_back(sub_group("workers", members[0] - 1, "segment-0"));
+  g.sub_groups.push_back(leaf("leader", 1, "segment-0"));
+  g.sub_groups.push_back(leaf("workers", members[0] - 1, "segment-0"));
   g.sub_group = is_leader ? "leader" : pod_segment == 0 ? "workers" : "segment-" + std::to_string(pod_segment);
   if (pod_segment >= segments) g.sub_group.clear();  // an index beyond the group's size: in no segment
 }

@@ -9,16 +9,25 @@
 #include "k8s/model/well_known_names.hpp"
 
 namespace kai::core {
-namespace {
 
 std::optional<int32_t> parse_int(const std::string* text) {
   if (text == nullptr) return std::nullopt;
   int32_t v = 0;
   const char* end = text->data() + text->size();
   auto [ptr, ec] = std::from_chars(text->data(), end, v);
-  if (ec != std::errc() || ptr != end) return std::nullopt;
+  if (text->empty() || ec != std::errc() || ptr != end) return std::nullopt;
   return v;
 }
+
+model::SubGroup leaf(std::string name, int32_t min_member, std::optional<std::string> parent) {
+  model::SubGroup s;
+  s.name = std::move(name);
+  s.min_member = min_member;
+  s.parent = std::move(parent);
+  return s;
+}
+
+namespace {
 
 std::string describe(const model::WorkloadOwner& o) {
   return o.kind + " " + o.meta.namespace_ + "/" + o.meta.name;
@@ -49,14 +58,6 @@ model::TopologyConstraint sub_group_topology(const model::StringMap& annotations
                                               model::kTopologyRequiredAnnotation, model::kTopologyPreferredAnnotation);
   if (t.topology.empty() || (t.required_level.empty() && t.preferred_level.empty())) return {};
   return t;
-}
-
-model::SubGroup leaf(std::string name, int32_t min_member, std::optional<std::string> parent = std::nullopt) {
-  model::SubGroup s;
-  s.name = std::move(name);
-  s.min_member = min_member;
-  s.parent = std::move(parent);
-  return s;
 }
 
 /// The PodGroup `name` in `ns` where the source has PodGroup objects, else null.

@@ -24,6 +24,12 @@ struct OwnerChain {
   std::string error;
 };
 
+/// `text` as a whole decimal int32, or nullopt (null, empty, or not a number).
+std::optional<int32_t> parse_int(const std::string* text);
+
+/// A subgroup `name` requiring `min_member` pods, under `parent` when given.
+model::SubGroup leaf(std::string name, int32_t min_member, std::optional<std::string> parent = std::nullopt);
+
 /// The value of `key` in `m`, or null.
 const std::string* find_in(const model::StringMap& m, const std::string& key);
 
