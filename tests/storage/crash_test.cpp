@@ -118,7 +118,9 @@ void crash_iterations(int count, bool snapshots) {
       }
     }
     ASSERT_FALSE(acks.empty()) << "writer never acknowledged an append";
-    auto kill_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(rng() % 40);
+    // With snapshots, 40 ms more: the snapshot thread (restore, encode, write, flush, trim) must get
+    // through its loop now and then even on a loaded machine, or no kill lands in it.
+    auto kill_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(rng() % 40 + (snapshots ? 40 : 0));
     while (std::chrono::steady_clock::now() < kill_at) drain(1);
     ASSERT_EQ(::kill(pid, SIGKILL), 0);
     while (drain(1000)) {

@@ -1,6 +1,7 @@
 // Helper for crash_test: appends under load from several producer threads until it is killed. With a
 // third argument "snapshots", another thread keeps taking snapshots (restore + encode + write) and
-// applying retention (two snapshots kept, the log trimmed to about 64 KB), so kills land in those too.
+// applying retention (two snapshots kept, the log trimmed to about 4 KB, so that even a slow disk or
+// a loaded machine writes enough within 30 kills to be trimmed), so kills land in those too.
 // After each acknowledged append it writes 24 bytes to stdout: first seq, last seq, producer<<32 |
 // counter (native endian; the parent is the same machine). write(2) of less than PIPE_BUF bytes to a
 // pipe is atomic, so records from different threads never interleave.
@@ -59,7 +60,7 @@ int main(int argc, char** argv) {
     producers.emplace_back([&] {
       kai::storage::RetentionPolicy policy;
       policy.max_age = std::chrono::seconds(0);
-      policy.max_bytes = 64 << 10;
+      policy.max_bytes = 4 << 10;
       policy.keep_snapshots = 2;
       for (;;) {
         const uint64_t at = (*log)->last_seq();
