@@ -162,6 +162,16 @@ void fields(S& x, F& f) {
   f(x.meta, x.value, x.global_default, x.preemption_policy, x.errors);
 }
 template <class S, class F>
+requires Is<S, model::TopologyLevel>
+void fields(S& x, F& f) {
+  f(x.node_label, x.alias);
+}
+template <class S, class F>
+requires Is<S, model::Topology>
+void fields(S& x, F& f) {
+  f(x.meta, x.levels, x.errors);
+}
+template <class S, class F>
 requires Is<S, model::BindRequest>
 void fields(S& x, F& f) {
   f(x.meta, x.pod_name, x.selected_node, x.received_resource_type, x.received_gpu_count,
@@ -364,6 +374,9 @@ std::string encode_section(const SharedObjects<model::BindRequest>& objects) {
 std::string encode_section(const SharedObjects<model::WorkloadOwner>& objects) {
   return section_of(objects);
 }
+std::string encode_section(const SharedObjects<model::Topology>& objects) {
+  return section_of(objects);
+}
 
 void encode_state(uint64_t seq, const std::map<std::string, std::string>& resource_versions,
                   const ScheduleRecords& records, const StateSections& sections, std::string& out) {
@@ -411,6 +424,8 @@ Result<ClusterState> decode_state(std::string_view bytes) {
     }
     // v3 upgrade: no owners (the section did not exist; their watches list them again).
     if (version < 4 && name == model::kinds::WorkloadOwner::kSection) return;
+    // v6 upgrade: no topologies (the section did not exist; their watch lists them again).
+    if (version < 7 && name == model::kinds::Topology::kSection) return;
     load.get(member);
     if (!r.ok() && failed.empty()) failed = name;
   };

@@ -8,7 +8,7 @@
 //   +-------+---------+---------------------------------------------------------------------+
 //   | "KAS" | version | state: seq u64, resource_versions map, records (v1: open_decisions),  |
 //   | 3 B   | u8      | nodes, pods, queues, pod_groups, priority_classes, bind_requests,    |
-//   |       |         | owners (v4)                                                         |
+//   |       |         | owners (v4), topologies (v7)                                        |
 //   +-------+---------+---------------------------------------------------------------------+
 //
 //   map<K,V> = count, (K, V)...        vec<T> = count, T...        optional<T> = u8 present, [T]
@@ -25,9 +25,10 @@
 // lastTransitionTime); 2 = the scheduler's records (docs/one-truth.md); 3 = failed binds
 // (docs/one-truth.md "Bind backoff"; v2 reads as none); 4 = workload owners and KAI v0.17's
 // PodGroup fields (docs/pod-grouping.md; v3 reads as none); 5 = the PodGroup writes asked for
-// (docs/pod-grouping.md "Objects written"; v4 reads as none); 6 = current: PodGroup and Queue
-// statuses and the status writes asked for (docs/status.md; v5 reads as none). A reader upgrades older versions; a newer
-// version is refused with its number.
+// (docs/pod-grouping.md "Objects written"; v4 reads as none); 6 = PodGroup and Queue statuses and
+// the status writes asked for (docs/status.md; v5 reads as none); 7 = current: the Topology section
+// (docs/topology.md; v6 reads as none). A reader upgrades older versions; a newer version is refused
+// with its number.
 
 #include <cstdint>
 #include <map>
@@ -41,7 +42,7 @@
 namespace kai::events {
 
 /// The snapshot format this build writes.
-inline constexpr uint8_t kStateSnapshotVersion = 6;
+inline constexpr uint8_t kStateSnapshotVersion = 7;
 
 /// Appends the binary snapshot of `state` to `out`.
 void encode_state(const ClusterState& state, std::string& out);
@@ -59,6 +60,7 @@ std::string encode_section(const SharedObjects<model::PodGroup>& objects);
 std::string encode_section(const SharedObjects<model::PriorityClass>& objects);
 std::string encode_section(const SharedObjects<model::BindRequest>& objects);
 std::string encode_section(const SharedObjects<model::WorkloadOwner>& objects);
+std::string encode_section(const SharedObjects<model::Topology>& objects);
 
 /// The kind sections of a snapshot, encoded apart.
 template <class>

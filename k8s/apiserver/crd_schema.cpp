@@ -2,6 +2,7 @@
 #include "k8s/apiserver/crd_schema.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,7 +37,8 @@ void prune(Json& v, const Json& s) {
 }
 
 /// Structural-schema validation of a custom resource, as the real server's OpenAPI validator: type,
-/// required, enum, nullable, int-or-string, minimum / maximum. Appends "field: detail" causes.
+/// required, enum, nullable, int-or-string, minimum / maximum, minItems / maxItems, minLength /
+/// maxLength. Appends "field: detail" causes.
 void validate(const Json& v, const Json& s, const std::string& path,
               std::vector<std::pair<std::string, std::string>>& errs) {
   if (!s.is_object()) return;
@@ -77,6 +79,32 @@ void validate(const Json& v, const Json& s, const std::string& path,
     if (s.contains("maximum") && s["maximum"].is_number() && v.get<double>() > s["maximum"].get<double>()) {
       errs.emplace_back(path, "Invalid value: " + v.dump() + ": " + path +
                                   " in body should be less than or equal to " + s["maximum"].dump());
+    }
+  }
+  // Lengths of lists and strings, in the real server's wording.
+  auto limit = [&](const char* key) -> std::optional<size_t> {
+    auto it = s.find(key);
+    if (it == s.end() || !it->is_number_unsigned()) return std::nullopt;
+    return it->get<size_t>();
+  };
+  if (v.is_array()) {
+    if (auto n = limit("minItems"); n && v.size() < *n) {
+      errs.emplace_back(path, "Invalid value: " + std::to_string(v.size()) + ": " + path +
+                                  " in body should have at least " + std::to_string(*n) + " items");
+    }
+    if (auto n = limit("maxItems"); n && v.size() > *n) {
+      errs.emplace_back(path, "Too many: " + std::to_string(v.size()) + ": must have at most " +
+                                  std::to_string(*n) + " items");
+    }
+  }
+  if (v.is_string()) {
+    const size_t chars = v.get_ref<const std::string&>().size();
+    if (auto n = limit("minLength"); n && chars < *n) {
+      errs.emplace_back(path, "Invalid value: " + v.dump() + ": " + path + " in body should be at least " +
+                                  std::to_string(*n) + " chars long");
+    }
+    if (auto n = limit("maxLength"); n && chars > *n) {
+      errs.emplace_back(path, "Too long: may not be longer than " + std::to_string(*n));
     }
   }
   const std::string prefix = path.empty() ? "" : path + ".";

@@ -111,6 +111,7 @@ std::string Reflector::list_all() {
     if (!cont.empty()) path += "&continue=" + cont;
     ApiResult r = client_.get(path);
     if (!r.ok()) {
+      if (r.code == 404 && options_.absent_is_empty) return list_absent();
       if (r.code == 410 && !cont.empty()) {
         cont.clear();  // the continue token expired: start the list again from the first page
         listed.clear();
@@ -145,6 +146,29 @@ std::string Reflector::list_all() {
     more = !cont.empty();
   }
   if (stop_) return "";
+  absent_ = false;
+  deliver_deleted_unless(listed, rv);
+  deliver(ReflectorEventType::kBookmark, true, "", rv);
+  ++lists_;
+  synced_ = true;
+  return rv;
+}
+
+std::string Reflector::list_absent() {
+  if (!absent_) {
+    // Once per absence: the objects held are gone with their kind, and the kind is synced empty.
+    on_error_(options_.kind + " is not served (" + options_.list_path +
+              " answered 404): taken as none; listed again every few seconds");
+    deliver_deleted_unless({}, "");
+    deliver(ReflectorEventType::kBookmark, true, "", "");
+    ++lists_;
+    absent_ = true;
+  }
+  synced_ = true;
+  return "";
+}
+
+void Reflector::deliver_deleted_unless(const std::set<std::string>& listed, const std::string& rv) {
   // What the list lacks was deleted while no watch was running.
   for (auto it = known_.begin(); it != known_.end();) {
     if (listed.count(it->first) != 0) {
@@ -163,10 +187,6 @@ std::string Reflector::list_all() {
             Json{{"kind", options_.kind}, {"metadata", std::move(meta)}}.dump(), rv);
     it = known_.erase(it);
   }
-  deliver(ReflectorEventType::kBookmark, true, "", rv);
-  ++lists_;
-  synced_ = true;
-  return rv;
 }
 
 std::string Reflector::watch_from(const std::string& rv, bool* gone) {

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -50,6 +51,10 @@ struct ReflectorOptions {
   /// Longest wait a watch answered 429 waits for its Retry-After before watching again (stop() cuts
   /// it short). Default: 60 s.
   std::chrono::milliseconds max_retry_after{60000};
+  /// A kind whose CustomResourceDefinition a cluster may lack (Topology): a list answered 404 is an
+  /// empty list (the kind is synced with no objects) and is tried again every few seconds, so that
+  /// installing the CRD later is noticed. Default: false (a 404 is an error retried until it lists).
+  bool absent_is_empty = false;
 };
 
 class Reflector : private boost::noncopyable {
@@ -80,6 +85,10 @@ class Reflector : private boost::noncopyable {
   /// Lists every page and delivers the difference from `known_`. Returns the list's
   /// resourceVersion, "" on failure.
   std::string list_all();
+  /// The list of a kind not served (ReflectorOptions::absent_is_empty): "" (nothing to watch).
+  std::string list_absent();
+  /// Delivers a DELETED event for each known object whose key is not in `listed`.
+  void deliver_deleted_unless(const std::set<std::string>& listed, const std::string& rv);
   void deliver(ReflectorEventType type, bool from_list, std::string object_json,
                std::string resource_version);
   /// Watches from `rv` until the stream ends. Returns the last resourceVersion seen, or "" when the
@@ -94,6 +103,7 @@ class Reflector : private boost::noncopyable {
   std::atomic<bool> stop_{false};
   std::atomic<bool> synced_{false};
   std::atomic<int> lists_{0};
+  bool absent_ = false;  ///< The last list found the kind not served (reported once).
   /// key -> resourceVersion of every object delivered and not deleted (the reflector thread's own).
   std::map<std::string, std::string> known_;
   std::mutex stream_mu_;

@@ -306,6 +306,17 @@ Result<PriorityClass> decode_priority_class(const json& j) {
   });
 }
 
+Result<Topology> decode_topology(const json& j) {
+  return guarded<Topology>(j, [&](Decoder& d, Topology& t) {
+    const json* spec = d.object(j, "spec", "spec");
+    if (spec == nullptr) return;
+    d.each_into(*spec, "levels", "spec.levels", t.levels, [&](const json& l, const std::string& p, TopologyLevel& level) {
+      d.str(l, "nodeLabel", join(p, "nodeLabel"), level.node_label);
+      d.str(l, "alias", join(p, "alias"), level.alias);
+    });
+  });
+}
+
 Result<BindRequest> decode_bind_request(const json& j) {
   return guarded<BindRequest>(j, [&](Decoder& d, BindRequest& br) {
     if (const json* spec = d.object(j, "spec", "spec")) {

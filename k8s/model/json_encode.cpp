@@ -344,6 +344,18 @@ json encode(const PriorityClass& x) {
   return j;
 }
 
+json encode(const Topology& x) {
+  json j = header("kai.scheduler/v1alpha1", "Topology", x.meta);
+  json levels = json::array();
+  for (const auto& l : x.levels) {
+    json level = {{"nodeLabel", l.node_label}};
+    put_if(level, "alias", l.alias);
+    levels.push_back(std::move(level));
+  }
+  j["spec"] = {{"levels", std::move(levels)}};
+  return j;
+}
+
 json encode(const BindRequest& x) {
   json j = header("scheduling.run.ai/v1alpha2", "BindRequest", x.meta);
   json spec = json::object();

@@ -32,6 +32,7 @@ Result<PodGroup> decode_pod_group(const nlohmann::json& j);
 Result<PriorityClass> decode_priority_class(const nlohmann::json& j);
 Result<BindRequest> decode_bind_request(const nlohmann::json& j);
 Result<WorkloadOwner> decode_workload_owner(const nlohmann::json& j);
+Result<Topology> decode_topology(const nlohmann::json& j);
 
 /// Whether a watch kind names workload owners: "Kind.group" (docs/pod-grouping.md "Owners"); the
 /// table's own kinds have no dot.
@@ -68,6 +69,7 @@ namespace kinds {
 ///                     them, so that `kubectl apply -f` of an export creates nodes and queues first
 ///   kEntityStore      which of the daemon's entity stores owns it: nodes (0); queues and priority
 ///                     classes (1); pod groups with their pods and bind requests (2)
+///   kMayBeAbsent      a cluster may not serve it (an optional CRD): listed as none while absent
 ///   decode            its JSON decoder; the encoder is the overload model::encode(const Object&)
 ///   in(holder)        its member in any per-kind holder
 struct Node {
@@ -78,6 +80,7 @@ struct Node {
   static constexpr std::string_view kListPath = "/api/v1/nodes";
   static constexpr int kReferenceRank = 0;
   static constexpr int kEntityStore = 0;
+  static constexpr bool kMayBeAbsent = false;
   static constexpr auto decode = &decode_node;
   template <class H>
   static auto& in(H& h) { return h.nodes; }
@@ -90,6 +93,7 @@ struct Pod {
   static constexpr std::string_view kListPath = "/api/v1/pods";
   static constexpr int kReferenceRank = 5;
   static constexpr int kEntityStore = 2;
+  static constexpr bool kMayBeAbsent = false;
   static constexpr auto decode = &decode_pod;
   template <class H>
   static auto& in(H& h) { return h.pods; }
@@ -102,6 +106,7 @@ struct Queue {
   static constexpr std::string_view kListPath = "/apis/scheduling.run.ai/v2/queues";
   static constexpr int kReferenceRank = 1;
   static constexpr int kEntityStore = 1;
+  static constexpr bool kMayBeAbsent = false;
   static constexpr auto decode = &decode_queue;
   template <class H>
   static auto& in(H& h) { return h.queues; }
@@ -114,6 +119,7 @@ struct PodGroup {
   static constexpr std::string_view kListPath = "/apis/scheduling.run.ai/v2alpha2/podgroups";
   static constexpr int kReferenceRank = 3;
   static constexpr int kEntityStore = 2;
+  static constexpr bool kMayBeAbsent = false;
   static constexpr auto decode = &decode_pod_group;
   template <class H>
   static auto& in(H& h) { return h.pod_groups; }
@@ -126,6 +132,7 @@ struct PriorityClass {
   static constexpr std::string_view kListPath = "/apis/scheduling.k8s.io/v1/priorityclasses";
   static constexpr int kReferenceRank = 2;
   static constexpr int kEntityStore = 1;
+  static constexpr bool kMayBeAbsent = false;
   static constexpr auto decode = &decode_priority_class;
   template <class H>
   static auto& in(H& h) { return h.priority_classes; }
@@ -138,6 +145,7 @@ struct BindRequest {
   static constexpr std::string_view kListPath = "/apis/scheduling.run.ai/v1alpha2/bindrequests";
   static constexpr int kReferenceRank = 4;
   static constexpr int kEntityStore = 2;
+  static constexpr bool kMayBeAbsent = false;
   static constexpr auto decode = &decode_bind_request;
   template <class H>
   static auto& in(H& h) { return h.bind_requests; }
@@ -154,13 +162,28 @@ struct WorkloadOwner {
   static constexpr std::string_view kListPath = "";
   static constexpr int kReferenceRank = 6;
   static constexpr int kEntityStore = 2;
+  static constexpr bool kMayBeAbsent = false;
   static constexpr auto decode = &decode_workload_owner;
   template <class H>
   static auto& in(H& h) { return h.owners; }
 };
 
+struct Topology {
+  using Object = model::Topology;
+  static constexpr std::string_view kName = "Topology";
+  static constexpr std::string_view kSection = "topologies";
+  static constexpr std::string_view kApiGroup = "kai.scheduler";
+  static constexpr std::string_view kListPath = "/apis/kai.scheduler/v1alpha1/topologies";
+  static constexpr int kReferenceRank = 0;
+  static constexpr int kEntityStore = 1;
+  static constexpr bool kMayBeAbsent = true;
+  static constexpr auto decode = &decode_topology;
+  template <class H>
+  static auto& in(H& h) { return h.topologies; }
+};
+
 /// The table, in the order of the snapshot sections on disk (events/state_codec.hpp).
-using All = std::tuple<Node, Pod, Queue, PodGroup, PriorityClass, BindRequest, WorkloadOwner>;
+using All = std::tuple<Node, Pod, Queue, PodGroup, PriorityClass, BindRequest, WorkloadOwner, Topology>;
 inline constexpr size_t kCount = std::tuple_size_v<All>;
 inline constexpr int kEntityStores = 3;
 

@@ -251,6 +251,25 @@ struct PriorityClass {
   bool operator==(const PriorityClass&) const = default;
 };
 
+// ------------------------------------------------------------------------------------ Topology
+/// One level of a Topology: the node label whose values name its domains, and an optional alias a
+/// constraint may use instead of the label.
+struct TopologyLevel {
+  std::string node_label;
+  std::string alias;
+  bool operator==(const TopologyLevel&) const = default;
+};
+
+/// KAI's Topology (kai.scheduler/v1alpha1, cluster-scoped): levels from the widest (zone, block) to
+/// the narrowest (rack, host); a node belongs to it only when it has every level's label
+/// (docs/topology.md).
+struct Topology {
+  ObjectMeta meta;
+  std::vector<TopologyLevel> levels;
+  std::vector<FieldError> errors;
+  bool operator==(const Topology&) const = default;
+};
+
 // --------------------------------------------------------------------------------- BindRequest
 struct BindRequest {
   ObjectMeta meta;
@@ -321,6 +340,7 @@ struct PerKind {
   C<PriorityClass> priority_classes;
   C<BindRequest> bind_requests;
   C<WorkloadOwner> owners;
+  C<Topology> topologies;
   bool operator==(const PerKind&) const = default;
 };
 

@@ -3,6 +3,7 @@
 // queues, indexed by integer ids. Built once per session by session_builder.cpp from model objects.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -116,6 +117,8 @@ struct FitReason {
   std::string message;
 };
 
+struct JobTopology;  // topology_scopes.hpp
+
 struct JobInfo {
   std::string namespace_;
   std::string name;
@@ -142,6 +145,11 @@ struct JobInfo {
   std::optional<double> staleness_grace_seconds;
   /// Since when the gang has been stale (annotation kai.scheduler/stale-podgroup-timestamp).
   std::optional<int64_t> stale_since;
+  /// Where its topology constraints apply (topology_scopes.hpp); null when it has none. Shared: the
+  /// session's copies of a job (none today) would read the same.
+  std::shared_ptr<const JobTopology> topology;
+  /// Constraints naming a missing topology or level: the topology plugin makes them `invalid`.
+  std::vector<FitReason> topology_errors;
 };
 
 /// Per-resource queue quantities in scheduler units: GPU devices, CPU millicores, memory bytes.

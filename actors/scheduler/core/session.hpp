@@ -18,6 +18,7 @@
 #include "actors/scheduler/core/grouping.hpp"
 #include "actors/scheduler/core/pod_group_objects_flag.hpp"
 #include "actors/scheduler/core/scheduler_config.hpp"
+#include "actors/scheduler/core/topology_tree.hpp"
 #include "events/decision.hpp"
 #include "k8s/model/objects.hpp"
 
@@ -140,6 +141,10 @@ class Session {
   /// Smallest per-device GPU memory over nodes with more than 100 MiB, default 100 (docs/kai-compatibility.md "GPU sharing").
   int64_t min_node_gpu_memory_mib = 100;
   std::vector<std::string> warnings;  ///< Input problems that are not tied to one pod group.
+  /// The Topology objects' domains over the nodes (topology_tree.hpp), in the objects' order.
+  std::vector<TopologyTree> topologies;
+  /// The topology plugin is configured: jobs place through their topology scopes.
+  bool topology_plugin = false;
   /// PodGroup annotations the session wants written (KAI writes them at session close), by job id:
   /// name -> value, or nullopt to remove it.
   std::map<uint32_t, std::map<std::string, std::optional<std::string>>> annotation_updates;

@@ -20,6 +20,7 @@ bool is_mig_resource(const std::string& name) {
 
 void SessionBuilder::build() {
   build_nodes();
+  ssn_.topologies = build_topology_trees(objects_.topologies, ssn_.nodes);
   build_queues();
   build_priority_classes();
   build_bind_requests();

@@ -74,6 +74,10 @@ class SessionBuilder {
   void resolve_job_times(JobInfo& job, const PodGroupAssignment& g);
 
   void build_jobs();
+  /// The job's topology scopes from its constraints (topology_scopes.hpp); a constraint naming a
+  /// missing topology or level is kept for the topology plugin (JobInfo::topology_errors).
+  void resolve_topology(JobInfo& job, const model::TopologyConstraint& root,
+                        const std::vector<model::SubGroup>* sub_groups);
 
   /// Why a job's queue is not in the session: missing, or ignored with the reason; for a pod without the
   /// queue label, which label to set (docs: README.md "Queues").

@@ -6,6 +6,7 @@
 #include "actors/scheduler/core/node_accounting.hpp"
 #include "actors/scheduler/core/sub_group_tree.hpp"
 #include "actors/scheduler/core/session_builder.hpp"
+#include "actors/scheduler/core/topology_scopes.hpp"
 #include "k8s/model/time.hpp"
 
 namespace kai::core {
@@ -209,6 +210,7 @@ void SessionBuilder::build_jobs() {
     std::string preemptibility = g.preemptibility;
     std::vector<std::pair<std::string, int32_t>> leaf_sets;
     const std::vector<model::SubGroup>* sub_groups = nullptr;
+    const model::TopologyConstraint* topology = nullptr;
     std::optional<int32_t> root_min_sub_group;
     for (const auto& [reason, message] : g.invalid) job.invalid.push_back({reason, message});
     if (g.pod_group) {
@@ -225,19 +227,7 @@ void SessionBuilder::build_jobs() {
       for (const auto& e : pg.errors) {
         job.invalid.push_back({"InvalidPodGroup", "PodGroup " + job.key + ": " + e.field + ": " + e.message});
       }
-      if (!pg.topology_constraint.required_level.empty()) {
-        job.invalid.push_back(
-            {"Unsupported", "PodGroup " + job.key +
-                                " uses spec.topologyConstraint.requiredTopologyLevel, which "
-                                "kai-scheduler does not support yet"});
-      }
-      for (const auto& sg : pg.sub_groups) {
-        if (!sg.topology_constraint.required_level.empty()) {
-          job.invalid.push_back({"Unsupported", "PodGroup " + job.key + " subGroup " + sg.name +
-                                                    " uses topologyConstraint.requiredTopologyLevel, which "
-                                                    "kai-scheduler does not support yet"});
-        }
-      }
+      topology = &pg.topology_constraint;
       sub_groups = &pg.sub_groups;
       root_min_sub_group = pg.min_sub_group;
     } else {
@@ -251,6 +241,7 @@ void SessionBuilder::build_jobs() {
       }
       if (g.spec) {
         job.staleness_grace_seconds = g.spec->staleness_grace_period_seconds;
+        topology = &g.spec->topology;
         sub_groups = &g.spec->sub_groups;
         root_min_sub_group = g.spec->min_sub_group;
       }
@@ -280,6 +271,7 @@ void SessionBuilder::build_jobs() {
       leaf_sets.resize(1);
     }
     for (const auto& [name, min] : leaf_sets) job.pod_sets.push_back(PodSetInfo{name, min, {}});
+    if (topology != nullptr) resolve_topology(job, *topology, sub_groups);
 
     std::string warning;
     job.priority = priority_of(class_name, warning);
@@ -324,6 +316,17 @@ void SessionBuilder::build_jobs() {
     ssn_.jobs.push_back(std::move(job));
   }
   ssn_.groups = std::move(groups);
+}
+
+void SessionBuilder::resolve_topology(JobInfo& job, const model::TopologyConstraint& root,
+                                      const std::vector<model::SubGroup>* sub_groups) {
+  static const std::vector<model::SubGroup> kNone;
+  std::vector<std::string> sets;
+  sets.reserve(job.pod_sets.size());
+  for (const auto& ps : job.pod_sets) sets.push_back(ps.name);
+  ResolvedTopology r = resolve_job_topology(root, sub_groups != nullptr ? *sub_groups : kNone, sets, ssn_.topologies);
+  for (auto& e : r.errors) job.topology_errors.push_back({"PodSchedulingErrors", std::move(e)});
+  if (r.topology) job.topology = std::make_shared<const JobTopology>(std::move(*r.topology));
 }
 
 std::string SessionBuilder::missing_queue_message(const std::string& queue, bool defaulted) const {

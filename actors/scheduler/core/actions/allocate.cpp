@@ -8,6 +8,7 @@
 #include "actors/scheduler/core/grouping.hpp"
 #include "actors/scheduler/core/job_queue_tree.hpp"
 #include "actors/scheduler/core/node_fit.hpp"
+#include "actors/scheduler/core/topology_placement.hpp"
 #include "k8s/model/time.hpp"
 
 namespace kai::core {
@@ -144,7 +145,8 @@ bool uses_gpu_fast_path(const Session& ssn, const TaskInfo& task) {
 
 }  // namespace
 
-bool place_task(Session& ssn, Statement& stmt, uint32_t task_id, bool pipeline_only, int32_t excluded_node) {
+bool place_task(Session& ssn, Statement& stmt, uint32_t task_id, bool pipeline_only, int32_t excluded_node,
+                const NodeChoice* choice) {
   const TaskInfo& task = ssn.tasks[task_id];
   // The queue-capacity check depends on the node only through the GPU portion the task would take
   // there (gpu-memory is converted per node), so it is computed once per distinct portion.
@@ -159,21 +161,32 @@ bool place_task(Session& ssn, Statement& stmt, uint32_t task_id, bool pipeline_o
     capacity_by_portion.emplace_back(portion, ok);
     return ok;
   };
-  if (uses_gpu_fast_path(ssn, task)) {
+  if (choice == nullptr && uses_gpu_fast_path(ssn, task)) {
     auto best = best_gpu_node(ssn, task, capacity_ok);
     return best && place_on_node(ssn, stmt, task_id, *best, pipeline_only);
   }
   std::vector<uint32_t> fitting;
-  for (uint32_t n : ssn.statically_fitting_nodes(task)) {
+  auto consider = [&](uint32_t n) {
     const NodeInfo& node = ssn.nodes[n];
-    if (!fits_idle_or_releasing(task, node)) continue;
-    if (!capacity_ok(node)) continue;
-    fitting.push_back(n);
+    if (fits_idle_or_releasing(task, node) && capacity_ok(node)) fitting.push_back(n);
+  };
+  if (choice != nullptr) {
+    const std::vector<char>& mask = ssn.static_fit_mask(task);
+    for (uint32_t n : choice->nodes) {
+      if (mask[n]) consider(n);
+    }
+  } else {
+    for (uint32_t n : ssn.statically_fitting_nodes(task)) consider(n);
   }
   if (fitting.empty()) return false;
   for (const auto& fn : ssn.node_pre_order_fns) fn(task);
   std::vector<double> scores(fitting.size(), 0.0);
   for (const auto& fn : ssn.node_order_fns) fn(task, fitting, scores);
+  if (choice != nullptr && choice->scores != nullptr) {
+    for (size_t i = 0; i < fitting.size(); ++i) {
+      if (auto it = choice->scores->find(fitting[i]); it != choice->scores->end()) scores[i] += it->second;
+    }
+  }
   std::vector<bool> tried(fitting.size(), false);
   for (size_t attempt = 0; attempt < fitting.size(); ++attempt) {
     size_t best = fitting.size();
@@ -260,27 +273,34 @@ bool allocate_job(Session& ssn, Statement& stmt, uint32_t job_id, bool& pipeline
       return false;
     }
   }
-  const auto cp = stmt.checkpoint();
-  for (size_t i = 0; i < tasks.size(); ++i) {
-    if (place_task(ssn, stmt, tasks[i], false)) continue;
-    stmt.rollback(cp);
-    const TaskInfo& task = ssn.tasks[tasks[i]];
-    const std::string why = explain_task_fit(ssn, task);
-    const int32_t running = ssn.active_allocated_count(job);
-    if (job.min_member > 1 && running < job.min_member) {
-      job.fit_errors = {
-          {"PodSchedulingErrors",
-           "Resources were found for " + std::to_string(i) + " pods while " + std::to_string(job.min_member) +
-               " are required for gang scheduling. Additional pods cannot be scheduled due to: " + why}};
-    } else {
-      job.fit_errors = {
-          {"PodSchedulingErrors", "Resources were not found for pod " + task.key + " due to: " + why}};
-    }
-    return false;
-  }
+  if (!place_job_tasks(ssn, stmt, job_id, tasks, false, &job.fit_errors)) return false;
   if (should_pipeline_job(ssn, job)) {
     stmt.convert_allocated_to_pipelined(job_id);
     pipelined = true;
+  }
+  return true;
+}
+
+std::string task_failure_message(Session& ssn, const JobInfo& job, const TaskInfo& task, size_t placed) {
+  const std::string why = explain_task_fit(ssn, task);
+  if (job.min_member > 1 && ssn.active_allocated_count(job) < job.min_member) {
+    return "Resources were found for " + std::to_string(placed) + " pods while " + std::to_string(job.min_member) +
+           " are required for gang scheduling. Additional pods cannot be scheduled due to: " + why;
+  }
+  return "Resources were not found for pod " + task.key + " due to: " + why;
+}
+
+bool place_job_tasks(Session& ssn, Statement& stmt, uint32_t job_id, const std::vector<uint32_t>& tasks,
+                     bool pipeline_only, std::vector<FitReason>* why) {
+  if (ssn.topology_plugin && ssn.jobs[job_id].topology) return place_with_topology(ssn, stmt, job_id, tasks, pipeline_only, why);
+  const auto cp = stmt.checkpoint();
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    if (place_task(ssn, stmt, tasks[i], pipeline_only)) continue;
+    stmt.rollback(cp);
+    if (why != nullptr) {
+      *why = {{"PodSchedulingErrors", task_failure_message(ssn, ssn.jobs[job_id], ssn.tasks[tasks[i]], i)}};
+    }
+    return false;
   }
   return true;
 }

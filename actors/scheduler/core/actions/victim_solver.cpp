@@ -1,11 +1,14 @@
 #include "actors/scheduler/core/actions/victim_solver.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <unordered_map>
 
 #include "actors/scheduler/core/actions/allocate.hpp"
 #include "actors/scheduler/core/grouping.hpp"
 #include "actors/scheduler/core/node_fit.hpp"
+#include "actors/scheduler/core/topology_placement.hpp"
 
 namespace kai::core {
 namespace {
@@ -69,22 +72,34 @@ class RoomTracker {
   int64_t total_ = 0;
 };
 
+/// The preemptor's tasks, pipelined, inside one domain of its topology constraint when it has one.
 bool place_all(Session& ssn, Statement& stmt, const std::vector<uint32_t>& tasks) {
-  for (uint32_t t : tasks) {
-    if (!place_task(ssn, stmt, t, true)) return false;
-  }
-  return true;
+  if (tasks.empty()) return true;
+  return place_job_tasks(ssn, stmt, ssn.tasks[tasks.front()].job, tasks, true, nullptr);
 }
 
 /// Places a stand-in for every evicted pod elsewhere (pipelined), as consolidation requires. A whole-GPU
 /// pod moved within its node frees nothing there, so it must leave the node; a shared-GPU pod frees
 /// its device by joining another GPU group, which may be on the same node (place_task keeps a ghost out
 /// of the groups its pod leaves).
+/// The victims of a job with a topology constraint move together, inside one domain it allows
+/// (after the others, job by job).
 bool move_victims(Session& ssn, Statement& stmt, const std::vector<uint32_t>& victims) {
+  std::map<uint32_t, std::vector<uint32_t>> constrained;  // job -> its victims' ghosts
+  std::unordered_map<uint32_t, int32_t> excluded_of;
   for (uint32_t v : victims) {
     const int32_t excluded = ssn.tasks[v].gpu.is_shared() ? kNoNode : ssn.tasks[v].node;
+    const uint32_t job = ssn.tasks[v].job;
     const uint32_t ghost = ssn.add_ghost(v);
-    if (!place_task(ssn, stmt, ghost, true, excluded)) return false;
+    if (ssn.topology_plugin && ssn.jobs[job].topology) {
+      constrained[job].push_back(ghost);
+      excluded_of[ghost] = excluded;
+    } else if (!place_task(ssn, stmt, ghost, true, excluded)) {
+      return false;
+    }
+  }
+  for (const auto& [job, ghosts] : constrained) {
+    if (!place_with_topology(ssn, stmt, job, ghosts, true, nullptr, &excluded_of)) return false;
   }
   return true;
 }

@@ -39,5 +39,6 @@ void register_node_order_plugins(PluginRegistry& registry);
 void register_predicates_plugin(PluginRegistry& registry);
 void register_proportion_plugin(PluginRegistry& registry);
 void register_min_runtime_plugin(PluginRegistry& registry);
+void register_topology_plugin(PluginRegistry& registry);
 
 }  // namespace kai::core::plugins

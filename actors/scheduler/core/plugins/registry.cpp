@@ -4,9 +4,9 @@ namespace kai::core {
 namespace {
 
 /// Plugins of KAI's default configuration whose work happens outside the allocate session here:
-/// `dynamicresources` and `topology` (their required constraints are refused at session build, see
-/// docs/kai-compatibility.md "Predicates and refused constraints") and `snapshot` (the daemon's /get-snapshot endpoint). They are accepted by
-/// name so that KAI configurations load unchanged.
+/// `dynamicresources` (its required constraints are refused at session build, see
+/// docs/kai-compatibility.md "Predicates and refused constraints") and `snapshot` (the daemon's
+/// /get-snapshot endpoint). They are accepted by name so that KAI configurations load unchanged.
 class AcceptedPlugin final : public Plugin {
  public:
   explicit AcceptedPlugin(std::string name) : name_(std::move(name)) {}
@@ -25,8 +25,8 @@ void register_builtin_plugins(PluginRegistry& registry) {
   plugins::register_predicates_plugin(registry);
   plugins::register_proportion_plugin(registry);
   plugins::register_min_runtime_plugin(registry);
-  for (std::string_view name :
-       {plugins::kDynamicResourcesName, plugins::kTopologyName, plugins::kSnapshotName}) {
+  plugins::register_topology_plugin(registry);
+  for (std::string_view name : {plugins::kDynamicResourcesName, plugins::kSnapshotName}) {
     registry.add(name,
                  [name](const PluginConfig&) { return std::make_unique<AcceptedPlugin>(std::string(name)); });
   }
