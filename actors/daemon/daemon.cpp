@@ -419,7 +419,7 @@ model::Status Daemon::Impl::start_scheduling() {
   m.writer_apis = std::make_unique<KubeWriterApis>(*m.client);
   m.status = std::make_unique<StatusWriter>(*m.writer_apis);
   m.pod_group_writer = std::make_unique<PodGroupWriter>(
-      *m.writer_apis, [leadership = m.leadership.get()] { return leadership->may_act(); });
+      *m.writer_apis, [leadership = m.leadership.get()] { return leadership->may_act(); }, m.options.status_pacing);
 
   const std::string flags = core::encode_session_flags(session);
   const uint64_t config_hash = events::config_hash(config_text, core::kBehaviourVersion, flags);
@@ -523,6 +523,7 @@ model::Status Daemon::Impl::start_scheduling() {
     k8s::ReflectorOptions ro;
     ro.kind = std::string(K::kName);
     ro.list_path = std::string(K::kListPath);
+    ro.absent_is_empty = K::kMayBeAbsent;
     const std::string kind = ro.kind;
     m.reflectors.push_back(std::make_unique<k8s::Reflector>(
         *m.client, ro,

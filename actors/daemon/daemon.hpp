@@ -12,6 +12,7 @@
 #include <string>
 
 #include "actors/daemon/snapshotter.hpp"
+#include "actors/daemon/status_pacing.hpp"
 #include "actors/scheduler/core/pod_group_objects_flag.hpp"
 #include "k8s/admission/admission.hpp"
 #include "k8s/model/status.hpp"
@@ -27,6 +28,9 @@ struct DaemonOptions {
   double qps = 500;
   int burst = 1000;
   std::chrono::milliseconds schedule_period{1000};
+  /// How the PodGroup and Queue status writes are paced (status_pacing.hpp). Default: 1 s settle, 2 s
+  /// per PodGroup, 5 s per Queue.
+  StatusPacing status_pacing;
   /// A cycle starts before its period is up once this many watch changes arrived since the last
   /// one (a burst of new pods waits less). Default: 500; 0 = only by period.
   uint64_t early_cycle_changes = 500;

@@ -20,8 +20,8 @@ constexpr int kUpdateTries = 3;
 
 }  // namespace
 
-PodGroupWriter::PodGroupWriter(PodGroupApi& api, std::function<bool()> may_act)
-    : api_(api), may_act_(std::move(may_act)) {
+PodGroupWriter::PodGroupWriter(PodGroupApi& api, std::function<bool()> may_act, StatusPacing pacing)
+    : api_(api), may_act_(std::move(may_act)), pacing_(pacing) {
   start([this] { work(); });
 }
 
@@ -54,9 +54,25 @@ void PodGroupWriter::write(const events::StatusWrite& write) {
   if (write.settled) return;
   {
     std::lock_guard lock(mu_);
-    pending_statuses_[write.mark_key()] = write;
+    std::string key = write.mark_key();
+    auto queued = pending_statuses_.find(key);
+    if (queued != pending_statuses_.end()) {
+      queued->second.write = write;  // the newest, when the first one is due
+    } else {
+      Clock::time_point due = Clock::now() + pacing_.settle;
+      if (auto last = last_status_write_.find(key); last != last_status_write_.end()) {
+        const auto interval = write.kind == "Queue" ? pacing_.queue_interval : pacing_.pod_group_interval;
+        due = std::max(due, last->second + interval);
+      }
+      status_due_.emplace(due, key);
+      pending_statuses_.emplace(std::move(key), PendingStatus{write, due});
+    }
   }
   cv_.notify_one();
+}
+
+std::map<std::string, PodGroupWriter::PendingStatus>::iterator PodGroupWriter::earliest_status() {
+  return status_due_.empty() ? pending_statuses_.end() : pending_statuses_.find(status_due_.begin()->second);
 }
 
 void PodGroupWriter::write_object(const events::PodGroupWrite& w) {
@@ -114,9 +130,20 @@ void PodGroupWriter::work() {
     std::optional<events::StatusWrite> status;
     {
       std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] {
-        return stopping_ || !pending_.empty() || !pending_objects_.empty() || !pending_statuses_.empty();
-      });
+      // A status is ready once due; until then the loop sleeps to its time (or the next queued work).
+      auto status_ready = [&] {
+        auto e = earliest_status();
+        return e != pending_statuses_.end() && e->second.due <= Clock::now();
+      };
+      auto ready = [&] { return stopping_ || !pending_.empty() || !pending_objects_.empty() || status_ready(); };
+      while (!ready()) {
+        auto e = earliest_status();
+        if (e == pending_statuses_.end()) {
+          cv_.wait(lock);
+        } else {
+          cv_.wait_until(lock, e->second.due);
+        }
+      }
       // The objects first: a job state annotation may be about a PodGroup being created.
       if (!pending_objects_.empty()) {
         auto first = pending_objects_.begin();
@@ -127,10 +154,19 @@ void PodGroupWriter::work() {
         group = first->first;
         annotations = std::move(first->second);
         pending_.erase(first);
-      } else if (!pending_statuses_.empty() && !stopping_) {  // the statuses last: they only report
-        auto first = pending_statuses_.begin();
-        status = std::move(first->second);
+      } else if (!stopping_ && status_ready()) {  // the statuses last: they only report
+        auto first = earliest_status();
+        status = std::move(first->second.write);
+        const auto now = Clock::now();
+        last_status_write_[first->first] = now;
+        status_due_.erase(status_due_.begin());
         pending_statuses_.erase(first);
+        // The intervals of objects written long ago are over: forget them (now and then, not per write).
+        if (last_status_write_.size() > 2 * pruned_at_size_ + 64) {
+          const auto longest = std::max(pacing_.queue_interval, pacing_.pod_group_interval);
+          std::erase_if(last_status_write_, [&](const auto& kv) { return kv.second + longest < now; });
+          pruned_at_size_ = last_status_write_.size();
+        }
       } else {
         return;
       }

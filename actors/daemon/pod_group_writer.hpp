@@ -8,14 +8,17 @@
 // on one thread of their own, after the cycle's binds were handed to the binder, so they never hold
 // up a bind.
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "actors/daemon/background_worker.hpp"
 #include "actors/daemon/pod_group_api.hpp"
+#include "actors/daemon/status_pacing.hpp"
 #include "events/event.hpp"
 
 namespace kai::daemon {
@@ -23,7 +26,7 @@ namespace kai::daemon {
 class PodGroupWriter : public BackgroundWorker {
  public:
   /// `may_act` is asked before every write (a standby writes nothing).
-  PodGroupWriter(PodGroupApi& api, std::function<bool()> may_act);
+  PodGroupWriter(PodGroupApi& api, std::function<bool()> may_act, StatusPacing pacing = {});
   ~PodGroupWriter();
 
   /// Queues the annotation write of a logged change (`group` is "namespace/name" of an existing
@@ -36,8 +39,8 @@ class PodGroupWriter : public BackgroundWorker {
   void write(const events::PodGroupWrite& write);
 
   /// Queues a logged status write (a merge patch of a PodGroup's or Queue's status subresource),
-  /// made after every queued object and annotation. A newer write of the same object replaces one
-  /// still queued, so a burst of changes costs one call. Called from the scheduler actor after the
+  /// made after every queued object and annotation, paced by StatusPacing. A newer write of the same
+  /// object replaces one still queued, so a burst of changes costs one call. Called from the scheduler actor after the
   /// record is durable.
   void write(const events::StatusWrite& write);
 
@@ -52,8 +55,22 @@ class PodGroupWriter : public BackgroundWorker {
   std::map<std::string, std::map<std::string, std::optional<std::string>>> pending_;
   /// PodGroup "namespace/name" -> the newest logged write not yet made.
   std::map<std::string, events::PodGroupWrite> pending_objects_;
+  using Clock = std::chrono::steady_clock;
+  struct PendingStatus {
+    events::StatusWrite write;  ///< The newest logged one.
+    Clock::time_point due;      ///< Not made before (StatusPacing).
+  };
+  /// The pending status due first, or pending_statuses_.end().
+  std::map<std::string, PendingStatus>::iterator earliest_status();
+
+  StatusPacing pacing_;
   /// StatusWrite::mark_key() -> the newest logged status write not yet made.
-  std::map<std::string, events::StatusWrite> pending_statuses_;
+  std::map<std::string, PendingStatus> pending_statuses_;
+  /// (due, key) of every pending status: the earliest first.
+  std::set<std::pair<Clock::time_point, std::string>> status_due_;
+  /// StatusWrite::mark_key() -> when its status was last written (pruned once its interval passed).
+  std::map<std::string, Clock::time_point> last_status_write_;
+  size_t pruned_at_size_ = 0;
 };
 
 }  // namespace kai::daemon

@@ -43,10 +43,13 @@ class Cluster {
     dir = std::filesystem::path(server->kubeconfig_path()).parent_path().string();
   }
 
-  /// An in-process daemon against this cluster: a 50 ms period, no metrics port, its own log.
+  /// An in-process daemon against this cluster: a 50 ms period (and status pacing to match), no
+  /// metrics port, its own log.
   daemon::DaemonOptions daemon_options() const {
     daemon::DaemonOptions o = in_process_daemon_options(server->kubeconfig_path(), dir + "/log");
     o.schedule_period = std::chrono::milliseconds(50);
+    // The default pacing of the status writes, scaled down with the period.
+    o.status_pacing = {std::chrono::milliseconds(50), std::chrono::milliseconds(100), std::chrono::milliseconds(250)};
     o.reservation_timeout = std::chrono::milliseconds(5000);
     return o;
   }

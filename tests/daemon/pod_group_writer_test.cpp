@@ -173,8 +173,31 @@ TEST(PodGroupWriter, StatusWritesComeAfterObjectsAndANewerOneOfAnObjectReplacesT
   EXPECT_EQ(api.calls(),
             (std::vector<std::string>{"team-a/busy kai.scheduler/last-start-timestamp=2023-11-14T22:13:20Z",
                                       "team-a/pg kai.scheduler/last-start-timestamp=2023-11-14T22:13:20Z",
-                                      R"(status PodGroup ml/pg up {"status":{"resourcesStatus":{}}})",
-                                      R"(status Queue team-a uq {"status":{"allocated":{"cpu":"2"}}})"}));
+                                      R"(status Queue team-a uq {"status":{"allocated":{"cpu":"2"}}})",
+                                      R"(status PodGroup ml/pg up {"status":{"resourcesStatus":{}}})"}));
+}
+
+TEST(PodGroupWriter, StatusWritesSettleAndAnObjectIsWrittenAtMostOncePerInterval) {
+  FakePodGroupApi api;
+  const StatusPacing pacing{200ms, 0ms, 600ms};
+  PodGroupWriter writer(api, [] { return true; }, pacing);
+  const auto start = std::chrono::steady_clock::now();
+  auto since = [&] { return std::chrono::steady_clock::now() - start; };
+  writer.write(events::StatusWrite{1, "Queue", "q", "uq", R"({"status":{"allocated":{"cpu":"1"}}})", false});
+  std::this_thread::sleep_for(100ms);
+  EXPECT_TRUE(api.calls().empty()) << "written before it settled";
+  ASSERT_TRUE(wait_written(writer, 1));
+  EXPECT_GE(since(), 200ms);
+  // Two more changes right after the write: one call, the newer, once the queue's interval passed.
+  writer.write(events::StatusWrite{2, "Queue", "q", "uq", R"({"status":{"allocated":{"cpu":"2"}}})", false});
+  writer.write(events::StatusWrite{3, "Queue", "q", "uq", R"({"status":{"allocated":{"cpu":"3"}}})", false});
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(api.calls().size(), 1u) << "written again within the interval";
+  ASSERT_TRUE(wait_written(writer, 2));
+  EXPECT_GE(since(), 800ms);
+  writer.stop();
+  EXPECT_EQ(api.calls(), (std::vector<std::string>{R"(status Queue q uq {"status":{"allocated":{"cpu":"1"}}})",
+                                                   R"(status Queue q uq {"status":{"allocated":{"cpu":"3"}}})"}));
 }
 
 const char* const kDesired =
