@@ -66,10 +66,7 @@ void decode_containers(Decoder& d, const json& spec, bool init, Pod& pod) {
                   if (init) {
                     std::string policy;
                     d.str(c, "restartPolicy", join(p, "restartPolicy"), policy);
-                    if (policy == "Always") {
-                      container.restart_policy_always = true;
-                      pod.unsupported_constraints.push_back(sidecar_path(ci));
-                    }
+                    container.restart_policy_always = policy == "Always";  // a native sidecar
                   }
                   out.push_back(std::move(container));
                 });

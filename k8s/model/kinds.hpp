@@ -7,6 +7,7 @@
 // with for_each_kind() or picks one by name with with_kind(); adding a kind is adding its struct,
 // its codec and one entry here (docs/architecture.md "Object kinds").
 
+#include <array>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
@@ -91,7 +92,7 @@ struct Pod {
   static constexpr std::string_view kSection = "pods";
   static constexpr std::string_view kApiGroup = "";
   static constexpr std::string_view kListPath = "/api/v1/pods";
-  static constexpr int kReferenceRank = 5;
+  static constexpr int kReferenceRank = 6;
   static constexpr int kEntityStore = 2;
   static constexpr bool kMayBeAbsent = false;
   static constexpr auto decode = &decode_pod;
@@ -104,7 +105,7 @@ struct Queue {
   static constexpr std::string_view kSection = "queues";
   static constexpr std::string_view kApiGroup = "scheduling.run.ai";
   static constexpr std::string_view kListPath = "/apis/scheduling.run.ai/v2/queues";
-  static constexpr int kReferenceRank = 1;
+  static constexpr int kReferenceRank = 2;
   static constexpr int kEntityStore = 1;
   static constexpr bool kMayBeAbsent = false;
   static constexpr auto decode = &decode_queue;
@@ -117,7 +118,7 @@ struct PodGroup {
   static constexpr std::string_view kSection = "pod_groups";
   static constexpr std::string_view kApiGroup = "scheduling.run.ai";
   static constexpr std::string_view kListPath = "/apis/scheduling.run.ai/v2alpha2/podgroups";
-  static constexpr int kReferenceRank = 3;
+  static constexpr int kReferenceRank = 4;
   static constexpr int kEntityStore = 2;
   static constexpr bool kMayBeAbsent = false;
   static constexpr auto decode = &decode_pod_group;
@@ -130,7 +131,7 @@ struct PriorityClass {
   static constexpr std::string_view kSection = "priority_classes";
   static constexpr std::string_view kApiGroup = "scheduling.k8s.io";
   static constexpr std::string_view kListPath = "/apis/scheduling.k8s.io/v1/priorityclasses";
-  static constexpr int kReferenceRank = 2;
+  static constexpr int kReferenceRank = 3;
   static constexpr int kEntityStore = 1;
   static constexpr bool kMayBeAbsent = false;
   static constexpr auto decode = &decode_priority_class;
@@ -143,7 +144,7 @@ struct BindRequest {
   static constexpr std::string_view kSection = "bind_requests";
   static constexpr std::string_view kApiGroup = "scheduling.run.ai";
   static constexpr std::string_view kListPath = "/apis/scheduling.run.ai/v1alpha2/bindrequests";
-  static constexpr int kReferenceRank = 4;
+  static constexpr int kReferenceRank = 5;
   static constexpr int kEntityStore = 2;
   static constexpr bool kMayBeAbsent = false;
   static constexpr auto decode = &decode_bind_request;
@@ -160,7 +161,7 @@ struct WorkloadOwner {
   static constexpr std::string_view kSection = "owners";
   static constexpr std::string_view kApiGroup = "*";
   static constexpr std::string_view kListPath = "";
-  static constexpr int kReferenceRank = 6;
+  static constexpr int kReferenceRank = 7;
   static constexpr int kEntityStore = 2;
   static constexpr bool kMayBeAbsent = false;
   static constexpr auto decode = &decode_workload_owner;
@@ -174,7 +175,7 @@ struct Topology {
   static constexpr std::string_view kSection = "topologies";
   static constexpr std::string_view kApiGroup = "kai.scheduler";
   static constexpr std::string_view kListPath = "/apis/kai.scheduler/v1alpha1/topologies";
-  static constexpr int kReferenceRank = 0;
+  static constexpr int kReferenceRank = 1;
   static constexpr int kEntityStore = 1;
   static constexpr bool kMayBeAbsent = true;
   static constexpr auto decode = &decode_topology;
@@ -185,6 +186,21 @@ struct Topology {
 /// The table, in the order of the snapshot sections on disk (events/state_codec.hpp).
 using All = std::tuple<Node, Pod, Queue, PodGroup, PriorityClass, BindRequest, WorkloadOwner, Topology>;
 inline constexpr size_t kCount = std::tuple_size_v<All>;
+
+/// Each kind has its own position in an exported List (0 .. kCount-1).
+inline constexpr bool kRanksDistinct = [] {
+  std::array<int, kCount> ranks{};
+  size_t i = 0;
+  std::apply([&](auto... k) { ((ranks[i++] = decltype(k)::kReferenceRank), ...); }, All{});
+  for (size_t a = 0; a < kCount; ++a) {
+    if (ranks[a] < 0 || ranks[a] >= static_cast<int>(kCount)) return false;
+    for (size_t b = a + 1; b < kCount; ++b) {
+      if (ranks[a] == ranks[b]) return false;
+    }
+  }
+  return true;
+}();
+static_assert(kRanksDistinct, "two kinds share a kReferenceRank");
 inline constexpr int kEntityStores = 3;
 
 }  // namespace kinds

@@ -101,7 +101,7 @@ struct Container {
   std::string name;
   ResourceList requests;  ///< Defaulted from limits where a request is missing, as the API server does.
   ResourceList limits;
-  bool restart_policy_always = false;  ///< A sidecar init container (refused: docs/kai-compatibility.md "Predicates and refused constraints").
+  bool restart_policy_always = false;  ///< A native sidecar init container (counted as kube-scheduler counts it).
   bool has_host_port = false;
   bool operator==(const Container&) const = default;
 };

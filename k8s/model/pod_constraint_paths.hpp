@@ -1,6 +1,6 @@
 #pragma once
 // The paths a decoded Pod lists in Pod::unsupported_constraints for the fields the scheduler refuses
-// (required pod (anti-)affinity, hard topology spread, resource claims, host ports, sidecars). The
+// (required pod (anti-)affinity, hard topology spread, resource claims, host ports). The
 // decoder records them; the encoder writes placeholders at the same paths, so decode(encode(x)) == x.
 // Internal to the JSON codec (json_decode.cpp, json_encode.cpp).
 
@@ -15,11 +15,6 @@ namespace kai::model::json_detail {
 inline std::string host_port_path(bool init, size_t container, size_t port) {
   return std::string(init ? "spec.initContainers" : "spec.containers") + "[" + std::to_string(container) +
          "].ports[" + std::to_string(port) + "].hostPort";
-}
-
-/// The path of an init container's `restartPolicy: Always` (a sidecar), recorded the same way.
-inline std::string sidecar_path(size_t container) {
-  return "spec.initContainers[" + std::to_string(container) + "].restartPolicy";
 }
 
 /// Whole-field paths, recorded when the field is set at all.

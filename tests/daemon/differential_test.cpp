@@ -165,7 +165,8 @@ model::ClusterObjects server_objects(const Cluster& c, const std::vector<Json>& 
                                                             {"scheduling.run.ai/v2", "Queue"},
                                                             {"scheduling.run.ai/v2alpha2", "PodGroup"},
                                                             {"scheduling.k8s.io/v1", "PriorityClass"},
-                                                            {"scheduling.run.ai/v1alpha2", "BindRequest"}};
+                                                            {"scheduling.run.ai/v1alpha2", "BindRequest"},
+                                                            {"kai.scheduler/v1alpha1", "Topology"}};
   for (const Json& o : scenario_objects) {
     std::pair<std::string, std::string> k = {o.value("apiVersion", ""), o.value("kind", "")};
     if (!model::is_known_kind(k.second) && std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(k);

@@ -85,7 +85,7 @@ struct TaskInfo {
   uint16_t pod_set = 0;
   PodStatus status = PodStatus::kPending;
   int32_t node = kNoNode;
-  Resources req;  ///< max(Σ containers, each init container) + overhead, pods = 1; shared GPUs excluded.
+  Resources req;  ///< As kube-scheduler counts it (sidecars included) + overhead, pods = 1; shared GPUs excluded.
   GpuRequest gpu;
   int64_t placed_portion = 0;  ///< Portion per device on its node (shared GPU tasks).
   std::vector<std::string> gpu_groups;

@@ -82,9 +82,23 @@ Resources SessionBuilder::max_each(const Resources& a, const Resources& b) {
 }
 
 Resources SessionBuilder::pod_request(const model::Pod& pod, bool& has_mig) {
+  // As kube-scheduler counts a pod: its containers plus the native sidecars (init containers with
+  // restartPolicy Always), which keep running beside them; or, if larger, the peak of the init
+  // phase, where each ordinary init container runs beside the sidecars started before it.
   Resources sum;
   for (const auto& c : pod.containers) sum += to_resources(c.requests, has_mig);
-  for (const auto& c : pod.init_containers) sum = max_each(sum, to_resources(c.requests, has_mig));
+  Resources sidecars;
+  Resources init_peak;
+  for (const auto& c : pod.init_containers) {
+    const Resources r = to_resources(c.requests, has_mig);
+    if (c.restart_policy_always) {
+      sidecars += r;
+      init_peak = max_each(init_peak, sidecars);
+    } else {
+      init_peak = max_each(init_peak, r + sidecars);
+    }
+  }
+  sum = max_each(sum + sidecars, init_peak);
   sum += to_resources(pod.overhead, has_mig);
   sum.pods = 1;
   return sum;

@@ -23,10 +23,6 @@ Resources demand_of(const TaskInfo& t) {
   return r;
 }
 
-Resources free_on(const NodeInfo& n) {
-  return n.idle + n.releasing;
-}
-
 /// The dominant share of `free` that `need` takes (KAI's job-to-free-resources ratio; pod slots aside).
 double ratio(const Resources& need, const Resources& free) {
   double dominant = 0;
@@ -71,18 +67,18 @@ int64_t accommodation(const Resources& max_pod, int64_t count, const NodeInfo& n
                          std::all_of(max_pod.scalars.begin(), max_pod.scalars.end(),
                                      [](const auto& s) { return s.second <= 0; });
   if (slot_only) return count;
-  Resources avail = free_on(node);
-  if (max_pod.milli_gpu > 0 && max_pod.milli_gpu < 1000) avail.milli_gpu += shared_room(node);
-  if (!max_pod.fits_in(avail)) return 0;
+  int64_t gpu = node.idle.milli_gpu + node.releasing.milli_gpu;
+  if (max_pod.milli_gpu > 0 && max_pod.milli_gpu < 1000) gpu += shared_room(node);
   int64_t pods = std::numeric_limits<int64_t>::max();
+  // Copies of the request the free amount holds (none when it holds not even one).
   auto limit = [&](int64_t need, int64_t have) {
-    if (need > 0) pods = std::min(pods, have / need);
+    if (need > 0) pods = std::min(pods, std::max<int64_t>(0, have) / need);
   };
-  limit(max_pod.milli_cpu, avail.milli_cpu);
-  limit(max_pod.memory, avail.memory);
-  limit(max_pod.milli_gpu, avail.milli_gpu);
-  limit(max_pod.pods, avail.pods);
-  for (const auto& [id, v] : max_pod.scalars) limit(v, avail.scalar(id));
+  limit(max_pod.milli_cpu, node.idle.milli_cpu + node.releasing.milli_cpu);
+  limit(max_pod.memory, node.idle.memory + node.releasing.memory);
+  limit(max_pod.milli_gpu, gpu);
+  limit(max_pod.pods, node.idle.pods + node.releasing.pods);
+  for (const auto& [id, v] : max_pod.scalars) limit(v, node.idle.scalar(id) + node.releasing.scalar(id));
   return pods == std::numeric_limits<int64_t>::max() ? count : pods;
 }
 
@@ -127,19 +123,18 @@ DomainSets topology_node_sets(const Session& ssn, const JobInfo& job, const Topo
       " couldn't be satisfied for job <" + job.key + ">" + (scope.name.empty() ? "" : ", subgroup " + scope.name);
 
   // The nodes it may use: those given that are in the topology (a node lacking a level's label never is).
-  std::vector<uint32_t> valid;
+  std::vector<uint32_t> given;
   std::vector<char> is_valid;
   if (within != nullptr) {
     is_valid.assign(ssn.nodes.size(), 0);
     for (uint32_t n : *within) {
       if (tree.contains(n)) {
-        valid.push_back(n);
+        given.push_back(n);
         is_valid[n] = 1;
       }
     }
-  } else {
-    valid = tree.domains[0].nodes;
   }
+  const std::vector<uint32_t>& valid = within != nullptr ? given : tree.domains[0].nodes;
 
   // Their narrowest common domain, no narrower than the preferred level.
   uint32_t common = 0;
@@ -175,28 +170,53 @@ DomainSets topology_node_sets(const Session& ssn, const JobInfo& job, const Topo
   const auto count = static_cast<int64_t>(tasks.size());
   const bool in_pods = counts_in_pods(ssn, tasks);
 
-  // Free resources and, counted in pods, room per domain of the anchor's subtree.
-  std::unordered_map<uint32_t, Resources> free;
-  std::unordered_map<uint32_t, int64_t> room;
+  // Free resources and, counted in pods, room per domain of the anchor's subtree, on the levels the
+  // choice reads: from the anchor's down to the narrowest the constraint names (and the common
+  // domain's, when it lies deeper).
+  const int32_t max_depth = scope.preferred != kNoLevel ? scope.preferred : scope.required;
   const int32_t anchor_level = tree.domains[anchor].level;
+  const int32_t first_level = std::max(anchor_level, 0);
+  const int32_t last_level = std::max(max_depth, tree.domains[common].level);
+  struct Stats {
+    Resources free;
+    int64_t room = 0;
+  };
+  Stats root_stats;
+  std::vector<std::vector<Stats>> level_stats;
+  for (int32_t l = first_level; l <= last_level; ++l) level_stats.emplace_back(tree.by_level[static_cast<size_t>(l)].size());
+  auto stats = [&](uint32_t d) -> Stats& {
+    const TopologyDomain& dom = tree.domains[d];
+    if (dom.level == kRootLevel) return root_stats;
+    return level_stats[static_cast<size_t>(dom.level - first_level)][dom.level_index];
+  };
+  // Each node into its domain of the last level, then each level into the one above.
   for (uint32_t n : tree.domains[anchor].nodes) {
-    const Resources f = free_on(ssn.nodes[n]);
-    const int64_t r = in_pods ? accommodation(max_pod, count, ssn.nodes[n]) : 0;
-    for (int32_t l = anchor_level; l < depth; ++l) {
-      const uint32_t d = tree.domain_of(n, l);
-      free[d] += f;
-      room[d] += r;
+    const NodeInfo& node = ssn.nodes[n];
+    Stats& s = stats(tree.domain_of(n, last_level));
+    s.free += node.idle;
+    s.free += node.releasing;
+    if (in_pods) s.room += accommodation(max_pod, count, node);
+  }
+  for (int32_t l = last_level; l >= first_level; --l) {
+    const std::vector<uint32_t>& level = tree.by_level[static_cast<size_t>(l)];
+    for (size_t i = 0; i < level.size(); ++i) {
+      const Stats& child = level_stats[static_cast<size_t>(l - first_level)][i];
+      if (child.room == 0 && child.free.is_zero()) continue;
+      Stats& up = l == first_level ? root_stats : stats(static_cast<uint32_t>(tree.domains[level[i]].parent));
+      if (l == first_level && anchor_level != kRootLevel) continue;  // the anchor is the widest counted
+      up.free += child.free;
+      up.room += child.room;
     }
   }
   auto fit_error = [&](uint32_t d) -> std::optional<std::string> {
     const std::string& id = tree.domains[d].id;
     if (in_pods) {
-      const int64_t r = room[d];
+      const int64_t r = stats(d).room;
       if (r >= count) return std::nullopt;
       return "node-group " + id + " can allocate only " + std::to_string(r) + " of " + std::to_string(count) +
              " required pods";
     }
-    const Resources& f = free[d];
+    const Resources& f = stats(d).free;
     if (ratio(need, f) <= 1.0) return std::nullopt;
     return "node-group " + id + " lacks " + describe_need(need, f);
   };
@@ -207,13 +227,13 @@ DomainSets topology_node_sets(const Session& ssn, const JobInfo& job, const Topo
   }
 
   // Children ranked fullest first (the tasks' share of their free resources, then id), down to the
-  // narrowest level the constraint names.
-  const int32_t max_depth = scope.preferred != kNoLevel ? scope.preferred : scope.required;
+  // narrowest level the constraint names (below it the order is never read).
   std::unordered_map<uint32_t, std::vector<uint32_t>> ranked;
   std::function<void(uint32_t)> rank = [&](uint32_t d) {
+    if (tree.domains[d].level >= max_depth) return;
     std::vector<uint32_t> kids = tree.domains[d].children;
     std::vector<double> share(kids.size());
-    for (size_t i = 0; i < kids.size(); ++i) share[i] = ratio(need, free[kids[i]]);
+    for (size_t i = 0; i < kids.size(); ++i) share[i] = ratio(need, stats(kids[i]).free);
     std::vector<size_t> order(kids.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return share[a] > share[b]; });
@@ -221,7 +241,6 @@ DomainSets topology_node_sets(const Session& ssn, const JobInfo& job, const Topo
     sorted.reserve(kids.size());
     for (size_t i : order) sorted.push_back(kids[i]);
     ranked[d] = std::move(sorted);
-    if (tree.domains[d].level == max_depth) return;
     for (uint32_t k : ranked[d]) rank(k);
   };
   rank(anchor);

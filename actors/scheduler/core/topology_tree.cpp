@@ -21,7 +21,7 @@ TopologyTree build_tree(const model::Topology& topology, const std::vector<NodeI
   tree.name = topology.meta.name;
   tree.levels = topology.levels;
   const size_t depth = tree.levels.size();
-  tree.domains.push_back(TopologyDomain{"root", kRootLevel, -1, {}, {}});
+  tree.domains.push_back(TopologyDomain{"root", kRootLevel, -1, 0, {}, {}});
   tree.by_level.assign(depth, {});
   tree.node_domain.assign(depth, std::vector<int32_t>(nodes.size(), -1));
   // By level: id -> domain index; ordered, so that children and levels come out by id.
@@ -45,7 +45,7 @@ TopologyTree build_tree(const model::Topology& topology, const std::vector<NodeI
       id += *values[i];
       auto [it, added] = ids[i].try_emplace(id, static_cast<uint32_t>(tree.domains.size()));
       if (added) {
-        tree.domains.push_back(TopologyDomain{id, static_cast<int32_t>(i), static_cast<int32_t>(parent), {}, {}});
+        tree.domains.push_back(TopologyDomain{id, static_cast<int32_t>(i), static_cast<int32_t>(parent), 0, {}, {}});
       }
       const uint32_t d = it->second;
       tree.domains[d].nodes.push_back(n);
@@ -56,6 +56,7 @@ TopologyTree build_tree(const model::Topology& topology, const std::vector<NodeI
   // Children and levels by id (the maps' order), so that every tie below breaks on the id as KAI's does.
   for (size_t i = 0; i < depth; ++i) {
     for (const auto& [id, d] : ids[i]) {
+      tree.domains[d].level_index = static_cast<uint32_t>(tree.by_level[i].size());
       tree.by_level[i].push_back(d);
       tree.domains[static_cast<size_t>(tree.domains[d].parent)].children.push_back(d);
     }

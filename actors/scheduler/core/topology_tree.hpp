@@ -22,6 +22,7 @@ struct TopologyDomain {
   std::string id;               ///< Joined label values; "root" for the root.
   int32_t level = kRootLevel;   ///< Index into the Topology's levels, widest first.
   int32_t parent = -1;          ///< Index into TopologyTree::domains; -1 for the root.
+  uint32_t level_index = 0;     ///< Its position in TopologyTree::by_level[level] (0 for the root).
   std::vector<uint32_t> children;  ///< Domain indexes, by id.
   std::vector<uint32_t> nodes;     ///< Every node of the subtree, by session node id, ascending.
 };
