@@ -1,6 +1,6 @@
 // The statuses the cycle asks to write (actors/scheduler/core/status_objects.hpp), as KAI's
 // controllers write them: a pending gang's schedulingConditions set and cleared once it runs, a group's
-// resourcesStatus through bind and deletion, a Queue's sums up the tree and its childQueues after
+// resourcesStatus through bind, eviction and deletion, a Queue's sums up the tree and its childQueues after
 // re-parenting, nothing asked while the watched status already says it, the retry marks, the
 // queue-controller figures.
 #include "actors/scheduler/core/status_objects.hpp"
@@ -183,6 +183,24 @@ TEST(StatusObjects, AStatusTheWatchAlreadyShowsIsNotWrittenAndADeletedPodIsRemov
   c = run({node("n1", 4), queue("team", "", qs), pod_group("job", 1, "train", rs), pod("job-1", "job", 0, "n1")});
   EXPECT_EQ(c->patch("PodGroup ns/job")["status"]["resourcesStatus"]["allocated"],
             (Json{{"cpu", "1"}, {"nvidia.com/gpu", nullptr}}));
+}
+
+TEST(StatusObjects, AnEvictedPodCountsUntilItIsGoneAsKaiCountsPodsByPhase) {
+  // KAI's pod-group controller reads phases only: a pod being evicted (deletionTimestamp set, still
+  // Running) keeps its allocation in the group and the queue until it is gone.
+  const Json rs = {{"resourcesStatus",
+                    {{"allocated", {{"cpu", "1"}, {"nvidia.com/gpu", "2"}}},
+                     {"requested", {{"cpu", "1"}, {"nvidia.com/gpu", "2"}}}}}};
+  const Json qs = {{"allocated", {{"cpu", "1"}, {"nvidia.com/gpu", "2"}}},
+                   {"requested", {{"cpu", "1"}, {"nvidia.com/gpu", "2"}}}};
+  Json evicted = pod("job-0", "job", 2, "n1");
+  evicted["metadata"]["deletionTimestamp"] = "2027-01-15T08:30:00Z";
+  auto c = run({node("n1", 4), queue("team", "", qs), pod_group("job", 1, "train", rs), evicted});
+  EXPECT_TRUE(c->result.status_writes.empty()) << c->result.status_writes.front().patch_json;
+  // Gone: both lists empty out.
+  c = run({node("n1", 4), queue("team", "", qs), pod_group("job", 1, "train", rs)});
+  EXPECT_TRUE(c->patch("PodGroup ns/job")["status"]["resourcesStatus"]["allocated"].is_null());
+  EXPECT_TRUE(c->patch("Queue team")["status"]["allocated"].is_null());
 }
 
 TEST(StatusObjects, TheSameWriteIsNotAskedAgainWithinTheRetryPeriodAndIsSettledOnceSeen) {
