@@ -1,6 +1,6 @@
 // A pod's request as kube-scheduler counts it (actors/scheduler/core/session_builder.cpp): native
 // sidecars (init containers with restartPolicy Always) run beside the containers, and each ordinary
-// init container beside the sidecars started before it.
+// init container beside the sidecars started before it; amd.com/gpu is a GPU, as KAI counts it.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -41,12 +41,14 @@ Json pod() {
           {"status", {{"phase", "Pending"}}}};
 }
 
-Json queue() {
+Json queue(int gpu_limit = -1) {
   Json r = {{"quota", -1}, {"limit", -1}, {"overQuotaWeight", 1}};
+  Json gpu = r;
+  gpu["limit"] = gpu_limit;
   return {{"apiVersion", "scheduling.run.ai/v2"},
           {"kind", "Queue"},
           {"metadata", {{"name", "default-queue"}, {"uid", "uid-q"}}},
-          {"spec", {{"resources", {{"gpu", r}, {"cpu", r}, {"memory", r}}}}}};
+          {"spec", {{"resources", {{"gpu", gpu}, {"cpu", r}, {"memory", r}}}}}};
 }
 
 size_t binds_on(const std::string& cpu) {
@@ -62,6 +64,28 @@ size_t binds_on(const std::string& cpu) {
     for (const auto& why : u.reasons) EXPECT_EQ(why.message.find("does not support"), std::string::npos) << why.message;
   }
   return r.decisions.size();
+}
+
+/// A node with `gpus` amd.com/gpu and a pod asking `want` of them, in a queue limited to 1 GPU.
+size_t amd_binds(int gpus, int want) {
+  Json n = node("4");
+  n["status"]["allocatable"]["amd.com/gpu"] = std::to_string(gpus);
+  Json p = pod();
+  p["spec"].erase("initContainers");
+  p["spec"]["containers"][0]["resources"]["limits"] = {{"amd.com/gpu", std::to_string(want)}};
+  auto o = model::decode_snapshot(Json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", Json::array({n, queue(1), p})}}.dump());
+  EXPECT_TRUE(o) << o.message();
+  const model::ClusterObjects objects = std::move(o).value();
+  CycleInput in;
+  in.objects = model::ObjectRefs::of(objects);
+  in.options.now = 1'800'000'000;
+  return run_cycle(in).decisions.size();
+}
+
+TEST(PodRequest, AnAmdGpuIsAGpuOnTheNodeAndInTheQueuesLimit) {
+  EXPECT_EQ(amd_binds(2, 1), 1u);
+  EXPECT_EQ(amd_binds(2, 2), 0u) << "two GPUs in a queue limited to one (an extended resource would pass)";
+  EXPECT_EQ(amd_binds(0, 1), 0u) << "no GPU on the node";
 }
 
 TEST(PodRequest, ANativeSidecarIsCountedBesideTheContainersAndTheInitContainersAfterIt) {

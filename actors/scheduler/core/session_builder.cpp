@@ -12,6 +12,9 @@ int64_t bytes_from_milli(int64_t milli) {
   return milli <= 0 ? 0 : (milli + 999) / 1000;
 }
 
+/// AMD's device plugin resource: a GPU like nvidia.com/gpu, as KAI counts it.
+constexpr const char* kAmdGpuResource = "amd.com/gpu";
+
 bool is_mig_resource(const std::string& name) {
   return name.rfind("nvidia.com/mig-", 0) == 0;
 }
@@ -56,7 +59,7 @@ Resources SessionBuilder::to_resources(const model::ResourceList& list, bool& ha
       r.milli_cpu += milli;
     } else if (name == "memory") {
       r.memory += bytes_from_milli(milli);
-    } else if (name == model::kGpuResource) {
+    } else if (name == model::kGpuResource || name == kAmdGpuResource) {
       r.milli_gpu += milli;
     } else if (name == "pods") {
       r.pods += milli / 1000;
