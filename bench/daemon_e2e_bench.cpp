@@ -17,8 +17,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -118,6 +120,33 @@ double writes(const Calls& calls) {
     if (key != "total" && !read && key.find("leases") == std::string::npos) n += count;
   }
   return n;
+}
+
+struct Quiet {
+  double calls = 0;        ///< Counted calls seen while polling.
+  double last_seen_s = 0;  ///< From the start to the last poll that saw one.
+};
+
+/// Polls the server's counts each second until three polls in a row see no call `counted` counts,
+/// or `limit` passes; nullopt when the server process stopped answering.
+std::optional<Quiet> until_quiet(ChildProcess& child, const std::function<double(const Calls&)>& counted,
+                                 std::chrono::seconds limit) {
+  Quiet q;
+  const auto start = Clock::now();
+  for (int quiet_polls = 0; quiet_polls < 3 && seconds_since(start) < static_cast<double>(limit.count());) {
+    std::this_thread::sleep_for(1s);
+    Calls calls;
+    if (!child.send("counts") || !read_calls(child, calls)) return std::nullopt;
+    const double n = counted(calls);
+    q.calls += n;
+    if (n > 0) {
+      q.last_seen_s = seconds_since(start);
+      quiet_polls = 0;
+    } else {
+      ++quiet_polls;
+    }
+  }
+  return q;
 }
 
 /// What the child reported when the pods were created and bound.
@@ -235,22 +264,10 @@ void BM_DaemonEndToEnd(benchmark::State& state) {
     // and Queue's first status. The daemon writes them once after a first install (a restart finds
     // them right and writes nothing), so the run below starts after they stopped: polling each second
     // until three polls in a row see no write.
-    const auto wave_start = Clock::now();
     const double wave_cpu0 = cpu_seconds();
-    double wave_writes = 0, wave_s = 0;
-    for (int quiet_polls = 0; quiet_polls < 3 && seconds_since(wave_start) < 3600;) {
-      std::this_thread::sleep_for(1s);
-      Calls calls;
-      if (!child->send("counts") || !read_calls(*child, calls)) return fail("the API-server process stopped");
-      const double n = writes(calls);
-      wave_writes += n;
-      if (n > 0) {
-        wave_s = seconds_since(wave_start);
-        quiet_polls = 0;
-      } else {
-        ++quiet_polls;
-      }
-    }
+    const auto wave = until_quiet(*child, writes, 3600s);
+    if (!wave) return fail("the API-server process stopped");
+    const double wave_writes = wave->calls, wave_s = wave->last_seen_s;
     const double wave_cpu_s = cpu_seconds() - wave_cpu0;
     std::cerr << "cold-start wave: " << wave_writes << " writes in " << wave_s << " s, " << wave_cpu_s
               << " s CPU" << std::endl;
@@ -300,21 +317,9 @@ void BM_DaemonEndToEnd(benchmark::State& state) {
       return n;
     };
     const double status_before = status_patches(r.calls);
-    double status_after = 0, status_drain_s = 0;
-    const auto drain_start = Clock::now();
-    for (int quiet_polls = 0; quiet_polls < 3 && seconds_since(drain_start) < 120;) {
-      std::this_thread::sleep_for(1s);
-      Calls later;
-      if (!child->send("counts") || !read_calls(*child, later)) return fail("the API-server process stopped");
-      const double n = status_patches(later);
-      status_after += n;
-      if (n > 0) {
-        status_drain_s = seconds_since(drain_start);
-        quiet_polls = 0;
-      } else {
-        ++quiet_polls;
-      }
-    }
+    const auto drain = until_quiet(*child, status_patches, 120s);
+    if (!drain) return fail("the API-server process stopped");
+    const double status_after = drain->calls, status_drain_s = drain->last_seen_s;
     daemon->stop();
     daemon.reset();
     child->finish(60s);
