@@ -117,10 +117,12 @@ DomainSets topology_node_sets(const Session& ssn, const JobInfo& job, const Topo
   }
   const TopologyTree& tree = ssn.topologies[static_cast<size_t>(scope.tree)];
   const auto depth = static_cast<int32_t>(tree.levels.size());
-  const std::string subject =
-      "topology " + tree.name + ", requirement " +
-      (scope.required == kNoLevel ? std::string() : tree.level_label(scope.required)) +
-      " couldn't be satisfied for job <" + job.key + ">" + (scope.name.empty() ? "" : ", subgroup " + scope.name);
+  // KAI's words for a scope no domain holds; built only when one is needed.
+  auto subject = [&] {
+    return "topology " + tree.name + ", requirement " +
+           (scope.required == kNoLevel ? std::string() : tree.level_label(scope.required)) +
+           " couldn't be satisfied for job <" + job.key + ">" + (scope.name.empty() ? "" : ", subgroup " + scope.name);
+  };
 
   // The nodes it may use: those given that are in the topology (a node lacking a level's label never is).
   std::vector<uint32_t> given;
@@ -200,10 +202,10 @@ DomainSets topology_node_sets(const Session& ssn, const JobInfo& job, const Topo
   for (int32_t l = last_level; l >= first_level; --l) {
     const std::vector<uint32_t>& level = tree.by_level[static_cast<size_t>(l)];
     for (size_t i = 0; i < level.size(); ++i) {
+      if (l == first_level && anchor_level != kRootLevel) break;  // the anchor is the widest counted
       const Stats& child = level_stats[static_cast<size_t>(l - first_level)][i];
       if (child.room == 0 && child.free.is_zero()) continue;
       Stats& up = l == first_level ? root_stats : stats(static_cast<uint32_t>(tree.domains[level[i]].parent));
-      if (l == first_level && anchor_level != kRootLevel) continue;  // the anchor is the widest counted
       up.free += child.free;
       up.room += child.room;
     }
@@ -221,7 +223,7 @@ DomainSets topology_node_sets(const Session& ssn, const JobInfo& job, const Topo
     return "node-group " + id + " lacks " + describe_need(need, f);
   };
   if (fit_error(common)) {
-    out.errors.push_back(subject + ": not enough resources in " +
+    out.errors.push_back(subject() + ": not enough resources in " +
                          (common == 0 ? std::string("the cluster") : tree.domains[common].id) + " to allocate the job");
     return out;
   }
@@ -330,7 +332,7 @@ DomainSets topology_node_sets(const Session& ssn, const JobInfo& job, const Topo
   }
   if (out.node_sets.empty()) {
     out.errors = std::move(top_errors);
-    out.errors.push_back(subject);
+    out.errors.push_back(subject());
   }
   return out;
 }
