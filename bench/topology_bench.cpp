@@ -2,7 +2,9 @@
 // zones x 50 racks x 10 nodes x 8 GPUs (5,000 nodes). One attempt of an 8 x 8-GPU gang that requires
 // a rack, on a cluster where most nodes are full; and kai-gen's cluster with its nodes in the same
 // layout, the five actions with none or 10 % of the pending groups requiring a rack. Argument of the
-// gang attempt: nodes (a multiple of 500); of the session: per-mille of the 5,000-node mix.
+// gang attempt: nodes (a multiple of 500); of the session: per-mille of the 5,000-node mix. And the
+// same five actions with every tenth pending pod requiring anti-affinity on kubernetes.io/hostname
+// (docs/pod-constraints.md).
 #include <benchmark/benchmark.h>
 
 #include <map>
@@ -162,8 +164,75 @@ void BM_TopologySession(benchmark::State& state) {
   state.counters["nodes"] = static_cast<double>(objects.nodes.size());
 }
 
+/// kai-gen's cluster at `per_mille`, every pod labelled with one of 1,000 app names; with `anti`,
+/// every tenth pending pod requires anti-affinity to its own app on kubernetes.io/hostname.
+const kai::model::ClusterObjects& anti_affinity_cluster(int64_t per_mille, bool anti) {
+  static std::map<std::pair<int64_t, bool>, std::unique_ptr<kai::model::ClusterObjects>> cache;
+  auto& slot = cache[{per_mille, anti}];
+  if (slot) return *slot;
+  slot = std::make_unique<kai::model::ClusterObjects>(
+      kai::gen::generate(kai::gen::ClusterSpec::scaled(static_cast<double>(per_mille) / 1000.0)));
+  auto& c = *slot;
+  for (size_t i = 0; i < c.nodes.size(); ++i) place_in_layout(c.nodes[i], static_cast<int64_t>(i));
+  size_t pending = 0;
+  for (size_t i = 0; i < c.pods.size(); ++i) {
+    kai::model::Pod& p = c.pods[i];
+    const std::string app = "app-" + std::to_string(i % 1000);
+    p.meta.labels["bench-app"] = app;
+    if (!anti || !p.node_name.empty() || p.phase != "Pending" || pending++ % 10 != 0) continue;
+    kai::model::PodAffinityTerm term;
+    term.label_selector = kai::model::LabelSelector{{{"bench-app", app}}, {}};
+    term.topology_key = "kubernetes.io/hostname";
+    p.pod_anti_affinity.required.push_back(term);
+  }
+  return c;
+}
+
+/// The five default actions, session build excluded; argument 2: 1 = every tenth pending pod has
+/// required anti-affinity on kubernetes.io/hostname.
+void BM_AntiAffinitySession(benchmark::State& state) {
+  const auto& objects = anti_affinity_cluster(state.range(0), state.range(1) != 0);
+  SessionOptions options = allocate_only();
+  options.config.actions = kai::core::SchedulerConfig::defaults().actions;
+  int64_t decisions = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto ssn = std::make_unique<Session>(objects, options);
+    state.ResumeTiming();
+    kai::core::run_actions(*ssn, options.config.actions);
+    benchmark::DoNotOptimize(ssn->decisions.data());
+    state.PauseTiming();
+    decisions = static_cast<int64_t>(ssn->decisions.size());
+    ssn.reset();
+    state.ResumeTiming();
+  }
+  state.counters["decisions"] = static_cast<double>(decisions);
+  state.counters["pods"] = static_cast<double>(objects.pods.size());
+}
+
+/// The session build alone (Session's constructor), where the index of placed pods' own terms is made.
+void BM_AntiAffinitySessionBuild(benchmark::State& state) {
+  const auto& objects = anti_affinity_cluster(state.range(0), state.range(1) != 0);
+  SessionOptions options = allocate_only();
+  for (auto _ : state) {
+    auto ssn = std::make_unique<Session>(objects, options);
+    benchmark::DoNotOptimize(ssn->tasks.data());
+    state.PauseTiming();
+    ssn.reset();
+    state.ResumeTiming();
+  }
+}
+
 }  // namespace
 
+BENCHMARK(BM_AntiAffinitySession)
+    ->ArgNames({"permille", "anti"})
+    ->Args({20, 0})
+    ->Args({20, 1})
+    ->Args({1000, 0})
+    ->Args({1000, 1})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AntiAffinitySessionBuild)->ArgNames({"permille", "anti"})->Args({1000, 0})->Args({1000, 1})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_TopologyGangAttempt)->Arg(500)->Arg(5000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_TopologySession)
     ->ArgNames({"permille", "constrained"})

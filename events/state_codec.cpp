@@ -83,7 +83,49 @@ void fields(S& x, F& f) {
 template <class S, class F>
 requires Is<S, model::Container>
 void fields(S& x, F& f) {
-  f(x.name, x.requests, x.limits, x.restart_policy_always, x.has_host_port);
+  f(x.name, x.requests, x.limits, x.restart_policy_always);
+  if (f.version >= 8) {
+    f(x.host_ports);
+  } else {
+    bool had_host_port = false;  // v7 upgrade: the port numbers were not kept (the pod was refused)
+    f(had_host_port);
+  }
+}
+template <class S, class F>
+requires Is<S, model::HostPort>
+void fields(S& x, F& f) {
+  f(x.port, x.protocol, x.host_ip);
+}
+template <class S, class F>
+requires Is<S, model::LabelSelectorRequirement>
+void fields(S& x, F& f) {
+  f(x.key, x.op, x.values);
+}
+template <class S, class F>
+requires Is<S, model::LabelSelector>
+void fields(S& x, F& f) {
+  f(x.match_labels, x.match_expressions);
+}
+template <class S, class F>
+requires Is<S, model::PodAffinityTerm>
+void fields(S& x, F& f) {
+  f(x.label_selector, x.namespaces, x.namespace_selector, x.topology_key, x.match_label_keys, x.mismatch_label_keys);
+}
+template <class S, class F>
+requires Is<S, model::WeightedPodAffinityTerm>
+void fields(S& x, F& f) {
+  f(x.weight, x.term);
+}
+template <class S, class F>
+requires Is<S, model::PodAffinityRules>
+void fields(S& x, F& f) {
+  f(x.required, x.preferred);
+}
+template <class S, class F>
+requires Is<S, model::TopologySpreadConstraint>
+void fields(S& x, F& f) {
+  f(x.max_skew, x.topology_key, x.when_unsatisfiable, x.label_selector, x.min_domains, x.node_affinity_policy,
+    x.node_taints_policy, x.match_label_keys);
 }
 template <class S, class F>
 requires Is<S, model::PodCondition>
@@ -95,7 +137,9 @@ template <class S, class F>
 requires Is<S, model::Pod>
 void fields(S& x, F& f) {
   f(x.meta, x.scheduler_name, x.node_name, x.priority_class_name, x.priority, x.node_selector,
-    x.required_node_affinity, x.tolerations, x.containers, x.init_containers, x.overhead, x.scheduling_gates,
+    x.required_node_affinity);
+  if (f.version >= 8) f(x.pod_affinity, x.pod_anti_affinity, x.topology_spread_constraints);  // v7: refused, not kept
+  f(x.tolerations, x.containers, x.init_containers, x.overhead, x.scheduling_gates,
     x.unsupported_constraints, x.phase, x.nominated_node_name, x.conditions, x.errors);
 }
 template <class S, class F>

@@ -26,8 +26,9 @@
 // (docs/one-truth.md "Bind backoff"; v2 reads as none); 4 = workload owners and KAI v0.17's
 // PodGroup fields (docs/pod-grouping.md; v3 reads as none); 5 = the PodGroup writes asked for
 // (docs/pod-grouping.md "Objects written"; v4 reads as none); 6 = PodGroup and Queue statuses and
-// the status writes asked for (docs/status.md; v5 reads as none); 7 = current: the Topology section
-// (docs/topology.md; v6 reads as none). A reader upgrades older versions; a newer version is refused
+// the status writes asked for (docs/status.md; v5 reads as none); 7 = the Topology section
+// (docs/topology.md; v6 reads as none); 8 = current: pods keep their pod (anti-)affinity, spread
+// constraints and host ports (docs/pod-constraints.md; v7 refused them and reads as none). A reader upgrades older versions; a newer version is refused
 // with its number.
 
 #include <cstdint>
@@ -42,7 +43,7 @@
 namespace kai::events {
 
 /// The snapshot format this build writes.
-inline constexpr uint8_t kStateSnapshotVersion = 7;
+inline constexpr uint8_t kStateSnapshotVersion = 8;
 
 /// Appends the binary snapshot of `state` to `out`.
 void encode_state(const ClusterState& state, std::string& out);

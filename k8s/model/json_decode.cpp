@@ -44,7 +44,7 @@ void decode_containers(Decoder& d, const json& spec, bool init, Pod& pod) {
   const std::string base = init ? "spec.initContainers" : "spec.containers";
   std::vector<Container>& out = init ? pod.init_containers : pod.containers;
   d.each_object(spec, init ? "initContainers" : "containers", base,
-                [&](const json& c, const std::string& p, size_t ci) {
+                [&](const json& c, const std::string& p, size_t) {
                   Container container;
                   d.str(c, "name", join(p, "name"), container.name);
                   if (const json* res = d.object(c, "resources", join(p, "resources"))) {
@@ -54,15 +54,15 @@ void decode_containers(Decoder& d, const json& spec, bool init, Pod& pod) {
                   }
                   // The API server defaults a missing request to its limit.
                   for (const auto& [name, limit] : container.limits) container.requests.emplace(name, limit);
-                  d.each_object(c, "ports", join(p, "ports"),
-                                [&](const json& port, const std::string& pp, size_t pi) {
-                                  int64_t host_port = 0;
-                                  d.integer(port, "hostPort", join(pp, "hostPort"), host_port);
-                                  if (host_port > 0) {
-                                    container.has_host_port = true;
-                                    pod.unsupported_constraints.push_back(host_port_path(init, ci, pi));
-                                  }
-                                });
+                  d.each_into(c, "ports", join(p, "ports"), container.host_ports,
+                              [&](const json& port, const std::string& pp, HostPort& hp) {
+                                d.integer(port, "hostPort", join(pp, "hostPort"), hp.port);
+                                d.str(port, "protocol", join(pp, "protocol"), hp.protocol);
+                                if (hp.protocol.empty()) hp.protocol = "TCP";
+                                d.str(port, "hostIP", join(pp, "hostIP"), hp.host_ip);
+                              });
+                  // Only ports that claim a port on the node matter to scheduling (NodePorts).
+                  std::erase_if(container.host_ports, [](const HostPort& hp) { return hp.port <= 0; });
                   if (init) {
                     std::string policy;
                     d.str(c, "restartPolicy", join(p, "restartPolicy"), policy);
@@ -83,6 +83,31 @@ std::vector<NodeSelectorRequirement> decode_requirements(Decoder& d, const json&
   return out;
 }
 
+/// A metav1.LabelSelector at obj[key], absent when the member is missing or null.
+std::optional<LabelSelector> optional_label_selector(Decoder& d, const json& obj, std::string_view key,
+                                                     const std::string& path) {
+  const json* sel = d.object(obj, key, path);
+  if (sel == nullptr) return std::nullopt;
+  LabelSelector out;
+  d.string_map(*sel, "matchLabels", join(path, "matchLabels"), out.match_labels);
+  d.each_into(*sel, "matchExpressions", join(path, "matchExpressions"), out.match_expressions,
+              [&](const json& r, const std::string& p, LabelSelectorRequirement& req) {
+                d.str(r, "key", join(p, "key"), req.key);
+                d.str(r, "operator", join(p, "operator"), req.op);
+                d.string_list(r, "values", join(p, "values"), req.values);
+              });
+  return out;
+}
+
+void decode_pod_affinity_term(Decoder& d, const json& t, const std::string& p, PodAffinityTerm& term) {
+  term.label_selector = optional_label_selector(d, t, "labelSelector", join(p, "labelSelector"));
+  d.string_list(t, "namespaces", join(p, "namespaces"), term.namespaces);
+  term.namespace_selector = optional_label_selector(d, t, "namespaceSelector", join(p, "namespaceSelector"));
+  d.str(t, "topologyKey", join(p, "topologyKey"), term.topology_key);
+  d.string_list(t, "matchLabelKeys", join(p, "matchLabelKeys"), term.match_label_keys);
+  d.string_list(t, "mismatchLabelKeys", join(p, "mismatchLabelKeys"), term.mismatch_label_keys);
+}
+
 void decode_affinity(Decoder& d, const json& spec, Pod& pod) {
   const json* affinity = d.object(spec, "affinity", "spec.affinity");
   if (affinity == nullptr) return;
@@ -99,26 +124,40 @@ void decode_affinity(Decoder& d, const json& spec, Pod& pod) {
       pod.required_node_affinity = std::move(terms);
     }
   }
-  // Required pod (anti-)affinity is not implemented: record it so that the pod is refused.
-  const std::pair<std::string_view, std::string_view> pod_affinities[] = {
-      {"podAffinity", kPodAffinityPath}, {"podAntiAffinity", kPodAntiAffinityPath}};
-  for (const auto& [kind, path] : pod_affinities) {
-    const json* pa = d.object(*affinity, kind, "spec.affinity." + std::string(kind));
+  const std::pair<std::string_view, PodAffinityRules Pod::*> pod_affinities[] = {
+      {"podAffinity", &Pod::pod_affinity}, {"podAntiAffinity", &Pod::pod_anti_affinity}};
+  for (const auto& [kind, rules] : pod_affinities) {
+    const std::string path = "spec.affinity." + std::string(kind);
+    const json* pa = d.object(*affinity, kind, path);
     if (pa == nullptr) continue;
-    const json* req = d.array(*pa, "requiredDuringSchedulingIgnoredDuringExecution", std::string(path));
-    if (req != nullptr && !req->empty()) pod.unsupported_constraints.emplace_back(path);
+    const std::string rp = join(path, "requiredDuringSchedulingIgnoredDuringExecution");
+    d.each_into(*pa, "requiredDuringSchedulingIgnoredDuringExecution", rp, (pod.*rules).required,
+                [&](const json& t, const std::string& p, PodAffinityTerm& term) { decode_pod_affinity_term(d, t, p, term); });
+    const std::string pp = join(path, "preferredDuringSchedulingIgnoredDuringExecution");
+    d.each_into(*pa, "preferredDuringSchedulingIgnoredDuringExecution", pp, (pod.*rules).preferred,
+                [&](const json& w, const std::string& p, WeightedPodAffinityTerm& weighted) {
+                  d.integer(w, "weight", join(p, "weight"), weighted.weight);
+                  if (const json* t = d.object(w, "podAffinityTerm", join(p, "podAffinityTerm")))
+                    decode_pod_affinity_term(d, *t, join(p, "podAffinityTerm"), weighted.term);
+                });
   }
 }
 
 void decode_topology_spread(Decoder& d, const json& spec, Pod& pod) {
-  bool hard = false;
-  d.each_object(spec, "topologySpreadConstraints", std::string(kTopologySpreadPath),
-                [&](const json& c, const std::string& p, size_t) {
-                  std::string when = "DoNotSchedule";  // the API default
-                  d.str(c, "whenUnsatisfiable", join(p, "whenUnsatisfiable"), when);
-                  if (when == "DoNotSchedule") hard = true;
-                });
-  if (hard) pod.unsupported_constraints.emplace_back(kTopologySpreadPath);
+  d.each_into(spec, "topologySpreadConstraints", "spec.topologySpreadConstraints", pod.topology_spread_constraints,
+              [&](const json& c, const std::string& p, TopologySpreadConstraint& tsc) {
+                d.integer(c, "maxSkew", join(p, "maxSkew"), tsc.max_skew);
+                d.str(c, "topologyKey", join(p, "topologyKey"), tsc.topology_key);
+                d.str(c, "whenUnsatisfiable", join(p, "whenUnsatisfiable"), tsc.when_unsatisfiable);
+                if (tsc.when_unsatisfiable.empty()) tsc.when_unsatisfiable = "DoNotSchedule";
+                tsc.label_selector = optional_label_selector(d, c, "labelSelector", join(p, "labelSelector"));
+                d.optional_integer(c, "minDomains", join(p, "minDomains"), tsc.min_domains);
+                d.str(c, "nodeAffinityPolicy", join(p, "nodeAffinityPolicy"), tsc.node_affinity_policy);
+                if (tsc.node_affinity_policy.empty()) tsc.node_affinity_policy = "Honor";
+                d.str(c, "nodeTaintsPolicy", join(p, "nodeTaintsPolicy"), tsc.node_taints_policy);
+                if (tsc.node_taints_policy.empty()) tsc.node_taints_policy = "Ignore";
+                d.string_list(c, "matchLabelKeys", join(p, "matchLabelKeys"), tsc.match_label_keys);
+              });
 }
 
 TopologyConstraint decode_topology_constraint(Decoder& d, const json& obj, const std::string& path) {
@@ -171,7 +210,6 @@ Result<Pod> decode_pod(const json& j) {
       d.str(*spec, "priorityClassName", "spec.priorityClassName", pod.priority_class_name);
       d.optional_integer(*spec, "priority", "spec.priority", pod.priority);
       d.string_map(*spec, "nodeSelector", "spec.nodeSelector", pod.node_selector);
-      // The order of these calls fixes the order of unsupported_constraints, which encode relies on.
       decode_affinity(d, *spec, pod);
       decode_topology_spread(d, *spec, pod);
       d.each_into(*spec, "tolerations", "spec.tolerations", pod.tolerations,

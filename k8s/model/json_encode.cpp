@@ -113,7 +113,7 @@ json encode_topology_constraint(const TopologyConstraint& t) {
   return o;
 }
 
-json encode_containers(const std::vector<Container>& containers, bool init, const Pod& pod) {
+json encode_containers(const std::vector<Container>& containers, bool init) {
   json out = json::array();
   for (size_t ci = 0; ci < containers.size(); ++ci) {
     const Container& c = containers[ci];
@@ -124,23 +124,11 @@ json encode_containers(const std::vector<Container>& containers, bool init, cons
     if (!c.requests.empty()) resources["requests"] = encode_resources(c.requests);
     if (!c.limits.empty()) resources["limits"] = encode_resources(c.limits);
     if (!resources.empty()) o["resources"] = std::move(resources);
-    if (c.has_host_port) {
-      // The host port numbers are not kept; write ports with a host port at the recorded indices so
-      // that decoding reproduces the same unsupported-constraint paths.
-      std::vector<size_t> ports;
-      for (const std::string& path : pod.unsupported_constraints) {
-        bool is_init = false;
-        size_t pc = 0, pp = 0;
-        if (parse_host_port_path(path, is_init, pc, pp) && is_init == init && pc == ci) ports.push_back(pp);
-      }
-      if (ports.empty()) ports.push_back(0);
-      json arr = json::array();
-      for (size_t pp : ports) {
-        while (arr.size() < pp) arr.push_back({{"containerPort", 1}});
-        if (arr.size() == pp) arr.push_back({{"containerPort", 1}, {"hostPort", 1}});
-      }
-      o["ports"] = std::move(arr);
-    }
+    put_array(o, "ports", c.host_ports, [](const HostPort& hp) {
+      json port = {{"containerPort", hp.port}, {"hostPort", hp.port}, {"protocol", hp.protocol}};
+      put_if(port, "hostIP", hp.host_ip);
+      return port;
+    });
     if (init && c.restart_policy_always) o["restartPolicy"] = "Always";
     out.push_back(std::move(o));
   }
@@ -152,6 +140,27 @@ bool lists(const Pod& pod, std::string_view path) {
     if (p == path) return true;
   }
   return false;
+}
+
+json encode_label_selector(const LabelSelector& sel) {
+  json o = json::object();
+  if (!sel.match_labels.empty()) o["matchLabels"] = sel.match_labels;
+  put_array(o, "matchExpressions", sel.match_expressions, [](const LabelSelectorRequirement& r) {
+    json e = {{"key", r.key}, {"operator", r.op}};
+    if (!r.values.empty()) e["values"] = r.values;
+    return e;
+  });
+  return o;
+}
+
+json encode_pod_affinity_term(const PodAffinityTerm& t) {
+  json o = {{"topologyKey", t.topology_key}};
+  if (t.label_selector) o["labelSelector"] = encode_label_selector(*t.label_selector);
+  if (!t.namespaces.empty()) o["namespaces"] = t.namespaces;
+  if (t.namespace_selector) o["namespaceSelector"] = encode_label_selector(*t.namespace_selector);
+  if (!t.match_label_keys.empty()) o["matchLabelKeys"] = t.match_label_keys;
+  if (!t.mismatch_label_keys.empty()) o["mismatchLabelKeys"] = t.mismatch_label_keys;
+  return o;
 }
 
 }  // namespace
@@ -197,22 +206,30 @@ json encode(const Pod& x) {
     affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] =
         std::move(terms);
   }
-  // The terms of required pod (anti-)affinity and hard spread constraints are not kept (the pod is
-  // refused for having them); write a placeholder so that a decoded copy is refused the same way.
-  const json pod_term =
-      json::array({{{"topologyKey", "kubernetes.io/hostname"}, {"labelSelector", json::object()}}});
-  if (lists(x, kPodAffinityPath)) {
-    affinity["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = pod_term;
-  }
-  if (lists(x, kPodAntiAffinityPath)) {
-    affinity["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = pod_term;
+  const std::pair<const char*, const PodAffinityRules*> pod_affinities[] = {
+      {"podAffinity", &x.pod_affinity}, {"podAntiAffinity", &x.pod_anti_affinity}};
+  for (const auto& [kind, rules] : pod_affinities) {
+    if (rules->empty()) continue;
+    json o = json::object();
+    put_array(o, "requiredDuringSchedulingIgnoredDuringExecution", rules->required, encode_pod_affinity_term);
+    put_array(o, "preferredDuringSchedulingIgnoredDuringExecution", rules->preferred,
+              [](const WeightedPodAffinityTerm& w) {
+                return json{{"weight", w.weight}, {"podAffinityTerm", encode_pod_affinity_term(w.term)}};
+              });
+    affinity[kind] = std::move(o);
   }
   if (!affinity.empty()) spec["affinity"] = std::move(affinity);
-  if (lists(x, kTopologySpreadPath)) {
-    spec["topologySpreadConstraints"] = json::array({{{"maxSkew", 1},
-                                                      {"topologyKey", "kubernetes.io/hostname"},
-                                                      {"whenUnsatisfiable", "DoNotSchedule"}}});
-  }
+  put_array(spec, "topologySpreadConstraints", x.topology_spread_constraints, [](const TopologySpreadConstraint& c) {
+    json o = {{"maxSkew", c.max_skew},
+              {"topologyKey", c.topology_key},
+              {"whenUnsatisfiable", c.when_unsatisfiable},
+              {"nodeAffinityPolicy", c.node_affinity_policy},
+              {"nodeTaintsPolicy", c.node_taints_policy}};
+    if (c.label_selector) o["labelSelector"] = encode_label_selector(*c.label_selector);
+    if (c.min_domains) o["minDomains"] = *c.min_domains;
+    if (!c.match_label_keys.empty()) o["matchLabelKeys"] = c.match_label_keys;
+    return o;
+  });
   put_array(spec, "tolerations", x.tolerations, [](const Toleration& t) {
     json o = {{"operator", t.op}};
     put_if(o, "key", t.key);
@@ -220,8 +237,8 @@ json encode(const Pod& x) {
     put_if(o, "effect", t.effect);
     return o;
   });
-  spec["containers"] = encode_containers(x.containers, false, x);
-  if (!x.init_containers.empty()) spec["initContainers"] = encode_containers(x.init_containers, true, x);
+  spec["containers"] = encode_containers(x.containers, false);
+  if (!x.init_containers.empty()) spec["initContainers"] = encode_containers(x.init_containers, true);
   if (!x.overhead.empty()) spec["overhead"] = encode_resources(x.overhead);
   if (x.scheduling_gates > 0) {
     json gates = json::array();

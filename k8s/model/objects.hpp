@@ -97,13 +97,70 @@ struct NodeSelectorTerm {
   bool operator==(const NodeSelectorTerm&) const = default;
 };
 
+/// A container port that claims a port on its node (ports[].hostPort > 0): kube-scheduler's NodePorts.
+struct HostPort {
+  int32_t port = 0;
+  std::string protocol = "TCP";  ///< TCP | UDP | SCTP; empty in the object means TCP.
+  std::string host_ip;           ///< Empty or 0.0.0.0 means every address of the node.
+  bool operator==(const HostPort&) const = default;
+};
+
 struct Container {
   std::string name;
   ResourceList requests;  ///< Defaulted from limits where a request is missing, as the API server does.
   ResourceList limits;
   bool restart_policy_always = false;  ///< A native sidecar init container (counted as kube-scheduler counts it).
-  bool has_host_port = false;
+  std::vector<HostPort> host_ports;
   bool operator==(const Container&) const = default;
+};
+
+/// metav1.LabelSelector: matchLabels and matchExpressions ANDed; an empty selector matches everything.
+struct LabelSelectorRequirement {
+  std::string key;
+  std::string op;  ///< In | NotIn | Exists | DoesNotExist
+  std::vector<std::string> values;
+  bool operator==(const LabelSelectorRequirement&) const = default;
+};
+struct LabelSelector {
+  StringMap match_labels;
+  std::vector<LabelSelectorRequirement> match_expressions;
+  bool operator==(const LabelSelector&) const = default;
+};
+
+/// One pod (anti-)affinity term (docs/pod-constraints.md).
+struct PodAffinityTerm {
+  std::optional<LabelSelector> label_selector;  ///< Absent matches no pod.
+  std::vector<std::string> namespaces;
+  /// Absent: `namespaces`, or the pod's own namespace when both are empty. {} selects every namespace.
+  std::optional<LabelSelector> namespace_selector;
+  std::string topology_key;
+  std::vector<std::string> match_label_keys;     ///< Merged into the selector as key In (the pod's value).
+  std::vector<std::string> mismatch_label_keys;  ///< Merged as key NotIn (the pod's value).
+  bool operator==(const PodAffinityTerm&) const = default;
+};
+struct WeightedPodAffinityTerm {
+  int32_t weight = 0;
+  PodAffinityTerm term;
+  bool operator==(const WeightedPodAffinityTerm&) const = default;
+};
+struct PodAffinityRules {
+  std::vector<PodAffinityTerm> required;
+  std::vector<WeightedPodAffinityTerm> preferred;
+  bool empty() const { return required.empty() && preferred.empty(); }
+  bool operator==(const PodAffinityRules&) const = default;
+};
+
+/// One entry of spec.topologySpreadConstraints.
+struct TopologySpreadConstraint {
+  int32_t max_skew = 0;
+  std::string topology_key;
+  std::string when_unsatisfiable = "DoNotSchedule";  ///< DoNotSchedule | ScheduleAnyway
+  std::optional<LabelSelector> label_selector;         ///< Absent matches no pod.
+  std::optional<int32_t> min_domains;
+  std::string node_affinity_policy = "Honor";  ///< Honor | Ignore
+  std::string node_taints_policy = "Ignore";   ///< Honor | Ignore
+  std::vector<std::string> match_label_keys;
+  bool operator==(const TopologySpreadConstraint&) const = default;
 };
 
 struct PodCondition {
@@ -126,6 +183,9 @@ struct Pod {
   std::optional<int32_t> priority;
   StringMap node_selector;
   std::optional<std::vector<NodeSelectorTerm>> required_node_affinity;
+  PodAffinityRules pod_affinity;
+  PodAffinityRules pod_anti_affinity;
+  std::vector<TopologySpreadConstraint> topology_spread_constraints;
   std::vector<Toleration> tolerations;
   std::vector<Container> containers;
   std::vector<Container> init_containers;

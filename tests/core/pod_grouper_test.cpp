@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -212,6 +213,53 @@ TEST(PyTorchSegments, ThePodsAnnotationWinsAndTheSegmentsCarryTheTopologyLevels)
   EXPECT_EQ(sub_groups_of(r), (std::vector<std::string>{"master:1", "worker:^2", "worker-0:2/worker@rack",
                                                         "worker-1:2/worker@rack"}));
   EXPECT_EQ(pod_sub_groups(r).at("ns/pt-worker-3"), "worker-1");
+}
+
+/// A node in rack `rack` of Topology "dc" (one level, the rack label).
+Json rack_node(const std::string& name, int gpus, const std::string& rack) {
+  Json n = node(name, gpus);
+  n["metadata"]["labels"] = {{"kubernetes.io/hostname", name}, {"topology.kubernetes.io/rack", rack}};
+  return n;
+}
+
+Json rack_topology() {
+  return {{"apiVersion", "kai.scheduler/v1alpha1"},
+          {"kind", "Topology"},
+          {"metadata", {{"name", "dc"}, {"uid", "uid-dc"}}},
+          {"spec", {{"levels", Json::array({{{"nodeLabel", "topology.kubernetes.io/rack"}, {"alias", "rack"}}})}}}};
+}
+
+TEST(PyTorchSegments, EachSegmentLandsInsideOneRackAndASegmentNoRackHoldsWaits) {
+  // KAI's single-level example (docs/topology.md "Segments"): the Worker template names the topology
+  // and segments of two workers that require a rack. Rack r1 holds 3 GPUs on one node, r2 a node of
+  // 2 GPUs and one of 1: binpack puts the master on the 1-GPU node, and each segment needs a rack
+  // of its own.
+  const Json job = pytorch_job(4, {{"kai.scheduler/topology", "dc"},
+                                   {"kai.scheduler/segment-size", "2"},
+                                   {"kai.scheduler/segment-topology-required-placement", "rack"}});
+  Json items = {rack_node("n1", 3, "r1"), rack_node("n2", 2, "r2"), rack_node("n3", 1, "r2"), rack_topology(), queue(),
+                job, pytorch_pod("master", 0)};
+  for (int i = 0; i < 4; ++i) items.push_back(pytorch_pod("worker", i));
+  const CycleResult r = cycle(items);
+  std::string reasons;
+  for (const auto& u : r.unschedulable)
+    for (const auto& reason : u.reasons) reasons += u.pod_group + " " + reason.reason + ": " + reason.message + "\n";
+  ASSERT_EQ(r.decisions.size(), 5u) << reasons;
+  std::map<std::string, std::string> rack_of_node = {{"n1", "r1"}, {"n2", "r2"}, {"n3", "r2"}};
+  std::map<std::string, std::set<std::string>> racks_of_segment;
+  const auto sub_groups = pod_sub_groups(r);
+  for (const auto& d : r.decisions) racks_of_segment[sub_groups.at(d.pod)].insert(rack_of_node.at(d.node));
+  EXPECT_EQ(racks_of_segment.at("worker-0").size(), 1u);
+  EXPECT_EQ(racks_of_segment.at("worker-1").size(), 1u);
+  EXPECT_NE(racks_of_segment.at("worker-0"), racks_of_segment.at("worker-1"));
+
+  // Racks of one GPU each: no rack holds a segment, so nothing of the job is placed.
+  items[0] = rack_node("n1", 1, "r1");
+  items[1] = rack_node("n2", 1, "r2");
+  items[2] = rack_node("n3", 1, "r3");
+  items.push_back(rack_node("n4", 1, "r4"));
+  items.push_back(rack_node("n5", 1, "r5"));
+  EXPECT_EQ(cycle(items).decisions.size(), 0u);
 }
 
 TEST(PyTorchSegments, WithoutASegmentSizeTheWorkersAreOneLeaf) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "actors/scheduler/core/cycle.hpp"
 #include "k8s/model/codec.hpp"
@@ -262,6 +263,40 @@ TEST(Topology, EachSubgroupKeepsToItsOwnRackInsideTheGroupsZone) {
   EXPECT_EQ(zones.size(), 1u) << "one zone for the whole group";
   EXPECT_EQ(*zones.begin(), "B") << "zone A has a single two-node rack";
   for (const auto& [sg, racks] : racks_of) EXPECT_EQ(racks.size(), 1u) << sg << " spans racks";
+}
+
+TEST(Topology, ThreeLevelsRequiredRackPreferredHostKeepsTheGangOnOneNode) {
+  // zone / rack / hostname. Rack r1: h1 with 1 of 2 GPUs free, h2 with 2 free; rack r2: h3 with 1
+  // of 4 free. A gang of two one-GPU pods requires a rack (only r1 has room for both) and prefers a
+  // host: both go to h2, although binpack alone would start on the fuller h1 and split them.
+  Json items = Json::array();
+  items.push_back(node("h1", 2, {{"topology.kubernetes.io/zone", "z"}, {"topology.kubernetes.io/rack", "r1"}}));
+  items.push_back(node("h2", 2, {{"topology.kubernetes.io/zone", "z"}, {"topology.kubernetes.io/rack", "r1"}}));
+  items.push_back(node("h3", 4, {{"topology.kubernetes.io/zone", "z"}, {"topology.kubernetes.io/rack", "r2"}}));
+  items.push_back(topology("three-levels", {{"topology.kubernetes.io/zone", "zone"},
+                                            {"topology.kubernetes.io/rack", "rack"},
+                                            {"kubernetes.io/hostname", "host"}}));
+  items.push_back(queue());
+  for (const auto& [name, gpus, on] : {std::tuple{"busy-1", 1, "h1"}, std::tuple{"busy-3", 3, "h3"}}) {
+    Json busy = pod(name, "", gpus, on);
+    busy["metadata"]["annotations"] = Json::object();
+    items.push_back(busy);
+  }
+  items.push_back(pod_group("pair", 2,
+                            {{"topology", "three-levels"}, {"requiredTopologyLevel", "rack"}, {"preferredTopologyLevel", "host"}}));
+  for (int i = 0; i < 2; ++i) items.push_back(pod("pair-" + std::to_string(i), "pair", 1));
+  auto o = run(items);
+  auto placed = o->placed();
+  ASSERT_EQ(placed.size(), 2u) << o->reasons("ns/pair");
+  EXPECT_EQ(placed.at("ns/pair-0"), "h2");
+  EXPECT_EQ(placed.at("ns/pair-1"), "h2");
+
+  // Without the preferred level the rack still holds the gang, and binpack starts on h1.
+  items[items.size() - 3] = pod_group("pair", 2, {{"topology", "three-levels"}, {"requiredTopologyLevel", "rack"}});
+  o = run(items);
+  placed = o->placed();
+  ASSERT_EQ(placed.size(), 2u) << o->reasons("ns/pair");
+  EXPECT_EQ(std::set<std::string>({placed.at("ns/pair-0"), placed.at("ns/pair-1")}), std::set<std::string>({"h1", "h2"}));
 }
 
 TEST(Topology, WithoutTheTopologyPluginConstraintsAreIgnoredAsInKai) {

@@ -215,7 +215,7 @@ TEST(PodDecodeTest, ReadsEveryField) {
   // cpu request kept, gpu request defaulted from its limit.
   EXPECT_EQ(main.requests, (ResourceList{{"cpu", 500}, {"memory", 1073741824000}, {"nvidia.com/gpu", 1000}}));
   EXPECT_EQ(main.limits, (ResourceList{{"cpu", 1000}, {"nvidia.com/gpu", 1000}}));
-  EXPECT_FALSE(main.has_host_port);
+  EXPECT_THAT(main.host_ports, IsEmpty());
   EXPECT_THAT(p->containers[1].requests, IsEmpty());
   ASSERT_EQ(p->init_containers.size(), 1u);
   EXPECT_EQ(p->init_containers[0].requests, (ResourceList{{"cpu", 100}}));
@@ -249,33 +249,49 @@ TEST(PodDecodeTest, NullIsTreatedAsAbsent) {
   EXPECT_THAT(p->errors, IsEmpty());
 }
 
-TEST(PodDecodeTest, ListsUnsupportedRequiredConstraints) {
+TEST(PodDecodeTest, KeepsPodAffinitySpreadAndHostPortsAndListsResourceClaims) {
   auto p = decode_pod(json::parse(R"({"metadata":{"name":"p"},"spec":{
-    "affinity":{"podAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"topologyKey":"z"}]},
-                "podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"topologyKey":"h"}]}},
-    "topologySpreadConstraints":[{"whenUnsatisfiable":"ScheduleAnyway"},{"maxSkew":1,"topologyKey":"z"}],
-    "containers":[{"name":"a","ports":[{"containerPort":80},{"containerPort":81,"hostPort":8081}]},
+    "affinity":{"podAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[
+                  {"topologyKey":"z","labelSelector":{"matchLabels":{"app":"a"}},"namespaces":["x"],
+                   "matchLabelKeys":["rev"]}],
+                  "preferredDuringSchedulingIgnoredDuringExecution":[
+                  {"weight":7,"podAffinityTerm":{"topologyKey":"h","namespaceSelector":{}}}]},
+                "podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[
+                  {"topologyKey":"h","labelSelector":{"matchExpressions":[{"key":"app","operator":"In","values":["b"]}]}}]}},
+    "topologySpreadConstraints":[{"whenUnsatisfiable":"ScheduleAnyway"},{"maxSkew":1,"topologyKey":"z","minDomains":3}],
+    "containers":[{"name":"a","ports":[{"containerPort":80},{"containerPort":81,"hostPort":8081,"protocol":"UDP","hostIP":"10.0.0.1"}]},
                   {"name":"b","ports":[{"containerPort":80,"hostPort":0}]}],
     "initContainers":[{"name":"i","ports":[{"hostPort":9}]},{"name":"sidecar","restartPolicy":"Always"}],
     "resourceClaims":[{"name":"gpu"}]}})"));
   ASSERT_TRUE(p.is_ok());
   EXPECT_THAT(p->errors, IsEmpty());
-  EXPECT_THAT(p->unsupported_constraints,
-              ElementsAre("spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution",
-                          "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution",
-                          "spec.topologySpreadConstraints", "spec.containers[0].ports[1].hostPort",
-                          "spec.initContainers[0].ports[0].hostPort", "spec.resourceClaims"));
-  EXPECT_TRUE(p->containers[0].has_host_port);
-  EXPECT_FALSE(p->containers[1].has_host_port);
-  EXPECT_TRUE(p->init_containers[0].has_host_port);
+  EXPECT_THAT(p->unsupported_constraints, ElementsAre("spec.resourceClaims"));
+  ASSERT_EQ(p->pod_affinity.required.size(), 1u);
+  const PodAffinityTerm& term = p->pod_affinity.required[0];
+  EXPECT_EQ(term.topology_key, "z");
+  ASSERT_TRUE(term.label_selector.has_value());
+  EXPECT_EQ(term.label_selector->match_labels, (StringMap{{"app", "a"}}));
+  EXPECT_THAT(term.namespaces, ElementsAre("x"));
+  EXPECT_FALSE(term.namespace_selector.has_value());
+  EXPECT_THAT(term.match_label_keys, ElementsAre("rev"));
+  ASSERT_EQ(p->pod_affinity.preferred.size(), 1u);
+  EXPECT_EQ(p->pod_affinity.preferred[0].weight, 7);
+  EXPECT_FALSE(p->pod_affinity.preferred[0].term.label_selector.has_value());  // matches no pod
+  EXPECT_TRUE(p->pod_affinity.preferred[0].term.namespace_selector.has_value());  // {}: every namespace
+  ASSERT_EQ(p->pod_anti_affinity.required.size(), 1u);
+  EXPECT_EQ(p->pod_anti_affinity.required[0].label_selector->match_expressions[0].op, "In");
+  ASSERT_EQ(p->topology_spread_constraints.size(), 2u);
+  EXPECT_EQ(p->topology_spread_constraints[0].when_unsatisfiable, "ScheduleAnyway");
+  EXPECT_EQ(p->topology_spread_constraints[1].when_unsatisfiable, "DoNotSchedule");  // the API default
+  EXPECT_EQ(p->topology_spread_constraints[1].min_domains, 3);
+  EXPECT_EQ(p->topology_spread_constraints[1].node_affinity_policy, "Honor");
+  EXPECT_EQ(p->topology_spread_constraints[1].node_taints_policy, "Ignore");
+  ASSERT_EQ(p->containers[0].host_ports.size(), 1u);
+  EXPECT_EQ(p->containers[0].host_ports[0], (HostPort{8081, "UDP", "10.0.0.1"}));
+  EXPECT_THAT(p->containers[1].host_ports, IsEmpty());  // hostPort 0 claims nothing
+  ASSERT_EQ(p->init_containers[0].host_ports.size(), 1u);
+  EXPECT_EQ(p->init_containers[0].host_ports[0], (HostPort{9, "TCP", ""}));
   EXPECT_TRUE(p->init_containers[1].restart_policy_always);
-}
-
-TEST(PodDecodeTest, ExplicitDoNotScheduleIsUnsupported) {
-  auto p = decode_pod(json::parse(
-      R"({"metadata":{"name":"p"},"spec":{"topologySpreadConstraints":[{"whenUnsatisfiable":"DoNotSchedule"}]}})"));
-  ASSERT_TRUE(p.is_ok());
-  EXPECT_THAT(p->unsupported_constraints, ElementsAre("spec.topologySpreadConstraints"));
 }
 
 TEST(PodDecodeTest, BadFieldsAreRecordedAndTheRestDecoded) {
@@ -616,18 +632,26 @@ TEST(RoundTripTest, DecodedPodWithEverything) {
   expect_round_trip(*p, [](const json& j) { return decode_pod(j); });
 }
 
-TEST(RoundTripTest, PodWithUnsupportedConstraints) {
-  auto p = decode_pod(json::parse(R"({"metadata":{"name":"p"},"spec":{
-    "affinity":{"podAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"topologyKey":"z"}]},
-                "podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"topologyKey":"h"}]}},
-    "topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"z"}],
+TEST(RoundTripTest, PodWithInterPodConstraints) {
+  auto p = decode_pod(json::parse(R"({"metadata":{"name":"p","labels":{"rev":"1"}},"spec":{
+    "affinity":{"podAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"topologyKey":"z",
+                  "labelSelector":{"matchLabels":{"a":"b"},"matchExpressions":[{"key":"c","operator":"Exists"}]},
+                  "mismatchLabelKeys":["rev"]}],
+                  "preferredDuringSchedulingIgnoredDuringExecution":[{"weight":3,"podAffinityTerm":{
+                  "topologyKey":"h","namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"q"}}}}]},
+                "podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"topologyKey":"h",
+                  "labelSelector":{},"namespaces":["n1","n2"]}]}},
+    "topologySpreadConstraints":[{"maxSkew":2,"topologyKey":"z","labelSelector":{"matchLabels":{"a":"b"}},
+                                  "nodeTaintsPolicy":"Honor","matchLabelKeys":["rev"]}],
     "containers":[{"name":"a","ports":[{"containerPort":80},{"containerPort":81,"hostPort":8081},
-                                       {"containerPort":82},{"hostPort":1}]},
+                                       {"containerPort":82},{"hostPort":1,"protocol":"SCTP"}]},
                   {"name":"b","ports":[{"containerPort":80,"hostPort":0}]}],
-    "initContainers":[{"name":"i","ports":[{"hostPort":9}],"restartPolicy":"Always"}],
+    "initContainers":[{"name":"i","ports":[{"hostPort":9,"hostIP":"127.0.0.1"}],"restartPolicy":"Always"}],
     "resourceClaims":[{"name":"gpu"}]}})"));
   ASSERT_TRUE(p.is_ok());
-  ASSERT_EQ(p->unsupported_constraints.size(), 7u);
+  EXPECT_THAT(p->errors, IsEmpty());
+  ASSERT_EQ(p->unsupported_constraints.size(), 1u);
+  EXPECT_EQ(p->containers[0].host_ports.size(), 2u);
   EXPECT_TRUE(p->init_containers[0].restart_policy_always);
   expect_round_trip(*p, [](const json& j) { return decode_pod(j); });
 }

@@ -95,7 +95,8 @@ TEST(WatchDecode, RealisticPodDecodesAsTheReferenceDoes) {
   EXPECT_EQ(pod.meta.name, "train-worker-17");
   EXPECT_EQ(pod.containers.size(), 1u);
   EXPECT_EQ(pod.containers[0].requests.at("nvidia.com/gpu"), 1000);
-  EXPECT_EQ(pod.unsupported_constraints.size(), 1u);  // pod anti-affinity (the sidecar is counted)
+  EXPECT_TRUE(pod.unsupported_constraints.empty());  // pod anti-affinity is kept (and the sidecar counted)
+  EXPECT_EQ(pod.pod_anti_affinity.required.size(), 1u);
   EXPECT_TRUE(pod.init_containers.at(0).restart_policy_always);
   EXPECT_TRUE(pod.errors.empty());
   expect_same(text);

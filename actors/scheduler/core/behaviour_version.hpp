@@ -20,6 +20,8 @@ namespace kai::core {
 /// 5: PyTorchJob and LeaderWorkerSet segments, and the legacy PodGroups of Jobs, JobSets, Ray and
 /// Knative kept (segment_groupers.cpp, docs/pod-grouping.md "Legacy PodGroups").
 /// 6: cycles log the PodGroup and Queue statuses KAI's controllers write (status_objects.hpp).
-inline constexpr uint32_t kBehaviourVersion = 6;
+/// 7: pod (anti-)affinity, host ports and DoNotSchedule topology spread are honoured instead of
+/// refused; the podaffinity plugin scores preferred terms (docs/pod-constraints.md).
+inline constexpr uint32_t kBehaviourVersion = 7;
 
 }  // namespace kai::core

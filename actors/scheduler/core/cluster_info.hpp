@@ -91,6 +91,9 @@ struct TaskInfo {
   std::vector<std::string> gpu_groups;
   int32_t constraints = 0;  ///< Interned placement-constraint signature (node filters).
   bool legacy_mig = false;
+  /// What its MIG instances count as GPUs in queue quota and fair share: N per instance of each
+  /// nvidia.com/mig-<N>g.<M>gb it requests (KAI's GetGpusQuota).
+  double mig_gpus = 0;
   // Task order keys (docs/kai-compatibility.md "Job and queue order").
   bool leader = false;  ///< Kubeflow master/launcher or Ray head.
   std::optional<int32_t> task_priority;

@@ -41,7 +41,7 @@ SchedulerConfig SchedulerConfig::defaults() {
   for (std::string_view name :
        {plugins::kPredicatesName, plugins::kProportionName, plugins::kPriorityName, plugins::kElasticName,
         plugins::kKubeflowName, plugins::kRayName, plugins::kNodeAvailabilityName,
-        plugins::kGpuSharingOrderName, plugins::kGpuPackName, plugins::kResourceTypeName,
+        plugins::kGpuSharingOrderName, plugins::kGpuPackName, plugins::kResourceTypeName, plugins::kPodAffinityName,
         plugins::kSubGroupOrderName, plugins::kTaskOrderName, plugins::kNominatedNodeName,
         plugins::kDynamicResourcesName}) {
     c.plugins.push_back(PluginConfig{std::string(name), {}});

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "actors/scheduler/core/grouping.hpp"
+#include "actors/scheduler/core/inter_pod_constraints.hpp"
 #include "actors/scheduler/core/plugin.hpp"
 #include "actors/scheduler/core/session_builder.hpp"
 
@@ -23,7 +24,13 @@ Session::Session(const model::ObjectRefs& objects, SessionOptions options)
     }
     return false;
   });
+  if (InterPodConstraints::needed(objects)) inter_pod = std::make_unique<InterPodConstraints>(*this, objects);
   open_plugins();
+}
+
+std::optional<std::string> Session::inter_pod_rejection(const TaskInfo& task, const NodeInfo& node) const {
+  if (!inter_pod || !inter_pod_predicates) return std::nullopt;
+  return inter_pod->rejection(task, node);
 }
 
 Session::~Session() = default;
@@ -187,7 +194,7 @@ QueueQuantities Session::queue_request_of(std::span<const uint32_t> task_ids) co
     const TaskInfo& t = tasks[id];
     q.cpu += static_cast<double>(t.req.milli_cpu);
     q.memory += static_cast<double>(t.req.memory);
-    q.gpu += static_cast<double>(t.req.milli_gpu) / 1000.0;
+    q.gpu += static_cast<double>(t.req.milli_gpu) / 1000.0 + t.mig_gpus;
     // gpu-memory tasks count no GPU at the job level (KAI's GetGpusQuota), fractions count their portion.
     if (t.gpu.kind == GpuRequestKind::kFraction) {
       q.gpu += static_cast<double>(t.gpu.fraction_milli) * t.gpu.num_devices / 1000.0;
@@ -200,7 +207,7 @@ QueueQuantities Session::allocated_quantities(const TaskInfo& task) const {
   QueueQuantities q;
   q.cpu = static_cast<double>(task.req.milli_cpu);
   q.memory = static_cast<double>(task.req.memory);
-  q.gpu = static_cast<double>(task.req.milli_gpu) / 1000.0;
+  q.gpu = static_cast<double>(task.req.milli_gpu) / 1000.0 + task.mig_gpus;
   if (task.gpu.is_shared()) q.gpu += static_cast<double>(task.placed_portion) * task.gpu.num_devices / 1000.0;
   return q;
 }
@@ -211,7 +218,7 @@ void Session::account_task_in_queue(const TaskInfo& task, int sign) {
   QueueQuantities q;
   q.cpu = static_cast<double>(task.req.milli_cpu);
   q.memory = static_cast<double>(task.req.memory);
-  double gpus = static_cast<double>(task.req.milli_gpu) / 1000.0;
+  double gpus = static_cast<double>(task.req.milli_gpu) / 1000.0 + task.mig_gpus;
   const bool allocated = is_allocated_status(task.status);
   if (task.gpu.is_shared()) {
     if (allocated) {

@@ -108,6 +108,7 @@ using EvictionMessageFn =
 class Statement;
 class Plugin;
 struct VictimPool;
+class InterPodConstraints;
 
 class Session {
  public:
@@ -179,6 +180,14 @@ class Session {
   bool prefers_idle_nodes = false;
   bool honours_nominated_node = false;
   bool prefers_shared_groups = false;
+  /// Pod (anti-)affinity, host ports and topology spread (inter_pod_constraints.hpp); null when no
+  /// pod of the session uses them, so that such sessions pay nothing.
+  std::unique_ptr<InterPodConstraints> inter_pod;
+  /// The predicates plugin filters with `inter_pod`; the podaffinity plugin scores with it.
+  bool inter_pod_predicates = false;
+  bool pod_affinity_scoring = false;
+  /// Why `node` rejects `task` because of where other pods are, nullopt if it accepts.
+  std::optional<std::string> inter_pod_rejection(const TaskInfo& task, const NodeInfo& node) const;
   /// The eviction actions' victim order, cached while nothing is committed (actions/eviction_common.cpp).
   std::shared_ptr<VictimPool> victim_pool;
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <string_view>
 
 #include "actors/scheduler/core/node_accounting.hpp"
 
@@ -17,6 +18,26 @@ constexpr const char* kAmdGpuResource = "amd.com/gpu";
 
 bool is_mig_resource(const std::string& name) {
   return name.rfind("nvidia.com/mig-", 0) == 0;
+}
+
+/// N of "nvidia.com/mig-<N>g.<M>gb", or 0 when the name has another shape.
+int mig_slices(std::string_view name) {
+  constexpr std::string_view kPrefix = "nvidia.com/mig-";
+  if (name.substr(0, kPrefix.size()) != kPrefix) return 0;
+  name.remove_prefix(kPrefix.size());
+  auto digits = [&name]() {
+    size_t n = 0;
+    while (n < name.size() && n < 6 && name[n] >= '0' && name[n] <= '9') ++n;
+    int value = 0;
+    for (size_t i = 0; i < n; ++i) value = value * 10 + (name[i] - '0');
+    name.remove_prefix(n);
+    return n == 0 ? -1 : value;
+  };
+  const int slices = digits();
+  if (slices < 0 || name.substr(0, 2) != "g.") return 0;
+  name.remove_prefix(2);
+  if (digits() < 0 || name != "gb") return 0;
+  return slices;
 }
 
 }  // namespace
@@ -69,6 +90,19 @@ Resources SessionBuilder::to_resources(const model::ResourceList& list, bool& ha
     }
   }
   return r;
+}
+
+double SessionBuilder::mig_gpus_of(const Resources& req) const {
+  double gpus = 0;
+  for (const auto& [id, milli] : req.scalars) {
+    const std::string& name = ssn_.scalar_name(id);
+    if (!is_mig_resource(name)) continue;
+    // "nvidia.com/mig-<N>g.<M>gb": N compute slices of one device (KAI's ExtractGpuAndMemoryFromMigResourceName).
+    const int slices = mig_slices(name);
+    if (slices <= 0) continue;  // not a profile KAI can read: it counts nothing either
+    gpus += static_cast<double>(slices) * static_cast<double>(milli) / 1000.0;
+  }
+  return gpus;
 }
 
 Resources SessionBuilder::max_each(const Resources& a, const Resources& b) {

@@ -36,6 +36,8 @@ class SessionBuilder {
 
   /// max(Σ containers, each init container) + overhead; pods = 1 (docs/kai-compatibility.md "Pod statuses").
   Resources pod_request(const model::Pod& pod, bool& has_mig);
+  /// The GPUs a request's MIG instances count in queue quota: N x count of each nvidia.com/mig-<N>g.<M>gb.
+  double mig_gpus_of(const Resources& req) const;
 
   void build_nodes();
 

@@ -2,6 +2,7 @@
 
 #include <unordered_set>
 
+#include "actors/scheduler/core/inter_pod_constraints.hpp"
 #include "actors/scheduler/core/node_accounting.hpp"
 
 namespace kai::core {
@@ -17,6 +18,7 @@ void Statement::set_state(uint32_t task_id, const TaskState& state) {
   ssn_.account_task_in_queue(task, -1);
   if (!task.ghost) ssn_.jobs[task.job].active_allocated -= is_active_allocated(task.status);
   for (const auto& fn : ssn_.allocate_event_fns) fn(task, -1);
+  if (ssn_.inter_pod) ssn_.inter_pod->on_task(task_id, -1);
   task.status = state.status;
   task.node = state.node;
   task.gpu_groups = state.gpu_groups;
@@ -25,6 +27,7 @@ void Statement::set_state(uint32_t task_id, const TaskState& state) {
   ssn_.account_task_in_queue(task, +1);
   if (!task.ghost) ssn_.jobs[task.job].active_allocated += is_active_allocated(task.status);
   for (const auto& fn : ssn_.allocate_event_fns) fn(task, +1);
+  if (ssn_.inter_pod) ssn_.inter_pod->on_task(task_id, +1);
   for (int32_t n : {old_node, task.node == old_node ? kNoNode : task.node}) {
     if (n == kNoNode) continue;
     ssn_.gpu_free_index.update(static_cast<uint32_t>(n));

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "actors/scheduler/core/grouping.hpp"
+#include "actors/scheduler/core/inter_pod_constraints.hpp"
 #include "actors/scheduler/core/job_queue_tree.hpp"
 #include "actors/scheduler/core/node_fit.hpp"
 #include "actors/scheduler/core/topology_placement.hpp"
@@ -139,6 +140,8 @@ bool uses_gpu_fast_path(const Session& ssn, const TaskInfo& task) {
   // A shared-GPU ghost must skip the groups its pod leaves, which the indexes do not know: it takes the
   // generic path, where a node whose only fitting group is its own is passed over.
   if (task.ghost && task.gpu.is_shared()) return false;
+  // Preferred pod affinity reorders nodes by where other pods are, which the indexes do not know.
+  if (ssn.inter_pod && ssn.inter_pod->scores(task)) return false;
   return ssn.gpu_fast_path && (task.gpu.kind == GpuRequestKind::kWhole || task.gpu.is_shared()) &&
          (task.nominated_node.empty() || !ssn.honours_nominated_node);
 }
@@ -151,8 +154,10 @@ bool place_task(Session& ssn, Statement& stmt, uint32_t task_id, bool pipeline_o
   // The queue-capacity check depends on the node only through the GPU portion the task would take
   // there (gpu-memory is converted per node), so it is computed once per distinct portion.
   std::vector<std::pair<int64_t, bool>> capacity_by_portion;
+  const bool inter_pod = ssn.inter_pod_predicates && ssn.inter_pod && ssn.inter_pod->concerns(task);
   auto capacity_ok = [&](const NodeInfo& node) {
     if (excluded_node != kNoNode && &node == &ssn.nodes[excluded_node]) return false;
+    if (inter_pod && ssn.inter_pod->rejection(task, node)) return false;
     const int64_t portion = task.gpu.is_shared() ? shared_portion_on(task, node) : -1;
     for (const auto& [p, ok] : capacity_by_portion) {
       if (p == portion) return ok;
@@ -234,7 +239,9 @@ std::string explain_task_fit(Session& ssn, const TaskInfo& task) {
       if (auto why = ssn.static_rejection(task, node)) ++histogram[*why];
       continue;
     }
-    if (const uint32_t bits = resource_rejection_bits(task, node); bits != 0) {
+    if (auto why = ssn.inter_pod_rejection(task, node)) {
+      ++histogram[*why];
+    } else if (const uint32_t bits = resource_rejection_bits(task, node); bits != 0) {
       ++lack_counts[bits];
     } else if (auto why = capacity_rejection(ssn, task, node)) {
       ++histogram[*why];

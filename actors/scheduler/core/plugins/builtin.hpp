@@ -23,6 +23,8 @@ inline constexpr std::string_view kResourceTypeName = "resourcetype";
 inline constexpr std::string_view kGpuPackName = "gpupack";
 inline constexpr std::string_view kGpuSpreadName = "gpuspread";
 inline constexpr std::string_view kNodePlacementName = "nodeplacement";
+// Preferred pod (anti-)affinity (pod_affinity.cpp).
+inline constexpr std::string_view kPodAffinityName = "podaffinity";
 // Which nodes can take a task (predicates.cpp), fair share and queue order (proportion.cpp), the
 // minimum runtime before a victim may be evicted (min_runtime.cpp).
 inline constexpr std::string_view kPredicatesName = "predicates";
@@ -40,5 +42,6 @@ void register_predicates_plugin(PluginRegistry& registry);
 void register_proportion_plugin(PluginRegistry& registry);
 void register_min_runtime_plugin(PluginRegistry& registry);
 void register_topology_plugin(PluginRegistry& registry);
+void register_pod_affinity_plugin(PluginRegistry& registry);
 
 }  // namespace kai::core::plugins

@@ -1,57 +1,15 @@
 // The predicates plugin's static node filters (docs/kai-compatibility.md "Predicates and refused constraints"): node readiness and cordoning,
 // taints / tolerations, nodeSelector, required node affinity, MIG strategy and GPU-memory sync. They
-// depend only on the pod spec and node properties, so the session caches them per pod signature.
+// depend only on the pod spec and node properties, so the session caches them per pod signature. The
+// filters that depend on other pods (pod (anti-)affinity, host ports, topology spread) are switched on
+// here too and checked per placement (inter_pod_constraints.hpp).
 // Resource fit (node_fit.cpp) is checked separately because it changes with every placement.
-#include <algorithm>
-#include <cstdlib>
-
+#include "actors/scheduler/core/node_selection.hpp"
 #include "actors/scheduler/core/plugins/builtin.hpp"
 #include "actors/scheduler/core/session.hpp"
 
 namespace kai::core::plugins {
 namespace {
-
-bool tolerates(const model::Toleration& tol, const model::Taint& taint) {
-  if (!tol.effect.empty() && tol.effect != taint.effect) return false;
-  if (tol.op == "Exists") return tol.key.empty() || tol.key == taint.key;
-  return tol.key == taint.key && tol.value == taint.value;
-}
-
-bool parse_long(const std::string& s, long long& out) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  out = std::strtoll(s.c_str(), &end, 10);
-  return end && *end == '\0';
-}
-
-bool requirement_matches(const model::NodeSelectorRequirement& r, const std::string* value) {
-  const auto in = [&] {
-    return value && std::find(r.values.begin(), r.values.end(), *value) != r.values.end();
-  };
-  if (r.op == "In") return in();
-  if (r.op == "NotIn") return !in();
-  if (r.op == "Exists") return value != nullptr;
-  if (r.op == "DoesNotExist") return value == nullptr;
-  if (r.op == "Gt" || r.op == "Lt") {
-    long long have = 0, want = 0;
-    if (!value || r.values.size() != 1 || !parse_long(*value, have) || !parse_long(r.values[0], want))
-      return false;
-    return r.op == "Gt" ? have > want : have < want;
-  }
-  return false;  // an unknown operator matches nothing, as in Kubernetes
-}
-
-bool term_matches(const model::NodeSelectorTerm& term, const model::Node& node) {
-  if (term.match_expressions.empty() && term.match_fields.empty()) return false;
-  for (const auto& r : term.match_expressions) {
-    auto it = node.meta.labels.find(r.key);
-    if (!requirement_matches(r, it == node.meta.labels.end() ? nullptr : &it->second)) return false;
-  }
-  for (const auto& r : term.match_fields) {
-    if (r.key != "metadata.name" || !requirement_matches(r, &node.meta.name)) return false;
-  }
-  return true;
-}
 
 std::optional<std::string> check(const TaskInfo& task, const NodeInfo& node) {
   const model::Pod& pod = *task.pod;
@@ -62,24 +20,9 @@ std::optional<std::string> check(const TaskInfo& task, const NodeInfo& node) {
   }
   if (!node.ready) return std::string("node(s) were not ready");
   if (node.unschedulable) return std::string("node(s) were unschedulable");
-  for (const auto& taint : obj.taints) {
-    if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
-    const bool ok = std::any_of(pod.tolerations.begin(), pod.tolerations.end(),
-                                [&](const model::Toleration& t) { return tolerates(t, taint); });
-    if (!ok) return "node(s) had untolerated taint {" + taint.key + ": " + taint.value + "}";
-  }
-  for (const auto& [k, v] : pod.node_selector) {
-    auto it = obj.meta.labels.find(k);
-    if (it == obj.meta.labels.end() || it->second != v) {
-      return std::string("node(s) didn't match Pod's node affinity/selector");
-    }
-  }
-  if (pod.required_node_affinity) {
-    const auto& terms = *pod.required_node_affinity;
-    if (!std::any_of(terms.begin(), terms.end(), [&](const auto& t) { return term_matches(t, obj); })) {
-      return std::string("node(s) didn't match Pod's node affinity/selector");
-    }
-  }
+  if (const model::Taint* taint = untolerated_taint(pod, obj))
+    return "node(s) had untolerated taint {" + taint->key + ": " + taint->value + "}";
+  if (!node_selected_by(pod, obj)) return std::string("node(s) didn't match Pod's node affinity/selector");
   switch (task.gpu.kind) {
     case GpuRequestKind::kMig:
       if (node.mig == MigStrategy::kSingle) {
@@ -110,7 +53,10 @@ std::optional<std::string> check(const TaskInfo& task, const NodeInfo& node) {
 class PredicatesPlugin final : public Plugin {
  public:
   std::string_view name() const override { return kPredicatesName; }
-  void on_session_open(Session& ssn) override { ssn.static_predicate_fns.push_back(check); }
+  void on_session_open(Session& ssn) override {
+    ssn.static_predicate_fns.push_back(check);
+    ssn.inter_pod_predicates = true;  // pod (anti-)affinity, host ports, spread (inter_pod_constraints.hpp)
+  }
 };
 
 }  // namespace

@@ -355,7 +355,7 @@ class ProportionPlugin final : public Plugin {
           QueueQuantities req;
           req.cpu = static_cast<double>(task.req.milli_cpu);
           req.memory = static_cast<double>(task.req.memory);
-          req.gpu = static_cast<double>(task.req.milli_gpu) / 1000.0;
+          req.gpu = static_cast<double>(task.req.milli_gpu) / 1000.0 + task.mig_gpus;
           if (task.gpu.is_shared()) {
             req.gpu += static_cast<double>(shared_portion_on(task, node)) * task.gpu.num_devices / 1000.0;
           }

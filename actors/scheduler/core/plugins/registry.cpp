@@ -26,6 +26,7 @@ void register_builtin_plugins(PluginRegistry& registry) {
   plugins::register_proportion_plugin(registry);
   plugins::register_min_runtime_plugin(registry);
   plugins::register_topology_plugin(registry);
+  plugins::register_pod_affinity_plugin(registry);
   for (std::string_view name : {plugins::kDynamicResourcesName, plugins::kSnapshotName}) {
     registry.add(name,
                  [name](const PluginConfig&) { return std::make_unique<AcceptedPlugin>(std::string(name)); });

@@ -1,0 +1,518 @@
+#include "actors/scheduler/core/inter_pod_constraints.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <string_view>
+
+#include "actors/scheduler/core/node_selection.hpp"
+#include "actors/scheduler/core/session.hpp"
+
+namespace kai::core {
+namespace {
+
+bool contains(const std::vector<std::string>& values, const std::string& v) {
+  return std::find(values.begin(), values.end(), v) != values.end();
+}
+
+const std::string* label_of(const model::StringMap& labels, const std::string& key) {
+  auto it = labels.find(key);
+  return it == labels.end() ? nullptr : &it->second;
+}
+
+std::string selector_key(const std::optional<model::LabelSelector>& s) {
+  if (!s) return "-";
+  std::string out = "{";
+  for (const auto& [k, v] : s->match_labels) out.append(k).append("=").append(v).append(",");
+  for (const auto& r : s->match_expressions) {
+    out.append(r.key).append(" ").append(r.op).append("(");
+    for (const auto& v : r.values) out.append(v).append(",");
+    out += ")";
+  }
+  return out + "}";
+}
+
+/// `selector` with the pod's values of `match` (key In [value]) and `mismatch` (key NotIn [value]).
+std::optional<model::LabelSelector> merged_selector(const std::optional<model::LabelSelector>& selector,
+                                                    const std::vector<std::string>& match,
+                                                    const std::vector<std::string>& mismatch,
+                                                    const model::StringMap& pod_labels) {
+  if (!selector) return std::nullopt;
+  model::LabelSelector out = *selector;
+  for (const auto* keys : {&match, &mismatch}) {
+    for (const std::string& key : *keys) {
+      const std::string* v = label_of(pod_labels, key);
+      if (v == nullptr) continue;  // Kubernetes merges only the keys the pod carries
+      out.match_expressions.push_back({key, keys == &match ? "In" : "NotIn", {*v}});
+    }
+  }
+  return out;
+}
+
+bool ports_conflict(const model::HostPort& a, const model::HostPort& b) {
+  if (a.port != b.port || a.protocol != b.protocol) return false;
+  const auto any = [](const std::string& ip) { return ip.empty() || ip == "0.0.0.0"; };
+  return any(a.host_ip) || any(b.host_ip) || a.host_ip == b.host_ip;
+}
+
+template <class F>
+void each_host_port(const model::Pod& pod, F&& f) {
+  for (const auto& c : pod.containers)
+    for (const auto& p : c.host_ports) f(p);
+  for (const auto& c : pod.init_containers) {
+    if (!c.restart_policy_always) continue;  // only sidecars keep their ports while the pod runs
+    for (const auto& p : c.host_ports) f(p);
+  }
+}
+
+bool has_host_ports(const model::Pod& pod) {
+  bool any = false;
+  each_host_port(pod, [&](const model::HostPort&) { any = true; });
+  return any;
+}
+
+bool has_hard_spread(const model::Pod& pod) {
+  return std::any_of(pod.topology_spread_constraints.begin(), pod.topology_spread_constraints.end(),
+                     [](const auto& c) { return c.when_unsatisfiable == "DoNotSchedule"; });
+}
+
+/// Scored terms of existing pods: required affinity counts 1 (kube-scheduler's hardPodAffinityWeight),
+/// preferred affinity +weight, preferred anti-affinity -weight.
+constexpr char kExistingAnti = 'A';
+constexpr char kExistingScored = 'S';
+
+}  // namespace
+
+bool label_selector_matches(const model::LabelSelector& selector, const model::StringMap& labels) {
+  for (const auto& [k, v] : selector.match_labels) {
+    const std::string* have = label_of(labels, k);
+    if (have == nullptr || *have != v) return false;
+  }
+  for (const auto& r : selector.match_expressions) {
+    const std::string* have = label_of(labels, r.key);
+    if (r.op == "In") {
+      if (have == nullptr || !contains(r.values, *have)) return false;
+    } else if (r.op == "NotIn") {
+      if (have != nullptr && contains(r.values, *have)) return false;
+    } else if (r.op == "Exists") {
+      if (have == nullptr) return false;
+    } else if (r.op == "DoesNotExist") {
+      if (have != nullptr) return false;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool has_inter_pod_constraints(const model::Pod& pod) {
+  return !pod.pod_affinity.empty() || !pod.pod_anti_affinity.empty() || has_hard_spread(pod) ||
+         has_host_ports(pod);
+}
+
+std::optional<std::string> inter_pod_term_error(const model::Pod& pod) {
+  auto check = [&](const model::PodAffinityTerm& t, const char* field) -> std::optional<std::string> {
+    if (!t.namespace_selector) return std::nullopt;
+    const model::LabelSelector& s = *t.namespace_selector;
+    std::vector<std::string> keys;
+    for (const auto& [k, v] : s.match_labels) keys.push_back(k);
+    for (const auto& r : s.match_expressions) keys.push_back(r.key);
+    for (const std::string& k : keys) {
+      if (k == kNamespaceNameLabel) continue;
+      return std::string(field) + " has a namespaceSelector on label \"" + k +
+             "\"; only kubernetes.io/metadata.name can be matched (the scheduler does not watch Namespaces)";
+    }
+    return std::nullopt;
+  };
+  for (const auto* rules : {&pod.pod_affinity, &pod.pod_anti_affinity}) {
+    const char* field = rules == &pod.pod_affinity ? "spec.affinity.podAffinity" : "spec.affinity.podAntiAffinity";
+    for (const auto& t : rules->required)
+      if (auto e = check(t, field)) return e;
+    for (const auto& w : rules->preferred)
+      if (auto e = check(w.term, field)) return e;
+  }
+  return std::nullopt;
+}
+
+ResolvedTerm ResolvedTerm::of(const model::PodAffinityTerm& term, const model::Pod& owner, int32_t weight) {
+  ResolvedTerm r;
+  r.topology_key = term.topology_key;
+  r.selector = merged_selector(term.label_selector, term.match_label_keys, term.mismatch_label_keys, owner.meta.labels);
+  r.namespaces = term.namespaces;
+  r.namespace_selector = term.namespace_selector;
+  if (r.namespaces.empty() && !r.namespace_selector) r.namespaces.push_back(owner.meta.namespace_);
+  std::sort(r.namespaces.begin(), r.namespaces.end());
+  r.weight = weight;
+  return r;
+}
+
+bool ResolvedTerm::matches(const model::Pod& pod) const {
+  if (!selector) return false;
+  const std::string& ns = pod.meta.namespace_;
+  bool in_namespace = std::binary_search(namespaces.begin(), namespaces.end(), ns);
+  if (!in_namespace && namespace_selector) {
+    in_namespace = label_selector_matches(*namespace_selector, {{std::string(kNamespaceNameLabel), ns}});
+  }
+  return in_namespace && label_selector_matches(*selector, pod.meta.labels);
+}
+
+std::string ResolvedTerm::key() const {
+  std::string out = topology_key + "|" + selector_key(selector) + "|";
+  for (const auto& ns : namespaces) out.append(ns).append(",");
+  return out + "|" + selector_key(namespace_selector) + "|" + std::to_string(weight);
+}
+
+// ------------------------------------------------------------------------------ the index's parts
+
+/// Placed pods that match every term, counted per domain of each term's topology key (and per node
+/// when asked, for spread).
+struct InterPodConstraints::TermCounts {
+  std::vector<ResolvedTerm> terms;
+  bool live_only = false;  ///< Skip terminating pods (topology spread does).
+  std::vector<std::unordered_map<std::string, int32_t>> by_domain;
+  std::vector<int32_t> by_node;  ///< Empty unless per-node counts were asked for.
+  int32_t total = 0;             ///< Matching pods on nodes that carry at least one term's key.
+
+  bool accepts(const model::Pod& pod) const {
+    if (live_only && pod.meta.deletion_timestamp) return false;
+    return std::all_of(terms.begin(), terms.end(), [&](const ResolvedTerm& t) { return t.matches(pod); });
+  }
+  void add(const NodeInfo& node, uint32_t node_id, int sign) {
+    bool any = false;
+    for (size_t i = 0; i < terms.size(); ++i) {
+      if (const std::string* v = label_of(node.object->meta.labels, terms[i].topology_key)) {
+        by_domain[i][*v] += sign;
+        any = true;
+      }
+    }
+    if (any) total += sign;
+    if (!by_node.empty()) by_node[node_id] += sign;
+  }
+};
+
+/// The terms placed pods state about other pods, grouped by identical term: required anti-affinity
+/// (a filter on incoming pods) and the scored ones (the podaffinity plugin), each counted per domain.
+struct InterPodConstraints::ExistingTerms {
+  struct Group {
+    char kind = kExistingAnti;
+    ResolvedTerm term;
+    std::unordered_map<std::string, int32_t> by_domain;
+  };
+  std::unordered_map<std::string, size_t> index;
+  std::vector<Group> groups;
+};
+
+/// What one task's checks need, recomputed whenever a placement changed anything (version).
+struct InterPodConstraints::TaskView {
+  uint64_t version = 0;
+  bool concerns = false;
+  bool scores = false;
+  TermCounts* affinity = nullptr;
+  bool matches_own_affinity = false;
+  std::vector<TermCounts*> anti;
+  std::vector<size_t> existing_anti;    ///< ExistingTerms groups whose term matches the task
+  std::vector<size_t> existing_scored;  ///< the same for scored groups
+  std::vector<std::pair<TermCounts*, int32_t>> preferred;  ///< own preferred terms, weight signed
+  struct Spread {
+    std::string topology_key;
+    int32_t max_skew = 0;
+    int32_t min_match = 0;
+    int32_t self = 0;
+    std::unordered_map<std::string, int32_t> counts;
+  };
+  std::vector<Spread> spreads;
+  std::vector<const model::HostPort*> ports;
+};
+
+// ------------------------------------------------------------------------------------- the index
+
+InterPodConstraints::InterPodConstraints(const Session& ssn, const model::ObjectRefs& objects)
+    : ssn_(ssn), existing_(std::make_unique<ExistingTerms>()), ports_by_node_(ssn.nodes.size()) {
+  // Pods of other schedulers count where they run, as in KAI's node info (the session keeps only
+  // their resources).
+  for (const model::Pod* pod : objects.pods) {
+    if (pod->scheduler_name == ssn.options().scheduler_name || pod->node_name.empty()) continue;
+    if (pod->phase == "Succeeded" || pod->phase == "Failed") continue;
+    auto it = ssn.node_index.find(pod->node_name);
+    if (it != ssn.node_index.end()) foreign_.emplace_back(pod, it->second);
+  }
+  auto add = [&](const model::Pod& pod, uint32_t node) {
+    add_existing_terms(pod, node, +1);
+    each_host_port(pod, [&](const model::HostPort& p) { ports_by_node_[node].push_back(&p); });
+  };
+  for (const auto& [pod, node] : foreign_) add(*pod, node);
+  for (const TaskInfo& task : ssn.tasks) {
+    if (placed(task)) add(*task.pod, static_cast<uint32_t>(task.node));
+  }
+}
+
+InterPodConstraints::~InterPodConstraints() = default;
+
+bool InterPodConstraints::needed(const model::ObjectRefs& objects) {
+  return std::any_of(objects.pods.begin(), objects.pods.end(),
+                     [](const model::Pod* p) { return has_inter_pod_constraints(*p); });
+}
+
+bool InterPodConstraints::placed(const TaskInfo& task) const {
+  return task.node != kNoNode && is_active_used(task.status);
+}
+
+void InterPodConstraints::add_existing_terms(const model::Pod& pod, uint32_t node, int sign) {
+  if (pod.pod_anti_affinity.required.empty() && pod.pod_affinity.empty() && pod.pod_anti_affinity.preferred.empty())
+    return;
+  const model::StringMap& node_labels = ssn_.nodes[node].object->meta.labels;
+  auto count = [&](char kind, const ResolvedTerm& term) {
+    const std::string key = std::string(1, kind) + term.key();
+    auto [it, inserted] = existing_->index.emplace(key, existing_->groups.size());
+    if (inserted) existing_->groups.push_back({kind, term, {}});
+    if (const std::string* v = label_of(node_labels, term.topology_key))
+      existing_->groups[it->second].by_domain[*v] += sign;
+  };
+  for (const auto& t : pod.pod_anti_affinity.required) count(kExistingAnti, ResolvedTerm::of(t, pod, 0));
+  for (const auto& t : pod.pod_affinity.required) count(kExistingScored, ResolvedTerm::of(t, pod, 1));
+  for (const auto& w : pod.pod_affinity.preferred) count(kExistingScored, ResolvedTerm::of(w.term, pod, w.weight));
+  for (const auto& w : pod.pod_anti_affinity.preferred)
+    count(kExistingScored, ResolvedTerm::of(w.term, pod, -w.weight));
+}
+
+void InterPodConstraints::on_task(uint32_t task_id, int sign) {
+  ++version_;
+  const TaskInfo& task = ssn_.tasks[task_id];
+  if (!placed(task)) return;
+  const NodeInfo& node = ssn_.nodes[task.node];
+  for (TermCounts* c : counts_list_) {
+    if (c->accepts(*task.pod)) c->add(node, static_cast<uint32_t>(task.node), sign);
+  }
+  add_existing_terms(*task.pod, static_cast<uint32_t>(task.node), sign);
+  auto& ports = ports_by_node_[task.node];
+  each_host_port(*task.pod, [&](const model::HostPort& p) {
+    if (sign > 0) {
+      ports.push_back(&p);
+    } else if (auto it = std::find(ports.begin(), ports.end(), &p); it != ports.end()) {
+      ports.erase(it);
+    }
+  });
+}
+
+const std::vector<uint32_t>& InterPodConstraints::tasks_with_label(const std::string& key, const std::string& value) {
+  // Only the keys terms select on are indexed, and only once per session (plus the ghosts added
+  // since): the pods' label maps outlive the session, so the values are views into them.
+  LabelIndex& index = tasks_by_label_[key];
+  if (!index.foreign_indexed) {
+    index.foreign_indexed = true;
+    for (uint32_t i = 0; i < foreign_.size(); ++i) {
+      const model::StringMap& labels = foreign_[i].first->meta.labels;
+      if (auto it = labels.find(key); it != labels.end()) index.tasks[it->second].push_back(kForeign | i);
+    }
+  }
+  for (; index.indexed < ssn_.tasks.size(); ++index.indexed) {
+    const model::StringMap& labels = ssn_.tasks[index.indexed].pod->meta.labels;
+    if (auto it = labels.find(key); it != labels.end())
+      index.tasks[it->second].push_back(static_cast<uint32_t>(index.indexed));
+  }
+  static const std::vector<uint32_t> kNone;
+  auto it = index.tasks.find(value);
+  return it == index.tasks.end() ? kNone : it->second;
+}
+
+void InterPodConstraints::count_candidate(TermCounts& counts, uint32_t id) const {
+  if ((id & kForeign) != 0) {
+    const auto& [pod, node] = foreign_[id & ~kForeign];
+    if (counts.accepts(*pod)) counts.add(ssn_.nodes[node], node, +1);
+    return;
+  }
+  const TaskInfo& task = ssn_.tasks[id];
+  if (placed(task) && counts.accepts(*task.pod)) counts.add(ssn_.nodes[task.node], static_cast<uint32_t>(task.node), +1);
+}
+
+InterPodConstraints::TermCounts& InterPodConstraints::counts_for(std::vector<ResolvedTerm> terms, bool per_node) {
+  std::string key = per_node ? "N" : "T";
+  for (const auto& t : terms) key += t.key() + "&";
+  if (auto it = counts_.find(key); it != counts_.end()) return *it->second;
+  auto counts = std::make_unique<TermCounts>();
+  counts->terms = std::move(terms);
+  counts->live_only = per_node;
+  counts->by_domain.resize(counts->terms.size());
+  if (per_node) counts->by_node.assign(ssn_.nodes.size(), 0);
+  // Candidates: the pods carrying the first term's most selective required label, else every pod.
+  const std::vector<uint32_t>* best = nullptr;
+  std::vector<uint32_t> union_of_values;
+  if (!counts->terms.empty() && counts->terms[0].selector) {
+    const model::LabelSelector& s = *counts->terms[0].selector;
+    auto postings = [&](const std::string& k, const std::string& v) -> const std::vector<uint32_t>& {
+      return tasks_with_label(k, v);
+    };
+    for (const auto& [k, v] : s.match_labels) {
+      const auto& p = postings(k, v);
+      if (best == nullptr || p.size() < best->size()) best = &p;
+    }
+    for (const auto& r : s.match_expressions) {
+      if (r.op != "In") continue;
+      std::vector<uint32_t> u;
+      for (const auto& v : r.values) {
+        const auto& p = postings(r.key, v);
+        u.insert(u.end(), p.begin(), p.end());
+      }
+      if (best == nullptr || u.size() < best->size()) {
+        union_of_values = std::move(u);
+        best = &union_of_values;
+      }
+    }
+  }
+  if (best != nullptr) {
+    for (uint32_t id : *best) count_candidate(*counts, id);
+  } else if (!counts->terms.empty() && counts->terms[0].selector) {
+    for (uint32_t t = 0; t < ssn_.tasks.size(); ++t) count_candidate(*counts, t);
+    for (uint32_t i = 0; i < foreign_.size(); ++i) count_candidate(*counts, kForeign | i);
+  }
+  TermCounts& out = *counts;
+  counts_list_.push_back(counts.get());
+  counts_.emplace(std::move(key), std::move(counts));
+  return out;
+}
+
+const InterPodConstraints::TaskView& InterPodConstraints::view_of(const TaskInfo& task) {
+  const auto id = static_cast<uint32_t>(&task - ssn_.tasks.data());
+  std::unique_ptr<TaskView>& slot = views_[id];
+  if (slot && slot->version == version_) return *slot;
+  if (!slot) slot = std::make_unique<TaskView>();
+  TaskView& v = *slot;
+  v = TaskView{};
+  v.version = version_;
+  const model::Pod& pod = *task.pod;
+  if (!pod.pod_affinity.required.empty()) {
+    std::vector<ResolvedTerm> terms;
+    for (const auto& t : pod.pod_affinity.required) terms.push_back(ResolvedTerm::of(t, pod, 0));
+    v.matches_own_affinity =
+        std::all_of(terms.begin(), terms.end(), [&](const ResolvedTerm& t) { return t.matches(pod); });
+    v.affinity = &counts_for(std::move(terms), false);
+  }
+  for (const auto& t : pod.pod_anti_affinity.required) v.anti.push_back(&counts_for({ResolvedTerm::of(t, pod, 0)}, false));
+  for (size_t g = 0; g < existing_->groups.size(); ++g) {
+    const auto& group = existing_->groups[g];
+    if (!group.term.matches(pod)) continue;
+    (group.kind == kExistingAnti ? v.existing_anti : v.existing_scored).push_back(g);
+  }
+  if (ssn_.pod_affinity_scoring) {
+    for (const auto& w : pod.pod_affinity.preferred)
+      v.preferred.emplace_back(&counts_for({ResolvedTerm::of(w.term, pod, 0)}, false), w.weight);
+    for (const auto& w : pod.pod_anti_affinity.preferred)
+      v.preferred.emplace_back(&counts_for({ResolvedTerm::of(w.term, pod, 0)}, false), -w.weight);
+  }
+  // Topology spread (DoNotSchedule): the domains of the nodes that carry every constraint's key and
+  // pass the node-affinity / taint policies, with the matching pods of the pod's namespace in each.
+  std::vector<const model::TopologySpreadConstraint*> hard;
+  for (const auto& c : pod.topology_spread_constraints)
+    if (c.when_unsatisfiable == "DoNotSchedule") hard.push_back(&c);
+  for (const model::TopologySpreadConstraint* c : hard) {
+    ResolvedTerm term;
+    term.topology_key = c->topology_key;
+    term.selector = merged_selector(c->label_selector, c->match_label_keys, {}, pod.meta.labels);
+    term.namespaces = {pod.meta.namespace_};
+    TaskView::Spread s;
+    s.topology_key = c->topology_key;
+    s.max_skew = c->max_skew;
+    s.self = term.matches(pod) ? 1 : 0;
+    const TermCounts& counts = counts_for({term}, true);
+    for (uint32_t n = 0; n < ssn_.nodes.size(); ++n) {
+      const model::Node& node = *ssn_.nodes[n].object;
+      const bool has_keys = std::all_of(hard.begin(), hard.end(), [&](const auto* h) {
+        return node.meta.labels.count(h->topology_key) > 0;
+      });
+      if (!has_keys) continue;
+      if (c->node_affinity_policy != "Ignore" && !node_selected_by(pod, node)) continue;
+      if (c->node_taints_policy == "Honor" && !taints_tolerated(pod, node)) continue;
+      s.counts[node.meta.labels.at(c->topology_key)] += counts.by_node[n];
+    }
+    s.min_match = std::numeric_limits<int32_t>::max();
+    for (const auto& [domain, count] : s.counts) s.min_match = std::min(s.min_match, count);
+    if (s.counts.empty() || (c->min_domains && static_cast<int32_t>(s.counts.size()) < *c->min_domains))
+      s.min_match = 0;
+    v.spreads.push_back(std::move(s));
+  }
+  each_host_port(pod, [&](const model::HostPort& p) { v.ports.push_back(&p); });
+  v.concerns = v.affinity || !v.anti.empty() || !v.existing_anti.empty() || !v.spreads.empty() || !v.ports.empty();
+  v.scores = ssn_.pod_affinity_scoring && (!v.preferred.empty() || !v.existing_scored.empty());
+  return v;
+}
+
+bool InterPodConstraints::concerns(const TaskInfo& task) {
+  if (!has_inter_pod_constraints(*task.pod) && existing_->groups.empty()) return false;
+  return view_of(task).concerns;
+}
+
+bool InterPodConstraints::scores(const TaskInfo& task) {
+  if (!ssn_.pod_affinity_scoring) return false;
+  if (task.pod->pod_affinity.preferred.empty() && task.pod->pod_anti_affinity.preferred.empty() &&
+      existing_->groups.empty())
+    return false;
+  return view_of(task).scores;
+}
+
+std::optional<std::string> InterPodConstraints::rejection(const TaskInfo& task, const NodeInfo& node) {
+  if (!concerns(task)) return std::nullopt;
+  const TaskView& v = view_of(task);
+  const model::StringMap& labels = node.object->meta.labels;
+  const auto node_id = static_cast<size_t>(&node - ssn_.nodes.data());
+  for (const model::HostPort* want : v.ports) {
+    for (const model::HostPort* have : ports_by_node_[node_id]) {
+      if (ports_conflict(*want, *have)) return std::string("node(s) didn't have free ports for the requested pod ports");
+    }
+  }
+  for (const TermCounts* c : v.anti) {
+    const std::string* d = label_of(labels, c->terms[0].topology_key);
+    if (d == nullptr) continue;
+    auto it = c->by_domain[0].find(*d);
+    if (it != c->by_domain[0].end() && it->second > 0) return std::string("node(s) didn't match pod anti-affinity rules");
+  }
+  for (size_t g : v.existing_anti) {
+    const auto& group = existing_->groups[g];
+    const std::string* d = label_of(labels, group.term.topology_key);
+    if (d == nullptr) continue;
+    auto it = group.by_domain.find(*d);
+    if (it != group.by_domain.end() && it->second > 0)
+      return std::string("node(s) didn't satisfy existing pods anti-affinity rules");
+  }
+  if (v.affinity != nullptr) {
+    bool pods_exist = true;
+    for (size_t i = 0; i < v.affinity->terms.size(); ++i) {
+      const std::string* d = label_of(labels, v.affinity->terms[i].topology_key);
+      if (d == nullptr) return std::string("node(s) didn't match pod affinity rules");
+      auto it = v.affinity->by_domain[i].find(*d);
+      if (it == v.affinity->by_domain[i].end() || it->second <= 0) pods_exist = false;
+    }
+    // The first pod of a set that has affinity to itself may go anywhere its topology keys exist.
+    if (!pods_exist && !(v.affinity->total == 0 && v.matches_own_affinity))
+      return std::string("node(s) didn't match pod affinity rules");
+  }
+  for (const TaskView::Spread& s : v.spreads) {
+    const std::string* d = label_of(labels, s.topology_key);
+    if (d == nullptr) return std::string("node(s) didn't match pod topology spread constraints (missing required label)");
+    auto it = s.counts.find(*d);
+    const int32_t here = it == s.counts.end() ? 0 : it->second;
+    if (here + s.self - s.min_match > s.max_skew)
+      return std::string("node(s) didn't match pod topology spread constraints");
+  }
+  return std::nullopt;
+}
+
+int64_t InterPodConstraints::preferred_score(const TaskInfo& task, const NodeInfo& node) {
+  if (!scores(task)) return 0;
+  const TaskView& v = view_of(task);
+  const model::StringMap& labels = node.object->meta.labels;
+  int64_t score = 0;
+  for (const auto& [c, weight] : v.preferred) {
+    const std::string* d = label_of(labels, c->terms[0].topology_key);
+    if (d == nullptr) continue;
+    if (auto it = c->by_domain[0].find(*d); it != c->by_domain[0].end()) score += int64_t{weight} * it->second;
+  }
+  for (size_t g : v.existing_scored) {
+    const auto& group = existing_->groups[g];
+    const std::string* d = label_of(labels, group.term.topology_key);
+    if (d == nullptr) continue;
+    if (auto it = group.by_domain.find(*d); it != group.by_domain.end())
+      score += int64_t{group.term.weight} * it->second;
+  }
+  return score;
+}
+
+}  // namespace kai::core
