@@ -26,7 +26,7 @@ enum class WatchType : uint8_t { kAdded = 0, kModified = 1, kDeleted = 2, kBookm
 /// One object from a watch stream, kept as received so that replay sees exactly what the live
 /// scheduler saw.
 struct WatchEvent {
-  std::string kind;  ///< Node, Pod, Queue, PodGroup, PriorityClass, BindRequest, Topology, or an owner kind.
+  std::string kind;  ///< Node, Pod, Queue, PodGroup, PriorityClass, BindRequest, Topology, Namespace, or an owner kind.
   WatchType type = WatchType::kAdded;
   std::string object_json;  ///< The object as received (JSON text); empty for BOOKMARK.
   std::string resource_version;

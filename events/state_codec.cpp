@@ -216,6 +216,11 @@ void fields(S& x, F& f) {
   f(x.meta, x.levels, x.errors);
 }
 template <class S, class F>
+requires Is<S, model::Namespace>
+void fields(S& x, F& f) {
+  f(x.meta, x.errors);
+}
+template <class S, class F>
 requires Is<S, model::BindRequest>
 void fields(S& x, F& f) {
   f(x.meta, x.pod_name, x.selected_node, x.received_resource_type, x.received_gpu_count,
@@ -421,6 +426,9 @@ std::string encode_section(const SharedObjects<model::WorkloadOwner>& objects) {
 std::string encode_section(const SharedObjects<model::Topology>& objects) {
   return section_of(objects);
 }
+std::string encode_section(const SharedObjects<model::Namespace>& objects) {
+  return section_of(objects);
+}
 
 void encode_state(uint64_t seq, const std::map<std::string, std::string>& resource_versions,
                   const ScheduleRecords& records, const StateSections& sections, std::string& out) {
@@ -470,6 +478,8 @@ Result<ClusterState> decode_state(std::string_view bytes) {
     if (version < 4 && name == model::kinds::WorkloadOwner::kSection) return;
     // v6 upgrade: no topologies (the section did not exist; their watch lists them again).
     if (version < 7 && name == model::kinds::Topology::kSection) return;
+    // v7 upgrade: no namespaces (the section did not exist; their watch lists them again).
+    if (version < 8 && name == model::kinds::Namespace::kSection) return;
     load.get(member);
     if (!r.ok() && failed.empty()) failed = name;
   };

@@ -8,7 +8,7 @@
 //   +-------+---------+---------------------------------------------------------------------+
 //   | "KAS" | version | state: seq u64, resource_versions map, records (v1: open_decisions),  |
 //   | 3 B   | u8      | nodes, pods, queues, pod_groups, priority_classes, bind_requests,    |
-//   |       |         | owners (v4), topologies (v7)                                        |
+//   |       |         | owners (v4), topologies (v7), namespaces (v8)                        |
 //   +-------+---------+---------------------------------------------------------------------+
 //
 //   map<K,V> = count, (K, V)...        vec<T> = count, T...        optional<T> = u8 present, [T]
@@ -28,7 +28,8 @@
 // (docs/pod-grouping.md "Objects written"; v4 reads as none); 6 = PodGroup and Queue statuses and
 // the status writes asked for (docs/status.md; v5 reads as none); 7 = the Topology section
 // (docs/topology.md; v6 reads as none); 8 = current: pods keep their pod (anti-)affinity, spread
-// constraints and host ports (docs/pod-constraints.md; v7 refused them and reads as none). A reader upgrades older versions; a newer version is refused
+// constraints and host ports, and the Namespace section (docs/pod-constraints.md; v7 refused them
+// and reads as none; its namespaces are listed again). A reader upgrades older versions; a newer version is refused
 // with its number.
 
 #include <cstdint>
@@ -62,6 +63,7 @@ std::string encode_section(const SharedObjects<model::PriorityClass>& objects);
 std::string encode_section(const SharedObjects<model::BindRequest>& objects);
 std::string encode_section(const SharedObjects<model::WorkloadOwner>& objects);
 std::string encode_section(const SharedObjects<model::Topology>& objects);
+std::string encode_section(const SharedObjects<model::Namespace>& objects);
 
 /// The kind sections of a snapshot, encoded apart.
 template <class>

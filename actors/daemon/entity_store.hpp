@@ -32,7 +32,7 @@ struct StoreView : model::PerKind<SharedList> {
 
 class EntityStore {
  public:
-  /// `kinds`: the watch kinds it owns (Node, Pod, Queue, PodGroup, PriorityClass, BindRequest, Topology).
+  /// `kinds`: the watch kinds it owns (Node, Pod, Queue, PodGroup, PriorityClass, BindRequest, Topology, Namespace).
   explicit EntityStore(std::set<std::string, std::less<>> kinds);
 
   bool owns(std::string_view kind) const { return kinds_.count(model::table_kind(kind)) > 0; }

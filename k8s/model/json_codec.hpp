@@ -21,6 +21,7 @@ nlohmann::json encode(const Queue& x);
 nlohmann::json encode(const PodGroup& x);
 nlohmann::json encode(const PriorityClass& x);
 nlohmann::json encode(const Topology& x);
+nlohmann::json encode(const Namespace& x);
 nlohmann::json encode(const BindRequest& x);
 nlohmann::json encode(const WorkloadOwner& x);
 /// allocated, allocatedNonPreemptible and requested, each only when it has a resource.

@@ -352,6 +352,10 @@ Result<Topology> decode_topology(const json& j) {
   });
 }
 
+Result<Namespace> decode_namespace(const json& j) {
+  return guarded<Namespace>(j, [](Decoder&, Namespace&) {});
+}
+
 Result<BindRequest> decode_bind_request(const json& j) {
   return guarded<BindRequest>(j, [&](Decoder& d, BindRequest& br) {
     if (const json* spec = d.object(j, "spec", "spec")) {

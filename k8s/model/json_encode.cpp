@@ -373,6 +373,10 @@ json encode(const Topology& x) {
   return j;
 }
 
+json encode(const Namespace& x) {
+  return header("v1", "Namespace", x.meta);
+}
+
 json encode(const BindRequest& x) {
   json j = header("scheduling.run.ai/v1alpha2", "BindRequest", x.meta);
   json spec = json::object();

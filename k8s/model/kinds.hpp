@@ -34,6 +34,7 @@ Result<PriorityClass> decode_priority_class(const nlohmann::json& j);
 Result<BindRequest> decode_bind_request(const nlohmann::json& j);
 Result<WorkloadOwner> decode_workload_owner(const nlohmann::json& j);
 Result<Topology> decode_topology(const nlohmann::json& j);
+Result<Namespace> decode_namespace(const nlohmann::json& j);
 
 /// Whether a watch kind names workload owners: "Kind.group" (docs/pod-grouping.md "Owners"); the
 /// table's own kinds have no dot.
@@ -79,7 +80,7 @@ struct Node {
   static constexpr std::string_view kSection = "nodes";
   static constexpr std::string_view kApiGroup = "";
   static constexpr std::string_view kListPath = "/api/v1/nodes";
-  static constexpr int kReferenceRank = 0;
+  static constexpr int kReferenceRank = 1;
   static constexpr int kEntityStore = 0;
   static constexpr bool kMayBeAbsent = false;
   static constexpr auto decode = &decode_node;
@@ -92,7 +93,7 @@ struct Pod {
   static constexpr std::string_view kSection = "pods";
   static constexpr std::string_view kApiGroup = "";
   static constexpr std::string_view kListPath = "/api/v1/pods";
-  static constexpr int kReferenceRank = 6;
+  static constexpr int kReferenceRank = 7;
   static constexpr int kEntityStore = 2;
   static constexpr bool kMayBeAbsent = false;
   static constexpr auto decode = &decode_pod;
@@ -105,7 +106,7 @@ struct Queue {
   static constexpr std::string_view kSection = "queues";
   static constexpr std::string_view kApiGroup = "scheduling.run.ai";
   static constexpr std::string_view kListPath = "/apis/scheduling.run.ai/v2/queues";
-  static constexpr int kReferenceRank = 2;
+  static constexpr int kReferenceRank = 3;
   static constexpr int kEntityStore = 1;
   static constexpr bool kMayBeAbsent = false;
   static constexpr auto decode = &decode_queue;
@@ -118,7 +119,7 @@ struct PodGroup {
   static constexpr std::string_view kSection = "pod_groups";
   static constexpr std::string_view kApiGroup = "scheduling.run.ai";
   static constexpr std::string_view kListPath = "/apis/scheduling.run.ai/v2alpha2/podgroups";
-  static constexpr int kReferenceRank = 4;
+  static constexpr int kReferenceRank = 5;
   static constexpr int kEntityStore = 2;
   static constexpr bool kMayBeAbsent = false;
   static constexpr auto decode = &decode_pod_group;
@@ -131,7 +132,7 @@ struct PriorityClass {
   static constexpr std::string_view kSection = "priority_classes";
   static constexpr std::string_view kApiGroup = "scheduling.k8s.io";
   static constexpr std::string_view kListPath = "/apis/scheduling.k8s.io/v1/priorityclasses";
-  static constexpr int kReferenceRank = 3;
+  static constexpr int kReferenceRank = 4;
   static constexpr int kEntityStore = 1;
   static constexpr bool kMayBeAbsent = false;
   static constexpr auto decode = &decode_priority_class;
@@ -144,7 +145,7 @@ struct BindRequest {
   static constexpr std::string_view kSection = "bind_requests";
   static constexpr std::string_view kApiGroup = "scheduling.run.ai";
   static constexpr std::string_view kListPath = "/apis/scheduling.run.ai/v1alpha2/bindrequests";
-  static constexpr int kReferenceRank = 5;
+  static constexpr int kReferenceRank = 6;
   static constexpr int kEntityStore = 2;
   static constexpr bool kMayBeAbsent = false;
   static constexpr auto decode = &decode_bind_request;
@@ -161,7 +162,7 @@ struct WorkloadOwner {
   static constexpr std::string_view kSection = "owners";
   static constexpr std::string_view kApiGroup = "*";
   static constexpr std::string_view kListPath = "";
-  static constexpr int kReferenceRank = 7;
+  static constexpr int kReferenceRank = 8;
   static constexpr int kEntityStore = 2;
   static constexpr bool kMayBeAbsent = false;
   static constexpr auto decode = &decode_workload_owner;
@@ -175,7 +176,7 @@ struct Topology {
   static constexpr std::string_view kSection = "topologies";
   static constexpr std::string_view kApiGroup = "kai.scheduler";
   static constexpr std::string_view kListPath = "/apis/kai.scheduler/v1alpha1/topologies";
-  static constexpr int kReferenceRank = 1;
+  static constexpr int kReferenceRank = 2;
   static constexpr int kEntityStore = 1;
   static constexpr bool kMayBeAbsent = true;
   static constexpr auto decode = &decode_topology;
@@ -183,8 +184,24 @@ struct Topology {
   static auto& in(H& h) { return h.topologies; }
 };
 
+/// Namespaces, for their labels (pod affinity's namespaceSelector). First in an exported List, as
+/// every namespaced object needs its namespace.
+struct Namespace {
+  using Object = model::Namespace;
+  static constexpr std::string_view kName = "Namespace";
+  static constexpr std::string_view kSection = "namespaces";
+  static constexpr std::string_view kApiGroup = "";
+  static constexpr std::string_view kListPath = "/api/v1/namespaces";
+  static constexpr int kReferenceRank = 0;
+  static constexpr int kEntityStore = 1;
+  static constexpr bool kMayBeAbsent = false;
+  static constexpr auto decode = &decode_namespace;
+  template <class H>
+  static auto& in(H& h) { return h.namespaces; }
+};
+
 /// The table, in the order of the snapshot sections on disk (events/state_codec.hpp).
-using All = std::tuple<Node, Pod, Queue, PodGroup, PriorityClass, BindRequest, WorkloadOwner, Topology>;
+using All = std::tuple<Node, Pod, Queue, PodGroup, PriorityClass, BindRequest, WorkloadOwner, Topology, Namespace>;
 inline constexpr size_t kCount = std::tuple_size_v<All>;
 
 /// Each kind has its own position in an exported List (0 .. kCount-1).

@@ -388,6 +388,14 @@ struct WorkloadOwner {
   bool operator==(const WorkloadOwner&) const = default;
 };
 
+/// A Namespace: only its labels matter, to pod (anti-)affinity terms' namespaceSelector
+/// (docs/pod-constraints.md).
+struct Namespace {
+  ObjectMeta meta;
+  std::vector<FieldError> errors;
+  bool operator==(const Namespace&) const = default;
+};
+
 /// A holder with one `C<Object>` per kind of the kinds table (kinds.hpp), each member named as every
 /// holder names it, so that `Kind::in(holder)` reaches it. Adding a kind adds its member here, once
 /// for every holder.
@@ -401,6 +409,7 @@ struct PerKind {
   C<BindRequest> bind_requests;
   C<WorkloadOwner> owners;
   C<Topology> topologies;
+  C<Namespace> namespaces;
   bool operator==(const PerKind&) const = default;
 };
 

@@ -58,6 +58,12 @@ TEST(LabelSelector, TermsResolveNamespacesAgainstTheirOwner) {
   EXPECT_TRUE(ResolvedTerm::of(t, owner, 0).matches(other));  // {} selects every namespace
   t.namespace_selector = model::LabelSelector{{{std::string(kNamespaceNameLabel), "ns3"}}, {}};
   EXPECT_FALSE(ResolvedTerm::of(t, owner, 0).matches(other));
+  const model::StringMap ns2_labels = {{std::string(kNamespaceNameLabel), "ns2"}, {"team", "a"}};
+  const NamespaceLabels namespaces = {{"ns2", &ns2_labels}};
+  t.namespace_selector = model::LabelSelector{{{"team", "a"}}, {}};
+  EXPECT_FALSE(ResolvedTerm::of(t, owner, 0).matches(other));  // labels unknown: only its name
+  EXPECT_TRUE(ResolvedTerm::of(t, owner, 0, &namespaces).matches(other));  // the Namespace's labels
+  t.namespace_selector = model::LabelSelector{{{std::string(kNamespaceNameLabel), "ns3"}}, {}};
   t.namespaces = {"ns2"};
   EXPECT_TRUE(ResolvedTerm::of(t, owner, 0).matches(other));  // listed or selected
   t.label_selector.reset();

@@ -105,7 +105,8 @@ class Cluster {
     create(
         {{"apiVersion", "v1"},
          {"kind", "Node"},
-         {"metadata", {{"name", name}, {"labels", {{"nvidia.com/gpu.memory", "40960"}}}}},
+         // kubernetes.io/hostname as the kubelet registers it on every node.
+         {"metadata", {{"name", name}, {"labels", {{"nvidia.com/gpu.memory", "40960"}, {"kubernetes.io/hostname", name}}}}},
          {"status",
           {{"allocatable",
             {{"cpu", cpu}, {"memory", "256Gi"}, {"pods", "110"}, {"nvidia.com/gpu", std::to_string(gpus)}}},

@@ -86,8 +86,9 @@ Scenario load(const fs::path& path) {
 
 /// The order objects are created in: what a pod or group refers to first.
 int create_rank(const std::string& kind) {
-  static const std::map<std::string, int> kRank = {{"PriorityClass", 0}, {"Queue", 1},    {"Node", 2},
-                                                   {"PodGroup", 3},      {"BindRequest", 4}, {"Pod", 5}};
+  static const std::map<std::string, int> kRank = {{"Namespace", -1}, {"PriorityClass", 0}, {"Queue", 1},
+                                                   {"Node", 2},       {"PodGroup", 3},      {"BindRequest", 4},
+                                                   {"Pod", 5}};
   auto it = kRank.find(kind);
   // Owners and pods in the scenario's order: an owner is written before what it owns (a
   // LeaderWorkerSet's worker StatefulSet after its leader pod).
@@ -104,6 +105,9 @@ void load_into(Cluster& c, std::vector<Json> objects, k8s::KubeClient& client) {
     if (!ns.empty()) namespaces.insert(ns);
     if (o.value("kind", "") == "PriorityClass") classes.insert(o["metadata"].value("name", ""));
     if (o.value("kind", "") == "Pod") named_classes.insert(o.value("spec", Json::object()).value("priorityClassName", ""));
+  }
+  for (const auto& o : objects) {
+    if (o.value("kind", "") == "Namespace") namespaces.erase(o["metadata"].value("name", ""));  // the scenario's own
   }
   for (const auto& ns : namespaces) c.namespace_(ns);
   for (const auto& name : named_classes) {
@@ -166,7 +170,8 @@ model::ClusterObjects server_objects(const Cluster& c, const std::vector<Json>& 
                                                             {"scheduling.run.ai/v2alpha2", "PodGroup"},
                                                             {"scheduling.k8s.io/v1", "PriorityClass"},
                                                             {"scheduling.run.ai/v1alpha2", "BindRequest"},
-                                                            {"kai.scheduler/v1alpha1", "Topology"}};
+                                                            {"kai.scheduler/v1alpha1", "Topology"},
+                                                            {"v1", "Namespace"}};
   for (const Json& o : scenario_objects) {
     std::pair<std::string, std::string> k = {o.value("apiVersion", ""), o.value("kind", "")};
     if (!model::is_known_kind(k.second) && std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(k);

@@ -126,7 +126,9 @@ TEST_F(DeployBase, RbacCoversTheSchedulersCallsAndNothingBroader) {
                             "another-webhook"));
   EXPECT_FALSE(rules.allows("create", "", "namespaces", ""));
   EXPECT_FALSE(rules.allows("patch", "", "nodes", ""));
-  EXPECT_FALSE(rules.allows("get", "", "namespaces", "", "team-a"));
+  // Namespaces are read (their labels are pod affinity's namespaceSelector input), never written.
+  EXPECT_TRUE(rules.allows("watch", "", "namespaces", ""));
+  EXPECT_FALSE(rules.allows("patch", "", "namespaces", "", "team-a"));
   EXPECT_FALSE(rules.allows("delete", "scheduling.run.ai", "queues", ""));
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 #include <string_view>
 
 #include "actors/scheduler/core/node_selection.hpp"
@@ -109,31 +110,8 @@ bool has_inter_pod_constraints(const model::Pod& pod) {
          has_host_ports(pod);
 }
 
-std::optional<std::string> inter_pod_term_error(const model::Pod& pod) {
-  auto check = [&](const model::PodAffinityTerm& t, const char* field) -> std::optional<std::string> {
-    if (!t.namespace_selector) return std::nullopt;
-    const model::LabelSelector& s = *t.namespace_selector;
-    std::vector<std::string> keys;
-    for (const auto& [k, v] : s.match_labels) keys.push_back(k);
-    for (const auto& r : s.match_expressions) keys.push_back(r.key);
-    for (const std::string& k : keys) {
-      if (k == kNamespaceNameLabel) continue;
-      return std::string(field) + " has a namespaceSelector on label \"" + k +
-             "\"; only kubernetes.io/metadata.name can be matched (the scheduler does not watch Namespaces)";
-    }
-    return std::nullopt;
-  };
-  for (const auto* rules : {&pod.pod_affinity, &pod.pod_anti_affinity}) {
-    const char* field = rules == &pod.pod_affinity ? "spec.affinity.podAffinity" : "spec.affinity.podAntiAffinity";
-    for (const auto& t : rules->required)
-      if (auto e = check(t, field)) return e;
-    for (const auto& w : rules->preferred)
-      if (auto e = check(w.term, field)) return e;
-  }
-  return std::nullopt;
-}
-
-ResolvedTerm ResolvedTerm::of(const model::PodAffinityTerm& term, const model::Pod& owner, int32_t weight) {
+ResolvedTerm ResolvedTerm::of(const model::PodAffinityTerm& term, const model::Pod& owner, int32_t weight,
+                              const NamespaceLabels* namespace_labels) {
   ResolvedTerm r;
   r.topology_key = term.topology_key;
   r.selector = merged_selector(term.label_selector, term.match_label_keys, term.mismatch_label_keys, owner.meta.labels);
@@ -142,6 +120,7 @@ ResolvedTerm ResolvedTerm::of(const model::PodAffinityTerm& term, const model::P
   if (r.namespaces.empty() && !r.namespace_selector) r.namespaces.push_back(owner.meta.namespace_);
   std::sort(r.namespaces.begin(), r.namespaces.end());
   r.weight = weight;
+  r.namespace_labels = namespace_labels;
   return r;
 }
 
@@ -150,7 +129,12 @@ bool ResolvedTerm::matches(const model::Pod& pod) const {
   const std::string& ns = pod.meta.namespace_;
   bool in_namespace = std::binary_search(namespaces.begin(), namespaces.end(), ns);
   if (!in_namespace && namespace_selector) {
-    in_namespace = label_selector_matches(*namespace_selector, {{std::string(kNamespaceNameLabel), ns}});
+    const model::StringMap* labels = nullptr;
+    if (namespace_labels != nullptr) {
+      if (auto it = namespace_labels->find(ns); it != namespace_labels->end()) labels = it->second;
+    }
+    in_namespace = labels != nullptr ? label_selector_matches(*namespace_selector, *labels)
+                                     : label_selector_matches(*namespace_selector, {{std::string(kNamespaceNameLabel), ns}});
   }
   return in_namespace && label_selector_matches(*selector, pod.meta.labels);
 }
@@ -159,6 +143,23 @@ std::string ResolvedTerm::key() const {
   std::string out = topology_key + "|" + selector_key(selector) + "|";
   for (const auto& ns : namespaces) out.append(ns).append(",");
   return out + "|" + selector_key(namespace_selector) + "|" + std::to_string(weight);
+}
+
+void LabelAnchoredIndex::add(const std::optional<model::LabelSelector>& selector, size_t item) {
+  ++generation_;
+  if (!selector) return;  // matches no pod
+  if (!selector->match_labels.empty()) {
+    const auto& [k, v] = *selector->match_labels.begin();
+    by_label_[k][v].push_back(item);
+    return;
+  }
+  for (const auto& r : selector->match_expressions) {
+    if (r.op != "In") continue;
+    std::set<std::string> values(r.values.begin(), r.values.end());  // a value listed twice files once
+    for (const auto& v : values) by_label_[r.key][v].push_back(item);
+    return;
+  }
+  any_.push_back(item);
 }
 
 // ------------------------------------------------------------------------------ the index's parts
@@ -199,6 +200,8 @@ struct InterPodConstraints::ExistingTerms {
   };
   std::unordered_map<std::string, size_t> index;
   std::vector<Group> groups;
+  LabelAnchoredIndex anti;    ///< Required anti-affinity groups, by the label a pod they match carries.
+  LabelAnchoredIndex scored;  ///< The scored ones.
 };
 
 /// What one task's checks need, recomputed whenever a placement changed anything (version).
@@ -227,6 +230,7 @@ struct InterPodConstraints::TaskView {
 
 InterPodConstraints::InterPodConstraints(const Session& ssn, const model::ObjectRefs& objects)
     : ssn_(ssn), existing_(std::make_unique<ExistingTerms>()), ports_by_node_(ssn.nodes.size()) {
+  for (const model::Namespace* ns : objects.namespaces) namespace_labels_[ns->meta.name] = &ns->meta.labels;
   // Pods of other schedulers count where they run, as in KAI's node info (the session keeps only
   // their resources).
   for (const model::Pod* pod : objects.pods) {
@@ -263,15 +267,18 @@ void InterPodConstraints::add_existing_terms(const model::Pod& pod, uint32_t nod
   auto count = [&](char kind, const ResolvedTerm& term) {
     const std::string key = std::string(1, kind) + term.key();
     auto [it, inserted] = existing_->index.emplace(key, existing_->groups.size());
-    if (inserted) existing_->groups.push_back({kind, term, {}});
+    if (inserted) {
+      existing_->groups.push_back({kind, term, {}});
+      (kind == kExistingAnti ? existing_->anti : existing_->scored).add(term.selector, it->second);
+    }
     if (const std::string* v = label_of(node_labels, term.topology_key))
       existing_->groups[it->second].by_domain[*v] += sign;
   };
-  for (const auto& t : pod.pod_anti_affinity.required) count(kExistingAnti, ResolvedTerm::of(t, pod, 0));
-  for (const auto& t : pod.pod_affinity.required) count(kExistingScored, ResolvedTerm::of(t, pod, 1));
-  for (const auto& w : pod.pod_affinity.preferred) count(kExistingScored, ResolvedTerm::of(w.term, pod, w.weight));
+  for (const auto& t : pod.pod_anti_affinity.required) count(kExistingAnti, ResolvedTerm::of(t, pod, 0, &namespace_labels_));
+  for (const auto& t : pod.pod_affinity.required) count(kExistingScored, ResolvedTerm::of(t, pod, 1, &namespace_labels_));
+  for (const auto& w : pod.pod_affinity.preferred) count(kExistingScored, ResolvedTerm::of(w.term, pod, w.weight, &namespace_labels_));
   for (const auto& w : pod.pod_anti_affinity.preferred)
-    count(kExistingScored, ResolvedTerm::of(w.term, pod, -w.weight));
+    count(kExistingScored, ResolvedTerm::of(w.term, pod, -w.weight, &namespace_labels_));
 }
 
 void InterPodConstraints::on_task(uint32_t task_id, int sign) {
@@ -279,7 +286,15 @@ void InterPodConstraints::on_task(uint32_t task_id, int sign) {
   const TaskInfo& task = ssn_.tasks[task_id];
   if (!placed(task)) return;
   const NodeInfo& node = ssn_.nodes[task.node];
-  for (TermCounts* c : counts_list_) {
+  TaskCandidates& cached = candidates_of(task_id);
+  if (cached.counts_generation != counts_index_.generation()) {
+    cached.counts.clear();
+    counts_index_.for_candidates(task.pod->meta.labels,
+                                 [&](size_t i) { cached.counts.push_back(static_cast<uint32_t>(i)); });
+    cached.counts_generation = counts_index_.generation();
+  }
+  for (uint32_t i : cached.counts) {
+    TermCounts* c = counts_list_[i];
     if (c->accepts(*task.pod)) c->add(node, static_cast<uint32_t>(task.node), sign);
   }
   add_existing_terms(*task.pod, static_cast<uint32_t>(task.node), sign);
@@ -365,6 +380,7 @@ InterPodConstraints::TermCounts& InterPodConstraints::counts_for(std::vector<Res
     for (uint32_t i = 0; i < foreign_.size(); ++i) count_candidate(*counts, kForeign | i);
   }
   TermCounts& out = *counts;
+  if (!out.terms.empty()) counts_index_.add(out.terms[0].selector, counts_list_.size());  // all must match: the first too
   counts_list_.push_back(counts.get());
   counts_.emplace(std::move(key), std::move(counts));
   return out;
@@ -381,22 +397,25 @@ const InterPodConstraints::TaskView& InterPodConstraints::view_of(const TaskInfo
   const model::Pod& pod = *task.pod;
   if (!pod.pod_affinity.required.empty()) {
     std::vector<ResolvedTerm> terms;
-    for (const auto& t : pod.pod_affinity.required) terms.push_back(ResolvedTerm::of(t, pod, 0));
+    for (const auto& t : pod.pod_affinity.required) terms.push_back(ResolvedTerm::of(t, pod, 0, &namespace_labels_));
     v.matches_own_affinity =
         std::all_of(terms.begin(), terms.end(), [&](const ResolvedTerm& t) { return t.matches(pod); });
     v.affinity = &counts_for(std::move(terms), false);
   }
-  for (const auto& t : pod.pod_anti_affinity.required) v.anti.push_back(&counts_for({ResolvedTerm::of(t, pod, 0)}, false));
-  for (size_t g = 0; g < existing_->groups.size(); ++g) {
-    const auto& group = existing_->groups[g];
-    if (!group.term.matches(pod)) continue;
-    (group.kind == kExistingAnti ? v.existing_anti : v.existing_scored).push_back(g);
+  for (const auto& t : pod.pod_anti_affinity.required) v.anti.push_back(&counts_for({ResolvedTerm::of(t, pod, 0, &namespace_labels_)}, false));
+  existing_->anti.for_candidates(pod.meta.labels, [&](size_t g) {
+    if (existing_->groups[g].term.matches(pod)) v.existing_anti.push_back(g);
+  });
+  if (ssn_.pod_affinity_scoring) {
+    existing_->scored.for_candidates(pod.meta.labels, [&](size_t g) {
+      if (existing_->groups[g].term.matches(pod)) v.existing_scored.push_back(g);
+    });
   }
   if (ssn_.pod_affinity_scoring) {
     for (const auto& w : pod.pod_affinity.preferred)
-      v.preferred.emplace_back(&counts_for({ResolvedTerm::of(w.term, pod, 0)}, false), w.weight);
+      v.preferred.emplace_back(&counts_for({ResolvedTerm::of(w.term, pod, 0, &namespace_labels_)}, false), w.weight);
     for (const auto& w : pod.pod_anti_affinity.preferred)
-      v.preferred.emplace_back(&counts_for({ResolvedTerm::of(w.term, pod, 0)}, false), -w.weight);
+      v.preferred.emplace_back(&counts_for({ResolvedTerm::of(w.term, pod, 0, &namespace_labels_)}, false), -w.weight);
   }
   // Topology spread (DoNotSchedule): the domains of the nodes that carry every constraint's key and
   // pass the node-affinity / taint policies, with the matching pods of the pod's namespace in each.
@@ -435,16 +454,38 @@ const InterPodConstraints::TaskView& InterPodConstraints::view_of(const TaskInfo
   return v;
 }
 
+bool InterPodConstraints::may_match(const LabelAnchoredIndex& groups, const model::Pod& pod) const {
+  bool any = false;
+  groups.for_candidates(pod.meta.labels, [&](size_t g) { any = any || existing_->groups[g].term.matches(pod); });
+  return any;
+}
+
+InterPodConstraints::TaskCandidates& InterPodConstraints::candidates_of(uint32_t task_id) {
+  return candidates_[task_id];
+}
+
 bool InterPodConstraints::concerns(const TaskInfo& task) {
-  if (!has_inter_pod_constraints(*task.pod) && existing_->groups.empty()) return false;
+  if (!has_inter_pod_constraints(*task.pod)) {
+    TaskCandidates& cached = candidates_of(static_cast<uint32_t>(&task - ssn_.tasks.data()));
+    if (cached.anti_generation != existing_->anti.generation()) {
+      cached.matched_by_anti = may_match(existing_->anti, *task.pod);
+      cached.anti_generation = existing_->anti.generation();
+    }
+    if (!cached.matched_by_anti) return false;
+  }
   return view_of(task).concerns;
 }
 
 bool InterPodConstraints::scores(const TaskInfo& task) {
   if (!ssn_.pod_affinity_scoring) return false;
-  if (task.pod->pod_affinity.preferred.empty() && task.pod->pod_anti_affinity.preferred.empty() &&
-      existing_->groups.empty())
-    return false;
+  if (task.pod->pod_affinity.preferred.empty() && task.pod->pod_anti_affinity.preferred.empty()) {
+    TaskCandidates& cached = candidates_of(static_cast<uint32_t>(&task - ssn_.tasks.data()));
+    if (cached.scored_generation != existing_->scored.generation()) {
+      cached.matched_by_scored = may_match(existing_->scored, *task.pod);
+      cached.scored_generation = existing_->scored.generation();
+    }
+    if (!cached.matched_by_scored) return false;
+  }
   return view_of(task).scores;
 }
 

@@ -33,9 +33,8 @@ bool label_selector_matches(const model::LabelSelector& selector, const model::S
 /// Whether a pod uses anything this module checks (affinity, anti-affinity, spread, host ports).
 bool has_inter_pod_constraints(const model::Pod& pod);
 
-/// Why a pod's inter-pod terms cannot be evaluated (a namespaceSelector on a label other than
-/// kubernetes.io/metadata.name), nullopt when they can.
-std::optional<std::string> inter_pod_term_error(const model::Pod& pod);
+/// Namespace name -> its labels, from the Namespace objects of the session's input.
+using NamespaceLabels = std::unordered_map<std::string, const model::StringMap*>;
 
 /// One pod (anti-)affinity term resolved against the pod that states it: the namespaces it covers and
 /// its selector with matchLabelKeys / mismatchLabelKeys merged in.
@@ -45,11 +44,43 @@ struct ResolvedTerm {
   std::vector<std::string> namespaces;           ///< Sorted.
   std::optional<model::LabelSelector> namespace_selector;
   int32_t weight = 0;  ///< Preferred terms; required affinity of existing pods scores 1 (hardPodAffinityWeight).
+  /// The labels namespaceSelector reads; a namespace it does not hold has only kubernetes.io/metadata.name.
+  const NamespaceLabels* namespace_labels = nullptr;
 
-  static ResolvedTerm of(const model::PodAffinityTerm& term, const model::Pod& owner, int32_t weight);
+  static ResolvedTerm of(const model::PodAffinityTerm& term, const model::Pod& owner, int32_t weight,
+                         const NamespaceLabels* namespace_labels = nullptr);
   bool matches(const model::Pod& pod) const;
   /// Identity of the term (same key, same pods matched).
   std::string key() const;
+};
+
+/// Items (terms) filed under a label every pod they match must carry (a matchLabels entry, or each
+/// value of an In requirement), so that a pod meets only the terms it may match; terms without such
+/// a label are met by every pod.
+class LabelAnchoredIndex {
+ public:
+  void add(const std::optional<model::LabelSelector>& selector, size_t item);
+  /// Calls `f(item)` for each item a pod with `labels` may match, each once.
+  template <class F>
+  void for_candidates(const model::StringMap& labels, F&& f) const {
+    for (size_t item : any_) f(item);
+    if (by_label_.empty()) return;
+    for (const auto& [k, v] : labels) {
+      auto key = by_label_.find(k);
+      if (key == by_label_.end()) continue;
+      auto value = key->second.find(v);
+      if (value == key->second.end()) continue;
+      for (size_t item : value->second) f(item);
+    }
+  }
+  bool empty() const { return any_.empty() && by_label_.empty(); }
+  /// Raised by every add: an answer computed at the same generation still holds.
+  size_t generation() const { return generation_; }
+
+ private:
+  size_t generation_ = 0;
+  std::unordered_map<std::string, std::unordered_map<std::string, std::vector<size_t>>> by_label_;
+  std::vector<size_t> any_;
 };
 
 class InterPodConstraints {
@@ -88,8 +119,11 @@ class InterPodConstraints {
   /// The tasks whose pod carries `key`=`value` (every task, placed or not; indexed per key on first use).
   const std::vector<uint32_t>& tasks_with_label(const std::string& key, const std::string& value);
   void add_existing_terms(const model::Pod& pod, uint32_t node, int sign);
+  /// Whether some existing pod's term among `groups` matches `pod`.
+  bool may_match(const LabelAnchoredIndex& groups, const model::Pod& pod) const;
 
   const Session& ssn_;
+  NamespaceLabels namespace_labels_;
   uint64_t version_ = 0;  ///< Raised by every on_task: task views older than it are recomputed.
   /// Pods of other schedulers on the session's nodes, with their node ids: they are never moved.
   std::vector<std::pair<const model::Pod*, uint32_t>> foreign_;
@@ -103,10 +137,24 @@ class InterPodConstraints {
   std::unordered_map<std::string, LabelIndex> tasks_by_label_;
   std::unordered_map<std::string, std::unique_ptr<TermCounts>> counts_;
   std::vector<TermCounts*> counts_list_;
+  LabelAnchoredIndex counts_index_;  ///< Into counts_list_: the counts a placed pod may change.
   std::unique_ptr<ExistingTerms> existing_;
   /// Host ports in use per node id: (protocol, host IP, port) of placed tasks.
   std::vector<std::vector<const model::HostPort*>> ports_by_node_;
   std::unordered_map<uint32_t, std::unique_ptr<TaskView>> views_;
+  /// Per task id, what the anchored indexes answered for its pod at their generation then: the
+  /// statement reports a task many times (every placement tried and rolled back), and its labels do
+  /// not change.
+  struct TaskCandidates {
+    size_t counts_generation = SIZE_MAX;
+    std::vector<uint32_t> counts;  ///< Into counts_list_.
+    size_t anti_generation = SIZE_MAX;
+    bool matched_by_anti = false;
+    size_t scored_generation = SIZE_MAX;
+    bool matched_by_scored = false;
+  };
+  std::unordered_map<uint32_t, TaskCandidates> candidates_;  ///< Only the tasks asked about.
+  TaskCandidates& candidates_of(uint32_t task_id);
 };
 
 }  // namespace kai::core

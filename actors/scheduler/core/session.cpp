@@ -28,10 +28,6 @@ Session::Session(const model::ObjectRefs& objects, SessionOptions options)
   open_plugins();
 }
 
-std::optional<std::string> Session::inter_pod_rejection(const TaskInfo& task, const NodeInfo& node) const {
-  if (!inter_pod || !inter_pod_predicates) return std::nullopt;
-  return inter_pod->rejection(task, node);
-}
 
 Session::~Session() = default;
 

@@ -186,8 +186,6 @@ class Session {
   /// The predicates plugin filters with `inter_pod`; the podaffinity plugin scores with it.
   bool inter_pod_predicates = false;
   bool pod_affinity_scoring = false;
-  /// Why `node` rejects `task` because of where other pods are, nullopt if it accepts.
-  std::optional<std::string> inter_pod_rejection(const TaskInfo& task, const NodeInfo& node) const;
   /// The eviction actions' victim order, cached while nothing is committed (actions/eviction_common.cpp).
   std::shared_ptr<VictimPool> victim_pool;
 

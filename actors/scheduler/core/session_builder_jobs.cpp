@@ -3,7 +3,6 @@
 #include <set>
 #include <string>
 
-#include "actors/scheduler/core/inter_pod_constraints.hpp"
 #include "actors/scheduler/core/node_accounting.hpp"
 #include "actors/scheduler/core/sub_group_tree.hpp"
 #include "actors/scheduler/core/session_builder.hpp"
@@ -111,7 +110,6 @@ std::optional<std::string> SessionBuilder::add_task(uint32_t pod_index, uint32_t
   for (const auto& field : pod.unsupported_constraints) {
     if (!error) error = "pod " + t.key + " uses " + field + ", which kai-scheduler does not support";
   }
-  if (auto why = inter_pod_term_error(pod); why && !error) error = "pod " + t.key + ": " + *why;
   if (has_mig) t.mig_gpus = mig_gpus_of(t.req);
   auto gpu = parse_gpu_request(pod, t.req.milli_gpu, has_mig);
   if (gpu) {

@@ -233,13 +233,15 @@ std::string explain_task_fit(Session& ssn, const TaskInfo& task) {
   std::map<std::string, int> histogram;
   std::map<uint32_t, int> lack_counts;  // by ResourceLack bit set; strings are built once per distinct set
   const std::vector<char>& mask = ssn.static_fit_mask(task);
+  // Once per task, not per node: most tasks have no inter-pod constraint and skip the check.
+  const bool inter_pod = ssn.inter_pod_predicates && ssn.inter_pod && ssn.inter_pod->concerns(task);
   for (uint32_t n = 0; n < ssn.nodes.size(); ++n) {
     const NodeInfo& node = ssn.nodes[n];
     if (!mask[n]) {
       if (auto why = ssn.static_rejection(task, node)) ++histogram[*why];
       continue;
     }
-    if (auto why = ssn.inter_pod_rejection(task, node)) {
+    if (auto why = inter_pod ? ssn.inter_pod->rejection(task, node) : std::nullopt) {
       ++histogram[*why];
     } else if (const uint32_t bits = resource_rejection_bits(task, node); bits != 0) {
       ++lack_counts[bits];
