@@ -65,6 +65,7 @@ bool CycleDriver::drain_appends() {
 }
 
 void CycleDriver::append_record(events::Payload payload) {
+  ++record_appends_;
   events::Event e;
   e.timestamp_us = wall_us();
   e.payload = std::move(payload);
@@ -169,6 +170,43 @@ bool CycleDriver::previous_cycles_done(const ClusterCut& cut) const {
   return true;
 }
 
+namespace {
+
+/// Whether two cuts hold the same object lists (the stores republish a kind's list only when a watch
+/// event changed it).
+bool same_objects(const ClusterCut& a, const ClusterCut& b) {
+  if (a.views.size() != b.views.size()) return false;
+  for (size_t i = 0; i < a.views.size(); ++i) {
+    bool same = true;
+    model::for_each_kind([&](auto kind) {
+      using K = decltype(kind);
+      same = same && K::in(*a.views[i]).get() == K::in(*b.views[i]).get();
+    });
+    if (!same) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool CycleDriver::idle(const CutResult& cut, int64_t now_ms) const {
+  // No outcome or leadership change since, and every store publishes the very lists it published
+  // then: no watch event or relist changed an object (bookmarks change none).
+  if (!quiet_ || quiet_->record_appends != record_appends_) return false;
+  if (!same_objects(quiet_->cut->cut, cut.cut)) return false;
+  if (!unlogged_.empty() || !pending_appends_.empty() || records_.has_untimed_failures()) return false;
+  // The quiet cycle's earliest deadline (a grace, a min-runtime, a backoff's end) has come.
+  if (next_deadline_ && *next_deadline_ * 1000 <= now_ms) return false;
+  // A write asked and not seen yet is asked again kGroupWriteRetryMs after it was asked.
+  for (const auto* marks : {&records_.group_writes, &records_.status_writes}) {
+    for (const auto& [object, mark] : *marks) {
+      const int64_t retry_at = mark.at_ms + events::kGroupWriteRetryMs;
+      if (quiet_->now_ms < retry_at && retry_at <= now_ms) return false;
+    }
+  }
+  return true;
+}
+
 void CycleDriver::schedule(const CutPtr& cut_ptr) {
   const ClusterCut& cut = cut_ptr->cut;
   if (options_.lockstep && !previous_cycles_done(cut)) return;
@@ -177,6 +215,12 @@ void CycleDriver::schedule(const CutPtr& cut_ptr) {
   const int64_t wall_ms = options_.test_clock ? options_.test_clock() * 1000 : wall_us() / 1000;
   const int64_t now_ms = std::max<int64_t>(wall_ms, records_.last_now_ms);
   const int64_t now = now_ms / 1000;
+  // An idle cluster costs no session: nothing the cycle reads has changed but the clock, and the
+  // clock crossed no deadline (docs/performance-targets.md "Idle cycles").
+  if (idle(*cut_ptr, now_ms)) {
+    if (ports_.on_idle) ports_.on_idle();
+    return;
+  }
   ++cycle_id_;
   core::CycleInput in;
   in.objects = cut.refs();
@@ -210,6 +254,9 @@ void CycleDriver::schedule(const CutPtr& cut_ptr) {
   // quiet cycle changes nothing, so replay loses nothing by its absence. A CycleStart that times
   // a failed bind changes the records (the backoff counts from it): that cycle is logged.
   const bool quiet = batch.size() == 2 && !records_.has_untimed_failures();
+  // Only a quiet cycle that logs nothing marks the cluster idle: a logged one changes the records.
+  quiet_.reset();
+  if (quiet && cycle_id_ % 60 != 1) quiet_ = QuietCycle{cut_ptr, record_appends_, now_ms};
   if (!quiet || cycle_id_ % 60 == 1) {
     auto appended = ports_.log->append(batch);  // fsync before the binder acts (docs/event-ordering.md)
     if (!appended.is_ok()) {

@@ -69,6 +69,8 @@ struct CycleDriverPorts {
   std::function<void(const events::StatusWrite&)> write_status;
   /// The cycle's output for the pod conditions and events (the status writer).
   std::function<void(const CycleOutput&)> after_cycle;
+  /// A tick found the cluster idle and ran no session (CycleDriver::idle).
+  std::function<void()> on_idle;
   /// The last cycle, for /get-snapshot.
   std::function<void(std::shared_ptr<const LastCycle>)> publish;
   /// True once the daemon stops: no new decisions.
@@ -130,6 +132,10 @@ class CycleDriver {
   void retry_unlogged();
   std::vector<events::UnschedulableEvent> changed_reasons(const std::vector<events::UnschedulableEvent>& all);
   bool previous_cycles_done(const ClusterCut& cut) const;
+  /// Whether a cycle on `cut` at `now_ms` would see exactly what the last quiet cycle saw, but for
+  /// the clock, and no deadline, backoff or write retry falls between the two: then it would decide
+  /// nothing too.
+  bool idle(const CutResult& cut, int64_t now_ms) const;
   void schedule(const CutPtr& cut);
 
   DaemonOptions options_;
@@ -154,6 +160,16 @@ class CycleDriver {
   std::map<std::string, std::pair<std::vector<events::UnschedulableReason>, std::vector<events::PendingPodRef>>>
       logged_reasons_;
   std::optional<int64_t> next_deadline_;
+  /// What the last cycle that decided nothing (and logged nothing) saw: its cut (kept, so that an
+  /// object list of a later cut is the same list only if no watch event changed that kind), the
+  /// records appended by then, and its clock.
+  struct QuietCycle {
+    CutPtr cut;
+    uint64_t record_appends = 0;
+    int64_t now_ms = 0;
+  };
+  std::optional<QuietCycle> quiet_;
+  uint64_t record_appends_ = 0;  ///< Records (outcomes, leadership changes) appended so far.
 };
 
 }  // namespace kai::daemon

@@ -84,6 +84,7 @@ struct Daemon::Impl {
   std::atomic<bool> stopping{false};
   std::vector<std::unique_ptr<k8s::Reflector>> reflectors;
   std::atomic<uint64_t> cycles{0};
+  std::atomic<uint64_t> idle_cycles{0};
   std::mutex last_cycle_mu;
   std::shared_ptr<const LastCycle> last_cycle;
   bool started = false;
@@ -445,6 +446,10 @@ model::Status Daemon::Impl::start_scheduling() {
     }
     m.cycles.fetch_add(1);
   };
+  ports.on_idle = [&m] {
+    m.idle_cycles.fetch_add(1);
+    m.cycles.fetch_add(1);
+  };
   ports.stopping = [&m] { return m.stopping.load(); };
   ports.metrics = m.metrics.get();
   ports.snapshotter = m.snapshotter.get();
@@ -590,6 +595,10 @@ bool Daemon::synced() const {
 
 uint64_t Daemon::cycles() const {
   return impl_->cycles.load();
+}
+
+uint64_t Daemon::idle_cycles() const {
+  return impl_->idle_cycles.load();
 }
 
 bool Daemon::leading() const {

@@ -113,8 +113,10 @@ class Daemon : private boost::noncopyable {
   void stop();
   /// True once every kind was listed.
   bool synced() const;
-  /// Cycles run so far.
+  /// Cycles run so far, the idle ones included (ticks that found nothing changed and ran no session).
   uint64_t cycles() const;
+  /// Of those, the idle ones (docs/performance-targets.md "Idle cycles").
+  uint64_t idle_cycles() const;
   /// Whether this replica may act now (always true without leader election).
   bool leading() const;
   /// The metrics/health port actually bound (0 when off).
