@@ -263,22 +263,31 @@ bool InterPodConstraints::placed(const TaskInfo& task) const {
 void InterPodConstraints::add_existing_terms(const model::Pod& pod, uint32_t node, int sign) {
   if (pod.pod_anti_affinity.required.empty() && pod.pod_affinity.empty() && pod.pod_anti_affinity.preferred.empty())
     return;
+  // A pod's terms are resolved and filed once; the statement reports the pod many times (and its
+  // ghosts share it), so later reports only count.
+  auto [cached, first] = groups_of_pod_.try_emplace(&pod);
+  if (first) {
+    auto file = [&](char kind, const ResolvedTerm& term) {
+      const std::string key = std::string(1, kind) + term.key();
+      auto [it, inserted] = existing_->index.emplace(key, existing_->groups.size());
+      if (inserted) {
+        existing_->groups.push_back({kind, term, {}});
+        (kind == kExistingAnti ? existing_->anti : existing_->scored).add(term.selector, it->second);
+      }
+      cached->second.push_back(it->second);
+    };
+    for (const auto& t : pod.pod_anti_affinity.required) file(kExistingAnti, ResolvedTerm::of(t, pod, 0, &namespace_labels_));
+    for (const auto& t : pod.pod_affinity.required) file(kExistingScored, ResolvedTerm::of(t, pod, 1, &namespace_labels_));
+    for (const auto& w : pod.pod_affinity.preferred)
+      file(kExistingScored, ResolvedTerm::of(w.term, pod, w.weight, &namespace_labels_));
+    for (const auto& w : pod.pod_anti_affinity.preferred)
+      file(kExistingScored, ResolvedTerm::of(w.term, pod, -w.weight, &namespace_labels_));
+  }
   const model::StringMap& node_labels = ssn_.nodes[node].object->meta.labels;
-  auto count = [&](char kind, const ResolvedTerm& term) {
-    const std::string key = std::string(1, kind) + term.key();
-    auto [it, inserted] = existing_->index.emplace(key, existing_->groups.size());
-    if (inserted) {
-      existing_->groups.push_back({kind, term, {}});
-      (kind == kExistingAnti ? existing_->anti : existing_->scored).add(term.selector, it->second);
-    }
-    if (const std::string* v = label_of(node_labels, term.topology_key))
-      existing_->groups[it->second].by_domain[*v] += sign;
-  };
-  for (const auto& t : pod.pod_anti_affinity.required) count(kExistingAnti, ResolvedTerm::of(t, pod, 0, &namespace_labels_));
-  for (const auto& t : pod.pod_affinity.required) count(kExistingScored, ResolvedTerm::of(t, pod, 1, &namespace_labels_));
-  for (const auto& w : pod.pod_affinity.preferred) count(kExistingScored, ResolvedTerm::of(w.term, pod, w.weight, &namespace_labels_));
-  for (const auto& w : pod.pod_anti_affinity.preferred)
-    count(kExistingScored, ResolvedTerm::of(w.term, pod, -w.weight, &namespace_labels_));
+  for (size_t g : cached->second) {
+    auto& group = existing_->groups[g];
+    if (const std::string* v = label_of(node_labels, group.term.topology_key)) group.by_domain[*v] += sign;
+  }
 }
 
 void InterPodConstraints::on_task(uint32_t task_id, int sign) {

@@ -139,6 +139,8 @@ class InterPodConstraints {
   std::vector<TermCounts*> counts_list_;
   LabelAnchoredIndex counts_index_;  ///< Into counts_list_: the counts a placed pod may change.
   std::unique_ptr<ExistingTerms> existing_;
+  /// The ExistingTerms groups of each pod with terms, in the order add_existing_terms files them.
+  std::unordered_map<const model::Pod*, std::vector<size_t>> groups_of_pod_;
   /// Host ports in use per node id: (protocol, host IP, port) of placed tasks.
   std::vector<std::vector<const model::HostPort*>> ports_by_node_;
   std::unordered_map<uint32_t, std::unique_ptr<TaskView>> views_;
