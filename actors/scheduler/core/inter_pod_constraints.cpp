@@ -550,17 +550,16 @@ int64_t InterPodConstraints::preferred_score(const TaskInfo& task, const NodeInf
   const TaskView& v = view_of(task);
   const model::StringMap& labels = node.object->meta.labels;
   int64_t score = 0;
-  for (const auto& [c, weight] : v.preferred) {
-    const std::string* d = label_of(labels, c->terms[0].topology_key);
-    if (d == nullptr) continue;
-    if (auto it = c->by_domain[0].find(*d); it != c->by_domain[0].end()) score += int64_t{weight} * it->second;
-  }
+  // weight x the pods counted in the node's domain of `key`.
+  auto add = [&](const std::string& key, const std::unordered_map<std::string, int32_t>& by_domain, int32_t weight) {
+    const std::string* d = label_of(labels, key);
+    if (d == nullptr) return;
+    if (auto it = by_domain.find(*d); it != by_domain.end()) score += int64_t{weight} * it->second;
+  };
+  for (const auto& [c, weight] : v.preferred) add(c->terms[0].topology_key, c->by_domain[0], weight);
   for (size_t g : v.existing_scored) {
     const auto& group = existing_->groups[g];
-    const std::string* d = label_of(labels, group.term.topology_key);
-    if (d == nullptr) continue;
-    if (auto it = group.by_domain.find(*d); it != group.by_domain.end())
-      score += int64_t{group.term.weight} * it->second;
+    add(group.term.topology_key, group.by_domain, group.term.weight);
   }
   return score;
 }

@@ -73,7 +73,6 @@ class LabelAnchoredIndex {
       for (size_t item : value->second) f(item);
     }
   }
-  bool empty() const { return any_.empty() && by_label_.empty(); }
   /// Raised by every add: an answer computed at the same generation still holds.
   size_t generation() const { return generation_; }
 
