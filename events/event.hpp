@@ -18,7 +18,7 @@
 namespace kai::events {
 
 /// The schema version written by this build; older versions are upgraded when read.
-inline constexpr uint8_t kSchemaVersion = 7;
+inline constexpr uint8_t kSchemaVersion = 8;
 
 /// What a Kubernetes watch stream (or a relist) told us.
 enum class WatchType : uint8_t { kAdded = 0, kModified = 1, kDeleted = 2, kBookmark = 3, kRelist = 4 };
@@ -104,12 +104,16 @@ struct CycleEnd {
 /// What the binder did with a decision.
 /// kCancelled (schema v5): the binder gave the job up after its cap (BindJob::deadline) without
 /// acting on it, so the pod may be decided again.
+/// kUnconfirmed (schema v8): a restart found the bind without a report; the earlier run may have sent
+/// it and the API server may still carry it out, so its placement stays held for
+/// kUnconfirmedBindHoldMs (docs/event-ordering.md "Restart: unconfirmed binds").
 enum class Outcome : uint8_t {
   kBound = 0,
   kBindFailed = 1,
   kReservationTimedOut = 2,
   kAbandoned = 3,
-  kCancelled = 4
+  kCancelled = 4,
+  kUnconfirmed = 5
 };
 
 /// The result of executing one logged decision.

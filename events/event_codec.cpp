@@ -239,7 +239,9 @@ Result<Payload> decode_payload(Reader& r, uint8_t type, uint8_t version) {
       b.decision_seq = r.varint();
       b.pod = r.str();
       uint8_t o = r.u8();
-      const auto last = version >= 5 ? Outcome::kCancelled : Outcome::kAbandoned;
+      const auto last = version >= 8   ? Outcome::kUnconfirmed
+                        : version >= 5 ? Outcome::kCancelled
+                                       : Outcome::kAbandoned;
       if (o > static_cast<uint8_t>(last)) return Status::error("unknown binder outcome");
       b.outcome = static_cast<Outcome>(o);
       b.reason = r.str();
@@ -412,9 +414,9 @@ constexpr std::array<const char*, 3> kJobStateSourceNames = {"decided", "watched
 static_assert(model::names_every(JobStateSource::kForget, kJobStateSourceNames));
 constexpr std::array<const char*, 5> kWatchTypeNames = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "RELIST"};
 static_assert(model::names_every(WatchType::kRelist, kWatchTypeNames));
-constexpr std::array<const char*, 5> kOutcomeNames = {"bound", "bind_failed", "reservation_timed_out",
-                                                      "abandoned", "cancelled"};
-static_assert(model::names_every(Outcome::kCancelled, kOutcomeNames));
+constexpr std::array<const char*, 6> kOutcomeNames = {"bound",     "bind_failed", "reservation_timed_out",
+                                                      "abandoned", "cancelled",   "unconfirmed"};
+static_assert(model::names_every(Outcome::kUnconfirmed, kOutcomeNames));
 
 }  // namespace
 

@@ -37,7 +37,8 @@
 // carry the leader epoch; 4 = decisions carry their queue; ConfigChange; 5 = CycleStart
 // carries the scheduler name and epoch, ConfigChange the behaviour version; job state, settled
 // assumptions, the cancelled outcome: docs/one-truth.md); 6 = the pod grouper's PodGroup writes
-// (docs/pod-grouping.md); 7 = current (PodGroup and Queue status writes: docs/status.md). A reader upgrades
+// (docs/pod-grouping.md); 7 = PodGroup and Queue status writes (docs/status.md); 8 = current (the
+// `unconfirmed` binder outcome: docs/event-ordering.md "Restart: unconfirmed binds"). A reader upgrades
 // by filling the fields a version lacks with their defaults, so every consumer only ever sees the
 // current shape.
 // Trailing bytes after the last field are rejected: they mean a corrupt or future record.

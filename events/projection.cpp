@@ -37,8 +37,8 @@ void remember(std::vector<std::optional<int64_t>>& expected, const std::optional
 /// A bind's outcome in the pod's failed binds (docs/one-truth.md "Bind backoff"). Only what says
 /// something about the pod counts: the binder tried and the API server (or the reservation pod)
 /// refused. `cancelled` (the binder never started the job before its cap: it was busy or the API
-/// server slow) and `abandoned` (a restart, or a leader that lost its lease) say nothing about
-/// the pod and leave its count as it is.
+/// server slow), `abandoned` (a leader that lost its lease, a stop) and `unconfirmed` (a restart)
+/// say nothing about the pod and leave its count as it is.
 void count_bind(ScheduleRecords& records, const Decision& d, const BinderOutcome& o) {
   if (d.kind != DecisionKind::kBind) return;
   switch (o.outcome) {
@@ -50,6 +50,7 @@ void count_bind(ScheduleRecords& records, const Decision& d, const BinderOutcome
       break;
     case Outcome::kCancelled:
     case Outcome::kAbandoned:
+    case Outcome::kUnconfirmed:
       return;
   }
   BindFailures& f = records.bind_failures[d.pod];
@@ -81,6 +82,9 @@ bool apply_record(ScheduleRecords& records, const Event& event) {
     count_bind(records, it->second.decision, *o);
     if (o->outcome == Outcome::kBound && !o->settles) {
       it->second.reported = true;  // the watch confirms it (AssumedSettled)
+    } else if (o->outcome == Outcome::kUnconfirmed && it->second.decision.kind == DecisionKind::kBind) {
+      it->second.unconfirmed = true;  // held until the watch shows it or the hold runs out (AssumedSettled)
+      it->second.held_since_ms.reset();
     } else {
       records.assumed.erase(it);
     }
@@ -95,6 +99,9 @@ bool apply_record(ScheduleRecords& records, const Event& event) {
     records.scheduler_name = c->scheduler_name;
     if (!records.bind_failures.empty()) {
       time_bind_failures(records, records.last_now_ms);
+    }
+    for (auto& [seq, a] : records.assumed) {
+      if (a.unconfirmed && !a.held_since_ms) a.held_since_ms = records.last_now_ms;
     }
     return true;
   }

@@ -24,8 +24,8 @@ struct ClusterState : model::PerKind<ByKey> {
   /// Last resourceVersion seen per kind (BOOKMARKs included): where a watch resumes.
   std::map<std::string, std::string> resource_versions;
   /// The scheduler's own records that feed the next cycle: assumed decisions (those without a binder
-  /// report are logged as abandoned after a restart, never executed again: docs/event-ordering.md "Restart: abandoned decisions"), job
-  /// state, the last logged `now`.
+  /// report are never executed again after a restart; binds among them stay held a while:
+  /// docs/event-ordering.md "Restart: unconfirmed binds"), job state, the last logged `now`.
   ScheduleRecords records;
   uint64_t seq = 0;  ///< Sequence of the last event applied.
 

@@ -15,13 +15,29 @@
 
 namespace kai::events {
 
+/// How long a bind a restart left unconfirmed keeps its placement (docs/event-ordering.md "Restart:
+/// unconfirmed binds"): the client's request timeout, the longest the earlier run would have waited
+/// for the API server to carry the bind out.
+inline constexpr int64_t kUnconfirmedBindHoldMs = 30 * 1000;
+
 /// A bind or evict decision that cycles treat as done until a logged record ends it: a failed,
 /// timed-out, cancelled or abandoned outcome, or the cycle's AssumedSettled (the watch shows the pod
-/// bound, deleting or gone). A `bound` outcome only marks it reported: the watch has the last word.
+/// bound, deleting or gone, or an unconfirmed bind's hold ran out). A `bound` outcome only marks it
+/// reported: the watch has the last word.
 struct AssumedDecision {
   Decision decision;
   bool reported = false;  ///< The binder logged `bound`; a restart does not abandon it.
+  /// A restart logged the bind `unconfirmed`: it may still land, so its placement is held until the
+  /// watch shows the pod or kUnconfirmedBindHoldMs after `held_since_ms`.
+  bool unconfirmed = false;
+  std::optional<int64_t> held_since_ms = {};  ///< Timed by the next CycleStart: the logged clock.
   bool operator==(const AssumedDecision& o) const;
+
+  /// Whether an unconfirmed bind's hold has run out at `now_ms` (untimed: this cycle is the first
+  /// after the restart, so it has not).
+  bool hold_ran_out(int64_t now_ms) const {
+    return unconfirmed && held_since_ms.value_or(now_ms) + kUnconfirmedBindHoldMs <= now_ms;
+  }
 };
 
 /// The job state fields KAI keeps as PodGroup annotations.
@@ -86,18 +102,19 @@ struct ScheduleRecords {
   std::map<std::string, GroupWriteMark> status_writes = {};
   bool operator==(const ScheduleRecords&) const = default;
 
-  /// Whether the next CycleStart changes the records by timing a failed bind: the daemon logs
-  /// that cycle even when it decides nothing.
-  bool has_untimed_failures() const;
+  /// Whether the next CycleStart changes the records by timing a failed bind or an unconfirmed
+  /// bind's hold: the daemon logs that cycle even when it decides nothing.
+  bool has_untimed_records() const;
 
-  /// Decisions without a binder report (seq -> pod): logged as abandoned after a restart.
+  /// Decisions without a binder report (seq -> pod): what a restart logs as unconfirmed or abandoned.
   std::map<uint64_t, std::string> open_decisions() const;
 };
 
 inline bool AssumedDecision::operator==(const AssumedDecision& o) const {
   const Decision& a = decision;
   const Decision& b = o.decision;
-  return reported == o.reported && a.seq == b.seq && a.action == b.action && a.kind == b.kind &&
+  return reported == o.reported && unconfirmed == o.unconfirmed && held_since_ms == o.held_since_ms &&
+         a.seq == b.seq && a.action == b.action && a.kind == b.kind &&
          a.pod == b.pod && a.pod_uid == b.pod_uid && a.node == b.node && a.gpu_groups == b.gpu_groups &&
          a.gpu_fraction == b.gpu_fraction && a.reason == b.reason && a.by == b.by && a.queue == b.queue;
 }
@@ -105,14 +122,17 @@ inline bool AssumedDecision::operator==(const AssumedDecision& o) const {
 inline std::map<uint64_t, std::string> ScheduleRecords::open_decisions() const {
   std::map<uint64_t, std::string> out;
   for (const auto& [seq, a] : assumed) {
-    if (!a.reported) out.emplace(seq, a.decision.pod);
+    if (!a.reported && !a.unconfirmed) out.emplace(seq, a.decision.pod);
   }
   return out;
 }
 
-inline bool ScheduleRecords::has_untimed_failures() const {
+inline bool ScheduleRecords::has_untimed_records() const {
   for (const auto& [pod, f] : bind_failures) {
     if (!f.failed_at_ms) return true;
+  }
+  for (const auto& [seq, a] : assumed) {
+    if (a.unconfirmed && !a.held_since_ms) return true;
   }
   return false;
 }

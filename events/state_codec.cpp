@@ -236,6 +236,7 @@ template <class S, class F>
 requires Is<S, AssumedDecision>
 void fields(S& x, F& f) {
   f(x.decision, x.reported);
+  if (f.version >= 9) f(x.unconfirmed, x.held_since_ms);  // v8 upgrade: none (a restart abandoned binds)
 }
 template <class S, class F>
 requires Is<S, JobValue>

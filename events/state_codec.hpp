@@ -15,7 +15,7 @@
 //   each object = its fields in declaration order (state_codec.cpp lists them once, for both
 //   directions), every ObjectMeta, FieldError and nested struct included, so restore(encode(s)) == s.
 //
-//   records = assumed map<u64, (decision, reported bool)>, job_states map<str, (group str,
+//   records = assumed map<u64, (decision, reported bool, [v9: unconfirmed bool, held_since_ms opt<i64>])>, job_states map<str, (group str,
 //             (value opt<i64>, expected vec<opt<i64>>) x 2)>, last_now_ms i64, scheduler_name str,
 //             bind_failures map<str, (pod_uid str, failures u32, failed_at_ms opt<i64>, reason str)>
 //             (v3), group_writes map<str, (hash u64, at_ms i64)> (v5), status_writes (as group_writes,
@@ -27,9 +27,10 @@
 // PodGroup fields (docs/pod-grouping.md; v3 reads as none); 5 = the PodGroup writes asked for
 // (docs/pod-grouping.md "Objects written"; v4 reads as none); 6 = PodGroup and Queue statuses and
 // the status writes asked for (docs/status.md; v5 reads as none); 7 = the Topology section
-// (docs/topology.md; v6 reads as none); 8 = current: pods keep their pod (anti-)affinity, spread
+// (docs/topology.md; v6 reads as none); 8 = pods keep their pod (anti-)affinity, spread
 // constraints and host ports, and the Namespace section (docs/pod-constraints.md; v7 refused them
-// and reads as none; its namespaces are listed again). A reader upgrades older versions; a newer version is refused
+// and reads as none; its namespaces are listed again); 9 = current: assumed binds a restart left
+// unconfirmed and their hold (docs/event-ordering.md "Restart: unconfirmed binds"; v8 reads as none). A reader upgrades older versions; a newer version is refused
 // with its number.
 
 #include <cstdint>
@@ -44,7 +45,7 @@
 namespace kai::events {
 
 /// The snapshot format this build writes.
-inline constexpr uint8_t kStateSnapshotVersion = 8;
+inline constexpr uint8_t kStateSnapshotVersion = 9;
 
 /// Appends the binary snapshot of `state` to `out`.
 void encode_state(const ClusterState& state, std::string& out);

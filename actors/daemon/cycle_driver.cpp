@@ -160,6 +160,7 @@ std::vector<events::UnschedulableEvent> CycleDriver::changed_reasons(
 
 bool CycleDriver::previous_cycles_done(const ClusterCut& cut) const {
   for (const auto& [seq, a] : records_.assumed) {
+    if (a.unconfirmed) continue;  // nothing of this run will report it: a cycle ends its hold
     if (!a.reported) return false;
     const events::Decision& d = a.decision;
     const model::Pod* pod = cut.find_pod(d.pod);
@@ -194,7 +195,7 @@ bool CycleDriver::idle(const CutResult& cut, int64_t now_ms) const {
   // then: no watch event or relist changed an object (bookmarks change none).
   if (!quiet_ || quiet_->record_appends != record_appends_) return false;
   if (!same_objects(quiet_->cut->cut, cut.cut)) return false;
-  if (!unlogged_.empty() || !pending_appends_.empty() || records_.has_untimed_failures()) return false;
+  if (!unlogged_.empty() || !pending_appends_.empty() || records_.has_untimed_records()) return false;
   // The quiet cycle's earliest deadline (a grace, a min-runtime, a backoff's end) has come.
   if (next_deadline_ && *next_deadline_ * 1000 <= now_ms) return false;
   // A write asked and not seen yet is asked again kGroupWriteRetryMs after it was asked.
@@ -253,7 +254,7 @@ void CycleDriver::schedule(const CutPtr& cut_ptr) {
   // Quiet cycles are logged now and then only, so that an idle cluster does not fill the disk; a
   // quiet cycle changes nothing, so replay loses nothing by its absence. A CycleStart that times
   // a failed bind changes the records (the backoff counts from it): that cycle is logged.
-  const bool quiet = batch.size() == 2 && !records_.has_untimed_failures();
+  const bool quiet = batch.size() == 2 && !records_.has_untimed_records();
   // Only a quiet cycle that logs nothing marks the cluster idle: a logged one changes the records.
   quiet_.reset();
   if (quiet && cycle_id_ % 60 != 1) quiet_ = QuietCycle{cut_ptr, record_appends_, now_ms};

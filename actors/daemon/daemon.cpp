@@ -234,8 +234,10 @@ struct Daemon::Impl {
   }
 
   /// Rebuilds the state from the log (newest snapshot + the events after it) and logs the decisions of
-  /// an earlier run that have no outcome as abandoned: they are never executed again
-  /// (docs/event-ordering.md); the first cycle decides afresh from the listed state.
+  /// an earlier run that have no outcome: they are never executed again (docs/event-ordering.md
+  /// "Restart: unconfirmed binds"). A bind is logged unconfirmed (the earlier run may have sent it:
+  /// its placement stays held until the watch shows the pod or the hold runs out), an eviction
+  /// abandoned (if it still lands, it only frees what it held).
   model::Status restore(events::ClusterState& state) {
     const auto started = std::chrono::steady_clock::now();
     auto restored = storage::restore_state(*log);
@@ -257,14 +259,25 @@ struct Daemon::Impl {
     const auto open = state.records.open_decisions();
     if (open.empty()) return model::Status::ok();
     std::vector<events::Event> batch;
+    size_t unconfirmed = 0;
     for (const auto& [seq, pod] : open) {
       events::Event e;
       e.timestamp_us = wall_us();
-      e.payload = events::BinderOutcome{seq, pod, events::Outcome::kAbandoned,
-                                        "the scheduler restarted before the binder reported; decided again"};
+      const bool bind = state.records.assumed.at(seq).decision.kind == events::DecisionKind::kBind;
+      unconfirmed += bind;
+      e.payload =
+          bind ? events::BinderOutcome{seq, pod, events::Outcome::kUnconfirmed,
+                                       "the scheduler restarted before the binder reported; the bind may "
+                                       "still land, so its node stays held until the pod shows bound or " +
+                                           std::to_string(events::kUnconfirmedBindHoldMs / 1000) +
+                                           " s pass, then it is decided again"}
+               : events::BinderOutcome{seq, pod, events::Outcome::kAbandoned,
+                                       "the scheduler restarted before the binder reported; decided again"};
       batch.push_back(std::move(e));
     }
-    spdlog::info("restart: {} decisions without an outcome are logged as abandoned", batch.size());
+    spdlog::info("restart: {} decisions without an outcome are logged: {} binds unconfirmed (held), {} "
+                 "evictions abandoned",
+                 batch.size(), unconfirmed, batch.size() - unconfirmed);
     auto appended = log->append(batch);
     if (!appended.is_ok())
       return model::Status::error("event log " + options.log_dir + ": " + appended.message());

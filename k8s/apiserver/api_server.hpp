@@ -133,7 +133,8 @@ class ApiServer : private boost::noncopyable {
   void compact_history();
 
   /// Requests served, keyed "verb resource" ("create pods", "create pods/binding", "watch nodes",
-  /// "list queues.scheduling.run.ai"); also "total".
+  /// "list queues.scheduling.run.ai"); also "total", and "delayed": requests a fault's delay holds,
+  /// counted when they arrive (the others when they are served).
   std::map<std::string, uint64_t> request_counts() const;
   /// Sets every request counter (and the requests_seen() set) to zero.
   void reset_request_counts();

@@ -66,7 +66,10 @@ std::chrono::microseconds Router::delay_for(const HttpRequest& req) {
   if (path.rfind("/debug/", 0) == 0) return std::chrono::microseconds{0};
   std::lock_guard lock(mu_);
   std::chrono::microseconds d{0};
-  if (fault_applies(path)) d += faults_.delay;
+  if (fault_applies(path) && faults_.delay.count() > 0) {
+    d += faults_.delay;
+    ++counts_["delayed"];  // counted on arrival: a test can act while the request is in flight
+  }
   if (cost_.service_time.count() > 0) {
     // M/D/k: the request takes the server that frees first and leaves service_time later.
     const auto now = std::chrono::steady_clock::now();

@@ -170,7 +170,10 @@ TEST_F(BindPath, SlowReservationPodsLeaveNoSecondBindAndNoFractionPodWithoutItsR
   start_daemon([](daemon::DaemonOptions& o) { o.reservation_timeout = std::chrono::milliseconds(2000); });
   std::this_thread::sleep_for(500ms);
   for (int i = 0; i < 4; ++i) cluster_.create(cluster_.pod("team-a", "w" + std::to_string(i), "test", 1));
-  std::this_thread::sleep_for(3s);  // past the reservation timeout: the first tries time out
+  // Past the reservation timeout from the first reservation pod on: the first tries time out (a
+  // loaded machine may decide late, so the wait starts when the chain has started).
+  ASSERT_TRUE(Cluster::eventually([&] { return !cluster_.pods(kReservationNs).empty(); }, 30s));
+  std::this_thread::sleep_for(3s);
   cluster_.server->set_kubelet_reserves_gpus(true);
   auto all_bound = [&] {
     for (const auto& p : cluster_.pods("team-a")) {

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -187,6 +188,67 @@ TEST(Restart, RestoresFromASnapshotAndListsOnlyWhatChangedMeanwhile) {
   EXPECT_TRUE(restored.value().state == folded);
   EXPECT_EQ(folded.pods.size(), static_cast<size_t>(kPods + 1));
   expect_replay_matches(log_dir);  // across the restart, from a snapshot
+}
+
+}  // namespace
+}  // namespace kai::e2e
+
+namespace kai::e2e {
+namespace {
+
+// A bind the killed run sent is carried out by the API server after the restart
+// (docs/event-ordering.md "Restart: unconfirmed binds"). Until the watch shows it, the restarted
+// scheduler holds its node: a pod that now comes first in the queue is not given the same GPU.
+TEST(Restart, ABindTheKilledRunSentLandsAfterTheRestartAndItsGpuIsNotGivenTwice) {
+  Cluster c;
+  c.namespace_("team-a");
+  c.node("n0", 1);
+  c.test_queues();
+  c.priority_class("low", 50);
+  c.priority_class("high", 200);
+  const std::string log_dir = c.dir + "/event-log";
+  const std::string out = c.dir + "/scheduler.log";
+  // Allocate only: the test is about who is given the free GPU, not about preemption.
+  const std::string config = c.dir + "/allocate-only.yaml";
+  std::ofstream(config) << "actions: \"allocate\"\n";
+  const std::vector<std::string> flags = {"--log-dir", log_dir, "--schedule-period", "30ms", "--config", config};
+  c.slow_binds(std::chrono::milliseconds(5000));
+  c.create(c.pod("team-a", "first", "test", 1, "low"));
+
+  pid_t pid = c.spawn_scheduler(flags, out);
+  ASSERT_TRUE(Cluster::eventually([&] { return c.server->request_counts()["delayed"] >= 1; }, 30s))
+      << "first's bind never reached the server";
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  // Without the hold, the restarted scheduler finds both pods pending and gives n0 to `second`
+  // (higher priority) while first's bind is still on its way.
+  c.create(c.pod("team-a", "second", "test", 1, "high"));
+
+  pid = c.spawn_scheduler(flags, out);
+  ASSERT_TRUE(Cluster::eventually([&] { return Cluster::node_of(c.get_pod("team-a", "first")) == "n0"; }, 30s))
+      << "the killed run's bind should land";
+  std::this_thread::sleep_for(std::chrono::milliseconds(7000));  // a bind of `second` sent meanwhile would land
+  Cluster::stop_scheduler(pid, out);
+  EXPECT_EQ(Cluster::node_of(c.get_pod("team-a", "second")), "") << "n0's one GPU was given twice";
+  EXPECT_EQ(c.server->request_counts()["create pods/binding"], 1u) << "first was sent a second bind";
+
+  int unconfirmed = 0, settled = 0;
+  uint64_t first_decision = 0;
+  for_each_event(log_dir, [&](const events::Event& e) {
+    if (const auto* d = std::get_if<events::DecisionEvent>(&e.payload); d != nullptr && d->decision.pod == "team-a/first") {
+      first_decision = e.seq;
+    }
+    if (const auto* o = std::get_if<events::BinderOutcome>(&e.payload)) {
+      unconfirmed += o->outcome == events::Outcome::kUnconfirmed && o->pod == "team-a/first";
+    }
+    if (const auto* s = std::get_if<events::AssumedSettled>(&e.payload)) {
+      settled += std::count(s->decision_seqs.begin(), s->decision_seqs.end(), first_decision);
+    }
+  });
+  EXPECT_EQ(unconfirmed, 1) << "the restart logs first's bind as unconfirmed";
+  EXPECT_EQ(settled, 1) << "the watch showing first bound ends its hold";
+  expect_replay_matches(log_dir);
 }
 
 }  // namespace

@@ -105,6 +105,20 @@ TEST(EventCodec, UpgradesVersionFourRecordsToTheirVersionFiveDefaults) {
   }
 }
 
+TEST(EventCodec, TheUnconfirmedOutcomeIsAVersionEightValue) {
+  Event e;
+  e.payload = BinderOutcome{17, "team-a/p-1", Outcome::kUnconfirmed, "the scheduler restarted", false};
+  std::string v8;
+  encode_event(e, v8);
+  auto back = decode_event(v8);
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_EQ(std::get<BinderOutcome>(back->payload).outcome, Outcome::kUnconfirmed);
+  EXPECT_STREQ(to_string(Outcome::kUnconfirmed), "unconfirmed");
+  std::string v7;
+  encode_event(e, v7, 7);
+  EXPECT_FALSE(decode_event(v7)) << "no version-7 writer had it: such a record is damage";
+}
+
 TEST(EventCodec, UpgradesVersionThreeDecisionsToNoQueue) {
   // Version 4 added the decision's queue and the configuration record; nothing else changed shape.
   for (const Event& e : testing::one_of_each()) {

@@ -121,7 +121,7 @@ TEST(ScheduleRecords, AFailedBindIsCountedWithItsReasonAndAFailedEvictionIsNot) 
   EXPECT_EQ(f.failures, 1u);
   EXPECT_EQ(f.reason, "403 Forbidden: quota");
   EXPECT_EQ(f.failed_at_ms, std::nullopt) << "untimed until the next CycleStart";
-  EXPECT_TRUE(r.has_untimed_failures());
+  EXPECT_TRUE(r.has_untimed_records());
 }
 
 TEST(ScheduleRecords, TheNextCycleStartTimesAFailureAndALaterOneDoesNotMoveIt) {
@@ -130,7 +130,7 @@ TEST(ScheduleRecords, TheNextCycleStartTimesAFailureAndALaterOneDoesNotMoveIt) {
   ASSERT_TRUE(apply_record(r, outcome(11, 10, "ns/a", Outcome::kReservationTimedOut, "no GPU reported")));
   EXPECT_TRUE(apply_record(r, cycle_start(12, 1'700'000'000'250)));
   EXPECT_EQ(r.bind_failures.at("ns/a").failed_at_ms, 1'700'000'000'250);
-  EXPECT_FALSE(r.has_untimed_failures());
+  EXPECT_FALSE(r.has_untimed_records());
   EXPECT_TRUE(apply_record(r, cycle_start(13, 1'700'000'005'000)));
   EXPECT_EQ(r.bind_failures.at("ns/a").failed_at_ms, 1'700'000'000'250) << "timed once, by the first cycle after";
   EXPECT_EQ(r.bind_failures.at("ns/a").failures, 1u);

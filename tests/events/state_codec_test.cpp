@@ -119,6 +119,16 @@ TEST(StateCodec, GeneratedClusterRoundTrips) {
   expect_round_trip(s);
 }
 
+TEST(StateCodec, UnconfirmedBindsAndTheirHoldsRoundTrip) {
+  ClusterState s;
+  s.records = sample_records();
+  Decision held = s.records.assumed.at(17).decision;
+  held.pod = "team-a/p-3";
+  s.records.assumed[18] = {held, false, true, 1700000100000};  // a bind a restart left unconfirmed, timed
+  s.records.assumed[19] = {held, false, true, std::nullopt};   // and one not timed yet
+  expect_round_trip(s);
+}
+
 TEST(StateCodec, RealisticPodWithEveryDecodedFieldRoundTrips) {
   ClusterState s;
   for (int i = 0; i < 3; ++i) {

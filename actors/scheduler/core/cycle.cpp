@@ -84,18 +84,27 @@ bool confirmed(const events::Decision& d, const model::Pod* pod) {
   return pod->meta.deletion_timestamp.has_value();
 }
 
-/// Step 1: settles what the objects confirm and lays the other assumed decisions over the pods.
-void settle_and_assume(const events::ScheduleRecords& records, int64_t now, CycleResult& out) {
-  if (records.assumed.empty()) return;
+/// Step 1: settles what the objects confirm (and unconfirmed binds whose hold ran out) and lays the
+/// other assumed decisions over the pods. Returns when the first remaining hold runs out.
+std::optional<int64_t> settle_and_assume(const events::ScheduleRecords& records, int64_t now_ms,
+                                         CycleResult& out) {
+  if (records.assumed.empty()) return std::nullopt;
+  const int64_t now = now_ms / 1000;
+  std::optional<int64_t> hold_ends;  // Unix seconds, rounded up
   PodFinder finder(out.refs.pods);
   std::map<size_t, model::Pod*> copies;  // position in refs -> its patched copy
   for (const auto& [seq, assumed] : records.assumed) {
     const events::Decision& d = assumed.decision;
     const size_t at = finder.find(d.pod);
     const model::Pod* pod = at == PodFinder::npos ? nullptr : out.refs.pods[at];
-    if (confirmed(d, pod)) {
+    if (confirmed(d, pod) || assumed.hold_ran_out(now_ms)) {
       out.settled.push_back(seq);
       continue;
+    }
+    if (assumed.unconfirmed) {
+      const int64_t ends_ms = assumed.held_since_ms.value_or(now_ms) + events::kUnconfirmedBindHoldMs;
+      const int64_t ends = (ends_ms + 999) / 1000;
+      if (!hold_ends || ends < *hold_ends) hold_ends = ends;
     }
     model::Pod*& copy = copies[at];
     if (copy == nullptr) copy = &out.patched->emplace_back(*pod);
@@ -111,6 +120,7 @@ void settle_and_assume(const events::ScheduleRecords& records, int64_t now, Cycl
     }
     out.refs.pods[at] = copy;
   }
+  return hold_ends;
 }
 
 /// Step 2: the job state each group starts the cycle with. A PodGroup showing a value that is
@@ -312,7 +322,10 @@ CycleResult run_cycle(const CycleInput& in) {
   CycleResult out;
   out.refs = in.objects;
   out.patched = std::make_shared<std::deque<model::Pod>>();
-  if (in.records != nullptr) settle_and_assume(*in.records, in.options.now, out);
+  std::optional<int64_t> hold_ends;
+  if (in.records != nullptr) {
+    hold_ends = settle_and_assume(*in.records, in.options.now_ms != 0 ? in.options.now_ms : in.options.now * 1000, out);
+  }
   out.job_times = std::make_unique<std::unordered_map<std::string, JobTimes>>(resolve_job_state(in, out));
 
   SessionOptions options = in.options;
@@ -335,7 +348,9 @@ CycleResult run_cycle(const CycleInput& in) {
   out.group_writes = pod_group_writes(ssn.groups, out.refs.pods, in.records, options.pod_group_objects,
                                       ssn.now_ms(), in.cycle_id);
   out.next_deadline = next_deadline(ssn);
-  if (backoff_ends && (!out.next_deadline || *backoff_ends < *out.next_deadline)) out.next_deadline = backoff_ends;
+  for (const auto& ends : {backoff_ends, hold_ends}) {
+    if (ends && (!out.next_deadline || *ends < *out.next_deadline)) out.next_deadline = ends;
+  }
   report(in, ssn, out);
   StatusOutput statuses = status_writes(ssn, out.refs, out.unschedulable, in.records, in.cycle_id);
   out.status_writes = std::move(statuses.writes);
