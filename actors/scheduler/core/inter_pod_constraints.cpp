@@ -204,17 +204,28 @@ struct InterPodConstraints::ExistingTerms {
   LabelAnchoredIndex scored;  ///< The scored ones.
 };
 
-/// What one task's checks need, recomputed whenever a placement changed anything (version).
+/// What one task's checks need. Its own terms are resolved once (their counts are kept current by
+/// on_task); the existing pods' terms that match it are looked up again only when a new group of
+/// them was filed; the spread counts per domain are summed again after any placement (version).
 struct InterPodConstraints::TaskView {
-  uint64_t version = 0;
-  bool concerns = false;
-  bool scores = false;
+  bool resolved = false;
   TermCounts* affinity = nullptr;
   bool matches_own_affinity = false;
   std::vector<TermCounts*> anti;
-  std::vector<size_t> existing_anti;    ///< ExistingTerms groups whose term matches the task
-  std::vector<size_t> existing_scored;  ///< the same for scored groups
   std::vector<std::pair<TermCounts*, int32_t>> preferred;  ///< own preferred terms, weight signed
+  std::vector<const model::HostPort*> ports;
+  struct SpreadTerm {
+    const model::TopologySpreadConstraint* constraint = nullptr;
+    const TermCounts* counts = nullptr;
+    int32_t self = 0;
+  };
+  std::vector<SpreadTerm> spread_terms;
+
+  size_t anti_generation = SIZE_MAX;
+  std::vector<size_t> existing_anti;    ///< ExistingTerms groups whose term matches the task
+  size_t scored_generation = SIZE_MAX;
+  std::vector<size_t> existing_scored;  ///< the same for scored groups
+
   struct Spread {
     std::string topology_key;
     int32_t max_skew = 0;
@@ -222,8 +233,11 @@ struct InterPodConstraints::TaskView {
     int32_t self = 0;
     std::unordered_map<std::string, int32_t> counts;
   };
+  uint64_t spread_version = UINT64_MAX;
   std::vector<Spread> spreads;
-  std::vector<const model::HostPort*> ports;
+
+  bool concerns = false;
+  bool scores = false;
 };
 
 // ------------------------------------------------------------------------------------- the index
@@ -395,15 +409,8 @@ InterPodConstraints::TermCounts& InterPodConstraints::counts_for(std::vector<Res
   return out;
 }
 
-const InterPodConstraints::TaskView& InterPodConstraints::view_of(const TaskInfo& task) {
-  const auto id = static_cast<uint32_t>(&task - ssn_.tasks.data());
-  std::unique_ptr<TaskView>& slot = views_[id];
-  if (slot && slot->version == version_) return *slot;
-  if (!slot) slot = std::make_unique<TaskView>();
-  TaskView& v = *slot;
-  v = TaskView{};
-  v.version = version_;
-  const model::Pod& pod = *task.pod;
+void InterPodConstraints::resolve_own_terms(const model::Pod& pod, TaskView& v) {
+  v.resolved = true;
   if (!pod.pod_affinity.required.empty()) {
     std::vector<ResolvedTerm> terms;
     for (const auto& t : pod.pod_affinity.required) terms.push_back(ResolvedTerm::of(t, pod, 0, &namespace_labels_));
@@ -412,52 +419,75 @@ const InterPodConstraints::TaskView& InterPodConstraints::view_of(const TaskInfo
     v.affinity = &counts_for(std::move(terms), false);
   }
   for (const auto& t : pod.pod_anti_affinity.required) v.anti.push_back(&counts_for({ResolvedTerm::of(t, pod, 0, &namespace_labels_)}, false));
-  existing_->anti.for_candidates(pod.meta.labels, [&](size_t g) {
-    if (existing_->groups[g].term.matches(pod)) v.existing_anti.push_back(g);
-  });
-  if (ssn_.pod_affinity_scoring) {
-    existing_->scored.for_candidates(pod.meta.labels, [&](size_t g) {
-      if (existing_->groups[g].term.matches(pod)) v.existing_scored.push_back(g);
-    });
-  }
   if (ssn_.pod_affinity_scoring) {
     for (const auto& w : pod.pod_affinity.preferred)
       v.preferred.emplace_back(&counts_for({ResolvedTerm::of(w.term, pod, 0, &namespace_labels_)}, false), w.weight);
     for (const auto& w : pod.pod_anti_affinity.preferred)
       v.preferred.emplace_back(&counts_for({ResolvedTerm::of(w.term, pod, 0, &namespace_labels_)}, false), -w.weight);
   }
+  for (const auto& c : pod.topology_spread_constraints) {
+    if (c.when_unsatisfiable != "DoNotSchedule") continue;
+    ResolvedTerm term;
+    term.topology_key = c.topology_key;
+    term.selector = merged_selector(c.label_selector, c.match_label_keys, {}, pod.meta.labels);
+    term.namespaces = {pod.meta.namespace_};
+    const int32_t self = term.matches(pod) ? 1 : 0;
+    v.spread_terms.push_back({&c, &counts_for({std::move(term)}, true), self});
+  }
+  each_host_port(pod, [&](const model::HostPort& p) { v.ports.push_back(&p); });
+}
+
+void InterPodConstraints::sum_spreads(const model::Pod& pod, TaskView& v) const {
   // Topology spread (DoNotSchedule): the domains of the nodes that carry every constraint's key and
   // pass the node-affinity / taint policies, with the matching pods of the pod's namespace in each.
-  std::vector<const model::TopologySpreadConstraint*> hard;
-  for (const auto& c : pod.topology_spread_constraints)
-    if (c.when_unsatisfiable == "DoNotSchedule") hard.push_back(&c);
-  for (const model::TopologySpreadConstraint* c : hard) {
-    ResolvedTerm term;
-    term.topology_key = c->topology_key;
-    term.selector = merged_selector(c->label_selector, c->match_label_keys, {}, pod.meta.labels);
-    term.namespaces = {pod.meta.namespace_};
+  v.spread_version = version_;
+  v.spreads.clear();
+  for (const TaskView::SpreadTerm& st : v.spread_terms) {
+    const model::TopologySpreadConstraint& c = *st.constraint;
     TaskView::Spread s;
-    s.topology_key = c->topology_key;
-    s.max_skew = c->max_skew;
-    s.self = term.matches(pod) ? 1 : 0;
-    const TermCounts& counts = counts_for({term}, true);
+    s.topology_key = c.topology_key;
+    s.max_skew = c.max_skew;
+    s.self = st.self;
     for (uint32_t n = 0; n < ssn_.nodes.size(); ++n) {
       const model::Node& node = *ssn_.nodes[n].object;
-      const bool has_keys = std::all_of(hard.begin(), hard.end(), [&](const auto* h) {
-        return node.meta.labels.count(h->topology_key) > 0;
+      const bool has_keys = std::all_of(v.spread_terms.begin(), v.spread_terms.end(), [&](const auto& h) {
+        return node.meta.labels.count(h.constraint->topology_key) > 0;
       });
       if (!has_keys) continue;
-      if (c->node_affinity_policy != "Ignore" && !node_selected_by(pod, node)) continue;
-      if (c->node_taints_policy == "Honor" && !taints_tolerated(pod, node)) continue;
-      s.counts[node.meta.labels.at(c->topology_key)] += counts.by_node[n];
+      if (c.node_affinity_policy != "Ignore" && !node_selected_by(pod, node)) continue;
+      if (c.node_taints_policy == "Honor" && !taints_tolerated(pod, node)) continue;
+      s.counts[node.meta.labels.at(c.topology_key)] += st.counts->by_node[n];
     }
     s.min_match = std::numeric_limits<int32_t>::max();
     for (const auto& [domain, count] : s.counts) s.min_match = std::min(s.min_match, count);
-    if (s.counts.empty() || (c->min_domains && static_cast<int32_t>(s.counts.size()) < *c->min_domains))
+    if (s.counts.empty() || (c.min_domains && static_cast<int32_t>(s.counts.size()) < *c.min_domains))
       s.min_match = 0;
     v.spreads.push_back(std::move(s));
   }
-  each_host_port(pod, [&](const model::HostPort& p) { v.ports.push_back(&p); });
+}
+
+const InterPodConstraints::TaskView& InterPodConstraints::view_of(const TaskInfo& task) {
+  const auto id = static_cast<uint32_t>(&task - ssn_.tasks.data());
+  std::unique_ptr<TaskView>& slot = views_[id];
+  if (!slot) slot = std::make_unique<TaskView>();
+  TaskView& v = *slot;
+  const model::Pod& pod = *task.pod;
+  if (!v.resolved) resolve_own_terms(pod, v);
+  if (v.anti_generation != existing_->anti.generation()) {
+    v.anti_generation = existing_->anti.generation();
+    v.existing_anti.clear();
+    existing_->anti.for_candidates(pod.meta.labels, [&](size_t g) {
+      if (existing_->groups[g].term.matches(pod)) v.existing_anti.push_back(g);
+    });
+  }
+  if (ssn_.pod_affinity_scoring && v.scored_generation != existing_->scored.generation()) {
+    v.scored_generation = existing_->scored.generation();
+    v.existing_scored.clear();
+    existing_->scored.for_candidates(pod.meta.labels, [&](size_t g) {
+      if (existing_->groups[g].term.matches(pod)) v.existing_scored.push_back(g);
+    });
+  }
+  if (!v.spread_terms.empty() && v.spread_version != version_) sum_spreads(pod, v);
   v.concerns = v.affinity || !v.anti.empty() || !v.existing_anti.empty() || !v.spreads.empty() || !v.ports.empty();
   v.scores = ssn_.pod_affinity_scoring && (!v.preferred.empty() || !v.existing_scored.empty());
   return v;

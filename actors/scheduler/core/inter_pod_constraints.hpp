@@ -111,6 +111,10 @@ class InterPodConstraints {
   struct TaskView;
   TermCounts& counts_for(std::vector<ResolvedTerm> terms, bool per_node);
   const TaskView& view_of(const TaskInfo& task);
+  /// The task's own terms, resolved once per session: their counts are kept current by on_task.
+  void resolve_own_terms(const model::Pod& pod, TaskView& v);
+  /// The spread constraints' counts per domain at the current version.
+  void sum_spreads(const model::Pod& pod, TaskView& v) const;
   bool placed(const TaskInfo& task) const;
   /// A candidate of the label index: a task id, or kForeign | index into foreign_.
   static constexpr uint32_t kForeign = 0x80000000u;
@@ -123,7 +127,7 @@ class InterPodConstraints {
 
   const Session& ssn_;
   NamespaceLabels namespace_labels_;
-  uint64_t version_ = 0;  ///< Raised by every on_task: task views older than it are recomputed.
+  uint64_t version_ = 0;  ///< Raised by every on_task: spread sums older than it are recomputed.
   /// Pods of other schedulers on the session's nodes, with their node ids: they are never moved.
   std::vector<std::pair<const model::Pod*, uint32_t>> foreign_;
   /// Per label key that some term selects on: value -> candidates (tasks over the first `indexed`,
