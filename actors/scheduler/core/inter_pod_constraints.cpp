@@ -279,8 +279,10 @@ void InterPodConstraints::add_existing_terms(const model::Pod& pod, uint32_t nod
     return;
   // A pod's terms are resolved and filed once; the statement reports the pod many times (and its
   // ghosts share it), so later reports only count.
-  auto [cached, first] = groups_of_pod_.try_emplace(&pod);
-  if (first) {
+  // Not a structured binding: the lambda below captures the entry (clang refuses to capture bindings).
+  const auto emplaced = groups_of_pod_.try_emplace(&pod);
+  const auto cached = emplaced.first;
+  if (emplaced.second) {
     auto file = [&](char kind, const ResolvedTerm& term) {
       const std::string key = std::string(1, kind) + term.key();
       auto [it, inserted] = existing_->index.emplace(key, existing_->groups.size());
