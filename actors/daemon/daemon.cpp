@@ -318,6 +318,11 @@ model::Status Daemon::start() {
     if (!config.is_ok())
       return model::Status::error("--config " + m.options.config_path + ": " + config.message());
     session.config = std::move(config).value();
+    if (session.config.usage_db) {
+      spdlog::warn("--config {}: usageDBConfig is read, but the daemon does not yet keep the usage history in "
+                   "its log: every queue's usage is 0 (docs/time-based-fair-share.md)",
+                   m.options.config_path);
+    }
   }
   auto cluster = k8s::resolve_cluster_config(m.options.kubeconfig);
   if (!cluster.is_ok()) return cluster.status();

@@ -103,11 +103,16 @@ std::string render_json(const core::Session& ssn, const std::vector<events::Deci
   }
   ordered_json queues = ordered_json::array();
   for (const auto& q : ssn.queues) {
-    queues.push_back(ordered_json{{"name", q.name},
-                                  {"parent", q.parent == core::kNoQueue ? "" : ssn.queues[q.parent].name},
-                                  {"fairShare", quantities(q.fair_share)},
-                                  {"allocated", quantities(q.allocated)},
-                                  {"requested", quantities(q.request)}});
+    ordered_json queue{{"name", q.name},
+                       {"parent", q.parent == core::kNoQueue ? "" : ssn.queues[q.parent].name},
+                       {"fairShare", quantities(q.fair_share)},
+                       {"allocated", quantities(q.allocated)},
+                       {"requested", quantities(q.request)}};
+    // Time-based fair share only: the historical usage the session was given (a share of capacity).
+    if (ssn.options().queue_usage != nullptr) {
+      queue["usage"] = ordered_json{{"gpu", q.usage.gpu}, {"cpu", q.usage.cpu}, {"memory", q.usage.memory}};
+    }
+    queues.push_back(std::move(queue));
   }
   ordered_json out{{"pods", std::move(pods)},
                    {"decisions", std::move(decisions)},

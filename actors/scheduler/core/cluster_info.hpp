@@ -175,6 +175,9 @@ struct QueueInfo {
   QueueQuantities allocated;
   QueueQuantities allocated_non_preemptible;
   QueueQuantities request;
+  /// Historical usage, a share of the cluster's capacity per resource (time-based fair share,
+  /// docs/time-based-fair-share.md); 0 without a usage history, as KAI without a usage database.
+  QueueQuantities usage;
   std::optional<double> preempt_min_runtime;  ///< seconds; spec.preemptMinRuntime
   std::optional<double> reclaim_min_runtime;  ///< seconds; spec.reclaimMinRuntime
   bool is_leaf() const { return children.empty(); }

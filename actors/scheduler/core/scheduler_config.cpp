@@ -6,6 +6,7 @@
 #include "actors/scheduler/core/action.hpp"
 #include "actors/scheduler/core/plugins/builtin.hpp"
 #include "k8s/model/json_codec.hpp"
+#include "k8s/model/time.hpp"
 
 namespace kai::core {
 
@@ -68,6 +69,71 @@ std::string scalar_to_string(const nlohmann::json& v) {
   return v.dump();
 }
 
+Result<int64_t> duration_field(const nlohmann::json& params, const char* key, const std::string& where) {
+  const auto& v = params.at(key);
+  if (!v.is_string()) return Status::error(where + "." + key + ": must be a duration such as \"10m\"");
+  auto ms = parse_duration_ms(v.get<std::string>());
+  if (!ms) return Status::error(where + "." + key + ": " + ms.message());
+  return ms;
+}
+
+/// KAI's usageDBConfig (pkg/scheduler/cache/usagedb/api in KAI's repository), its defaults included.
+Result<UsageDbConfig> parse_usage_db_config(const nlohmann::json& j) {
+  const std::string where = "usageDBConfig";
+  if (!j.is_object()) return Status::error(where + ": must be a map");
+  UsageDbConfig c;
+  c.client_type = j.contains("clientType") && j["clientType"].is_string() ? j["clientType"].get<std::string>() : "";
+  if (c.client_type != "eventlog" && c.client_type != "prometheus") {
+    return Status::error(where + ".clientType: \"" + c.client_type +
+                         "\" is not a usage source here; use eventlog (usage from this scheduler's event log; "
+                         "prometheus is read the same way)");
+  }
+  auto params_it = j.find("usageParams");
+  if (params_it == j.end() || params_it->is_null()) return c;
+  const nlohmann::json& params = *params_it;
+  const std::string pw = where + ".usageParams";
+  if (!params.is_object()) return Status::error(pw + ": must be a map");
+  UsageParams& p = c.params;
+  if (params.contains("windowSize")) {
+    auto ms = duration_field(params, "windowSize", pw);
+    if (!ms) return ms.status();
+    if (*ms <= 0) return Status::error(pw + ".windowSize: must be positive");
+    p.window_ms = *ms;
+  }
+  if (params.contains("halfLifePeriod")) {
+    auto ms = duration_field(params, "halfLifePeriod", pw);
+    if (!ms) return ms.status();
+    if (*ms > 0) p.half_life_ms = *ms;  // as KAI: 0 or less turns decay off
+  }
+  if (params.contains("fetchInterval")) {
+    auto ms = duration_field(params, "fetchInterval", pw);
+    if (!ms) return ms.status();
+    if (*ms <= 0) return Status::error(pw + ".fetchInterval: must be positive");
+    p.fetch_interval_ms = *ms;
+  }
+  const std::string type = params.value("windowType", std::string("sliding"));
+  if (type == "tumbling") {
+    p.window = UsageParams::Window::kTumbling;
+    auto start = params.find("tumblingWindowStartTime");
+    if (start == params.end() || !start->is_string() || !model::parse_rfc3339(start->get<std::string>())) {
+      return Status::error(pw + ".tumblingWindowStartTime: a tumbling window needs an RFC 3339 start time");
+    }
+    p.tumbling_start_ms = *model::parse_rfc3339(start->get<std::string>()) * 1000;
+  } else if (type == "cron") {
+    return Status::error(pw + ".windowType: cron windows are not supported yet (use sliding or tumbling)");
+  } else if (type != "sliding") {
+    return Status::error(pw + ".windowType: \"" + type + "\" is not sliding or tumbling");
+  }
+  if (auto extra = params.find("extraParams"); extra != params.end() && extra->is_object() &&
+                                                extra->contains("queryResolution")) {
+    auto ms = duration_field(*extra, "queryResolution", pw + ".extraParams");
+    if (!ms) return ms.status();
+    if (*ms <= 0) return Status::error(pw + ".extraParams.queryResolution: must be positive");
+    p.resolution_ms = *ms;
+  }
+  return c;
+}
+
 }  // namespace
 
 Result<SchedulerConfig> parse_scheduler_config(std::string_view text) {
@@ -96,6 +162,11 @@ Result<SchedulerConfig> parse_scheduler_config(std::string_view text) {
     } else {
       return Status::error("actions: must be a comma-separated string");
     }
+  }
+  if (auto it = j.find("usageDBConfig"); it != j.end() && !it->is_null()) {
+    auto usage = parse_usage_db_config(*it);
+    if (!usage) return usage.status();
+    c.usage_db = std::move(usage).value();
   }
   if (auto it = j.find("tiers"); it != j.end()) {
     if (!it->is_array()) return Status::error("tiers: must be a list");

@@ -3,10 +3,12 @@
 // `arguments`. Missing fields fall back to KAI's built-in defaults.
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "actors/scheduler/core/queue_usage.hpp"
 #include "k8s/model/status.hpp"
 
 namespace kai::core {
@@ -21,6 +23,9 @@ struct SchedulerConfig {
   std::vector<std::string> actions;
   /// Plugins of all tiers, in order. Default: KAI's default tier (docs/kai-compatibility.md "Scheduler configuration").
   std::vector<PluginConfig> plugins;
+  /// KAI's `usageDBConfig`: present turns time-based fair share on (docs/time-based-fair-share.md).
+  /// Default: absent (every queue's usage 0, as KAI without one).
+  std::optional<UsageDbConfig> usage_db;
 
   static SchedulerConfig defaults();
   /// The arguments of plugin `name`, or null when the plugin is not configured.

@@ -17,6 +17,7 @@
 #include "actors/scheduler/core/gpu_free_index.hpp"
 #include "actors/scheduler/core/grouping.hpp"
 #include "actors/scheduler/core/pod_group_objects_flag.hpp"
+#include "actors/scheduler/core/queue_usage.hpp"
 #include "actors/scheduler/core/scheduler_config.hpp"
 #include "actors/scheduler/core/topology_tree.hpp"
 #include "events/decision.hpp"
@@ -58,6 +59,10 @@ struct SessionOptions {
   /// takes these values; others read the PodGroup annotations, then their pods' PodScheduled time.
   /// Not owned. Default: null (annotations only, as kai-sim's first round).
   const std::unordered_map<std::string, JobTimes>* job_times = nullptr;
+  /// Each queue's historical usage by name (time-based fair share, docs/time-based-fair-share.md):
+  /// the proportion plugin lowers the over-quota share of queues that used more. Not owned.
+  /// Default: null (every usage 0).
+  const std::map<std::string, UsageShare>* queue_usage = nullptr;
 };
 
 /// A candidate device for a shared-GPU task: an existing group, or a whole device (new group).

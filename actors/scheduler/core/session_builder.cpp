@@ -257,6 +257,11 @@ void SessionBuilder::build_queues() {
     info.max_allowed = quantities(q.gpu, q.cpu, q.memory, &model::QueueResource::limit);
     info.over_quota_weight = quantities(q.gpu, q.cpu, q.memory, &model::QueueResource::over_quota_weight);
     info.over_quota_weight.memory = q.memory.over_quota_weight;
+    if (const auto* usage = ssn_.options().queue_usage) {
+      if (auto it = usage->find(info.name); it != usage->end()) {
+        info.usage = QueueQuantities{it->second.gpu, it->second.cpu, it->second.memory};
+      }
+    }
     info.preempt_min_runtime = q.preempt_min_runtime_seconds;
     info.reclaim_min_runtime = q.reclaim_min_runtime_seconds;
     for (const auto& e : q.errors)

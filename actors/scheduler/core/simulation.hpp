@@ -4,6 +4,7 @@
 // follows and something was decided) applies the result as the cluster would (apply_session.hpp)
 // and folds the round's job state records into the records of the next.
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,6 +25,10 @@ struct SimulationResult {
   std::vector<events::Decision> decisions;         ///< All rounds, renumbered in order.
   std::vector<std::string> skipped_actions;        ///< Configured actions this build does not have.
   int rounds = 0;                                  ///< Rounds run (stops early when nothing is decided).
+  /// With `usageDBConfig`: each queue's allocation after every round (the history usage is read from)
+  /// and the usage the last round's session was given (its address stays put: the session keeps it).
+  AllocationHistory history;
+  std::unique_ptr<std::map<std::string, UsageShare>> usage = std::make_unique<std::map<std::string, UsageShare>>();
 };
 
 /// Runs up to `rounds` cycles (at least one) on `objects`, cycle ids 1, 2, ... Round r (from 0) runs

@@ -62,8 +62,8 @@ void divide(Session& ssn, const std::vector<uint32_t>& level, double total, Fiel
           const QueueInfo& q = ssn.queues[id];
           if (!unsatisfied(q)) continue;
           const double nw = q.over_quota_weight.*r / total_weight;
-          const double usage = 0;  // no usage database: historical usage is 0
-          const double w = std::max(0.0, nw + k_value * (nw - usage));
+          // KAI's share weight: the normalized weight moved by kValue x (weight - historical usage).
+          const double w = std::max(0.0, nw + k_value * (nw - q.usage.*r));
           weights[id] = w;
           weight_sum += w;
         }
@@ -161,8 +161,11 @@ const char* resource_name(Field r) {
 class ProportionPlugin final : public Plugin {
  public:
   explicit ProportionPlugin(const PluginConfig& config) {
+    // As KAI: a kValue that does not parse stays 1.0; one not above 0 becomes 0 (usage ignored).
     if (auto it = config.arguments.find("kValue"); it != config.arguments.end()) {
-      k_value_ = std::strtod(it->second.c_str(), nullptr);
+      char* end = nullptr;
+      const double v = std::strtod(it->second.c_str(), &end);
+      if (end != it->second.c_str() && *end == '\0' && std::isfinite(v)) k_value_ = v > 0 ? v : 0;
     }
     // KAI spells the argument "relcaimerSaturationMultiplier"; its docs say reclaimerUtilizationMultiplier.
     for (const char* key : {"relcaimerSaturationMultiplier", "reclaimerSaturationMultiplier",

@@ -1,0 +1,86 @@
+#pragma once
+// Time-based fair share (docs/time-based-fair-share.md): KAI's usage parameters (`usageDBConfig`)
+// and the usage they give each queue from its allocation history, as KAI's Prometheus queries
+// compute it: samples at a fixed resolution inside the window, each weighted by the half-life decay,
+// the queue's sum divided by the cluster capacity's sum over the same samples.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "k8s/model/status.hpp"
+
+namespace kai::core {
+
+/// KAI's `usageDBConfig.usageParams` (and `extraParams.queryResolution`), in milliseconds.
+struct UsageParams {
+  enum class Window : uint8_t { kSliding, kTumbling };
+  /// `windowSize`. Default: one week.
+  int64_t window_ms = int64_t{7} * 24 * 3600 * 1000;
+  /// `windowType`. Default: sliding.
+  Window window = Window::kSliding;
+  /// `tumblingWindowStartTime`, Unix milliseconds; required by a tumbling window.
+  std::optional<int64_t> tumbling_start_ms;
+  /// `halfLifePeriod`; absent (or not positive) = no decay. Default: absent.
+  std::optional<int64_t> half_life_ms;
+  /// `fetchInterval`: usage is recomputed at multiples of it. Default: one minute.
+  int64_t fetch_interval_ms = 60 * 1000;
+  /// `extraParams.queryResolution`: the spacing of the samples. Default: one minute.
+  int64_t resolution_ms = 60 * 1000;
+};
+
+/// KAI's `usageDBConfig`. This scheduler reads usage from its own event log: `clientType` must be
+/// `eventlog`, or `prometheus` with no connection string (KAI's operator fills one in; here there is
+/// no Prometheus to ask, and the log holds the same history).
+struct UsageDbConfig {
+  std::string client_type;
+  UsageParams params;
+};
+
+/// A Prometheus / Go duration: "90s", "10m", "1h30m", "1d", "1w", "500ms", "2y" (y = 365 d).
+model::Result<int64_t> parse_duration_ms(std::string_view text);
+
+/// Per-resource quantities of a queue's usage (normalized: a share of the cluster's capacity).
+struct UsageShare {
+  double gpu = 0;
+  double cpu = 0;
+  double memory = 0;
+  bool operator==(const UsageShare&) const = default;
+};
+
+/// One step of an allocation history: from `at_ms` on (until the next step) the queue held, or the
+/// cluster had, these quantities (GPUs, CPU millicores, memory bytes).
+struct AllocationStep {
+  int64_t at_ms = 0;
+  double gpu = 0;
+  double cpu = 0;
+  double memory = 0;
+  bool operator==(const AllocationStep&) const = default;
+};
+
+/// What the usage is computed from: each queue's allocation and the cluster's capacity as step
+/// functions, steps in time order. Before a queue's first step it held nothing; samples before the
+/// capacity's first step do not exist (the history had not begun).
+struct AllocationHistory {
+  std::map<std::string, std::vector<AllocationStep>> queues;
+  std::vector<AllocationStep> capacity;
+  bool operator==(const AllocationHistory&) const = default;
+};
+
+/// The time usage is evaluated at for a cycle at `now_ms`: the last multiple of the fetch interval.
+int64_t usage_evaluation_time(const UsageParams& params, int64_t now_ms);
+
+/// The first sample time the window at `at_ms` still counts (older steps can be forgotten once no
+/// later evaluation needs them).
+int64_t usage_window_start(const UsageParams& params, int64_t at_ms);
+
+/// Each queue's usage at `at_ms`: per resource, the decayed sum of its allocation over the window's
+/// samples divided by the decayed sum of the capacity over the same samples (0 when the capacity
+/// sums to 0). Queues without a step in the history are absent.
+std::map<std::string, UsageShare> usage_at(const AllocationHistory& history, const UsageParams& params,
+                                           int64_t at_ms);
+
+}  // namespace kai::core
