@@ -165,61 +165,6 @@ TEST(Cycle, ABoundOutcomeKeepsTheAssumptionUntilTheWatchConfirmsIt) {
   EXPECT_TRUE(cycle(objects, &records).decisions.empty());
 }
 
-TEST(Cycle, AnUnconfirmedBindHoldsItsNodeForThirtySecondsFromTheFirstCycleAfterTheRestart) {
-  // p1 was decided onto the one GPU; the scheduler restarted before the binder reported, so the bind
-  // may still land (docs/event-ordering.md "Restart: unconfirmed binds").
-  const auto objects = objects_of(Json::array({node("n1", 1), queue("q", "", -1), pod("p1", "u1", 1),
-                                               pod("p2", "u2", 1)}));
-  events::ScheduleRecords records;
-  ASSERT_TRUE(events::apply_record(
-      records, events::Event{20, 0, events::kSchemaVersion, events::DecisionEvent{1, bind("p1", "u1", "n1"), 0}}));
-  ASSERT_TRUE(events::apply_record(
-      records, events::Event{21, 0, events::kSchemaVersion,
-                             events::BinderOutcome{20, "ns/p1", events::Outcome::kUnconfirmed, "restarted"}}));
-  EXPECT_TRUE(records.open_decisions().empty()) << "it has its outcome: a second restart logs nothing more";
-  EXPECT_TRUE(records.has_untimed_records()) << "the next cycle is logged: its CycleStart times the hold";
-  EXPECT_TRUE(records.bind_failures.empty()) << "an unconfirmed bind says nothing about the pod";
-
-  // The first cycle after the restart: the hold is untimed, so it starts now; n1 is taken.
-  const CycleResult first = cycle(objects, &records);
-  EXPECT_TRUE(first.decisions.empty()) << "n1's GPU is held for p1's bind";
-  EXPECT_TRUE(first.settled.empty());
-  ASSERT_TRUE(first.next_deadline.has_value());
-  EXPECT_EQ(*first.next_deadline, kNow + 30) << "the hold's end wakes an idle scheduler";
-  events::CycleStart logged;
-  logged.now = kNow;
-  logged.now_ms = kNow * 1000;
-  ASSERT_TRUE(events::apply_record(records, events::Event{22, 0, events::kSchemaVersion, logged}));
-  EXPECT_FALSE(records.has_untimed_records());
-  ASSERT_EQ(records.assumed.at(20).held_since_ms, kNow * 1000);
-
-  // 29 s later it still holds; at 30 s the cycle settles it and decides the GPU afresh.
-  EXPECT_TRUE(cycle(objects, &records, kNow + 29).decisions.empty());
-  const CycleResult after = cycle(objects, &records, kNow + 30);
-  EXPECT_EQ(after.settled, std::vector<uint64_t>{20});
-  ASSERT_EQ(after.decisions.size(), 1u);
-
-  // The watch showing p1 bound (on another node, by someone else) ends the hold at once, too.
-  const auto elsewhere = objects_of(Json::array({node("n1", 1), node("n2", 1), queue("q", "", -1),
-                                                 pod("p1", "u1", 1, "n2"), pod("p2", "u2", 1)}));
-  const CycleResult shown = cycle(elsewhere, &records, kNow + 1);
-  EXPECT_EQ(shown.settled, std::vector<uint64_t>{20});
-  ASSERT_EQ(shown.decisions.size(), 1u);
-  EXPECT_EQ(shown.decisions[0].pod, "ns/p2");
-  EXPECT_EQ(shown.decisions[0].node, "n1");
-}
-
-TEST(Cycle, AnUnconfirmedOutcomeOfAnEvictionEndsItsAssumption) {
-  events::ScheduleRecords records;
-  events::Decision evict = bind("p1", "u1", "n1");
-  evict.kind = events::DecisionKind::kEvict;
-  ASSERT_TRUE(events::apply_record(records, events::Event{20, 0, events::kSchemaVersion, events::DecisionEvent{1, evict, 0}}));
-  ASSERT_TRUE(events::apply_record(
-      records, events::Event{21, 0, events::kSchemaVersion,
-                             events::BinderOutcome{20, "ns/p1", events::Outcome::kUnconfirmed, "restarted"}}));
-  EXPECT_TRUE(records.assumed.empty()) << "only a bind is held: a late eviction only frees what it held";
-}
-
 TEST(Cycle, AllocationRecordsTheLastStartAndTheRecordsNotTheAnnotationAreRead) {
   const auto objects = objects_of(Json::array({node("n1", 2), queue("q", "", -1), pod_group("pg", "pg-uid", 1),
                                                pod("p1", "u1", 1, "", {{"pod-group-name", "pg"}})}));
@@ -541,7 +486,7 @@ TEST(BindBackoff, CancelledAndAbandonedBindsDoNotCountAndAPodRecreatedStartsAfre
   EXPECT_TRUE(decided_for(cycle(objects, &records), "p1"));
 
   // An eviction that fails is not a bind.
-  events::Decision evict = bind("p1", "u1", "n1");
+  events::Decision evict = kai::core::bind("p1", "u1", "n1");
   evict.kind = events::DecisionKind::kEvict;
   ASSERT_TRUE(events::apply_record(records, events::Event{24, 0, events::kSchemaVersion, events::DecisionEvent{1, evict, 0}}));
   ASSERT_TRUE(events::apply_record(
@@ -585,6 +530,54 @@ TEST(BindBackoff, TheFoldForgetsAPodsFailuresTenMinutesAfterTheLast) {
   cycle_start(records, kNow + 601);
   EXPECT_TRUE(records.bind_failures.empty());
   EXPECT_FALSE(records.has_untimed_records());
+}
+
+TEST(Cycle, AnUnconfirmedBindHoldsItsNodeForThirtySecondsFromTheFirstCycleAfterTheRestart) {
+  // p1 was decided onto the one GPU; the scheduler restarted before the binder reported, so the bind
+  // may still land (docs/event-ordering.md "Restart: unconfirmed binds").
+  const auto objects = objects_of(Json::array({node("n1", 1), queue("q", "", -1), pod("p1", "u1", 1),
+                                               pod("p2", "u2", 1)}));
+  events::ScheduleRecords records;
+  bind_outcome(records, 20, "p1", "u1", events::Outcome::kUnconfirmed, "restarted");
+  EXPECT_TRUE(records.open_decisions().empty()) << "it has its outcome: a second restart logs nothing more";
+  EXPECT_TRUE(records.has_untimed_records()) << "the next cycle is logged: its CycleStart times the hold";
+  EXPECT_TRUE(records.bind_failures.empty()) << "an unconfirmed bind says nothing about the pod";
+
+  // The first cycle after the restart: the hold is untimed, so it starts now; n1 is taken.
+  const CycleResult first = cycle(objects, &records);
+  EXPECT_TRUE(first.decisions.empty()) << "n1's GPU is held for p1's bind";
+  EXPECT_TRUE(first.settled.empty());
+  ASSERT_TRUE(first.next_deadline.has_value());
+  EXPECT_EQ(*first.next_deadline, kNow + 30) << "the hold's end wakes an idle scheduler";
+  cycle_start(records, kNow);
+  EXPECT_FALSE(records.has_untimed_records());
+  ASSERT_EQ(records.assumed.at(20).held_since_ms, kNow * 1000);
+
+  // 29 s later it still holds; at 30 s the cycle settles it and decides the GPU afresh.
+  EXPECT_TRUE(cycle(objects, &records, kNow + 29).decisions.empty());
+  const CycleResult after = cycle(objects, &records, kNow + 30);
+  EXPECT_EQ(after.settled, std::vector<uint64_t>{20});
+  ASSERT_EQ(after.decisions.size(), 1u);
+
+  // The watch showing p1 bound (on another node, by someone else) ends the hold at once, too.
+  const auto elsewhere = objects_of(Json::array({node("n1", 1), node("n2", 1), queue("q", "", -1),
+                                                 pod("p1", "u1", 1, "n2"), pod("p2", "u2", 1)}));
+  const CycleResult shown = cycle(elsewhere, &records, kNow + 1);
+  EXPECT_EQ(shown.settled, std::vector<uint64_t>{20});
+  ASSERT_EQ(shown.decisions.size(), 1u);
+  EXPECT_EQ(shown.decisions[0].pod, "ns/p2");
+  EXPECT_EQ(shown.decisions[0].node, "n1");
+}
+
+TEST(Cycle, AnUnconfirmedOutcomeOfAnEvictionEndsItsAssumption) {
+  events::ScheduleRecords records;
+  events::Decision evict = kai::core::bind("p1", "u1", "n1");
+  evict.kind = events::DecisionKind::kEvict;
+  ASSERT_TRUE(events::apply_record(records, events::Event{20, 0, events::kSchemaVersion, events::DecisionEvent{1, evict, 0}}));
+  ASSERT_TRUE(events::apply_record(
+      records, events::Event{21, 0, events::kSchemaVersion,
+                             events::BinderOutcome{20, "ns/p1", events::Outcome::kUnconfirmed, "restarted"}}));
+  EXPECT_TRUE(records.assumed.empty()) << "only a bind is held: a late eviction only frees what it held";
 }
 
 }  // namespace
