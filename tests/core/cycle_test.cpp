@@ -401,6 +401,16 @@ void bind_outcome(events::ScheduleRecords& records, uint64_t seq, const std::str
       records, events::Event{seq + 1, 0, events::kSchemaVersion, events::BinderOutcome{seq, "ns/" + pod, outcome, reason}}));
 }
 
+/// Folds an eviction decision of `pod` (logged at `seq`) and its outcome into `records`.
+void evict_outcome(events::ScheduleRecords& records, uint64_t seq, const std::string& pod, events::Outcome outcome,
+                   const std::string& reason) {
+  events::Decision evict = kai::core::bind(pod, "u1", "n1");
+  evict.kind = events::DecisionKind::kEvict;
+  ASSERT_TRUE(events::apply_record(records, events::Event{seq, 0, events::kSchemaVersion, events::DecisionEvent{1, evict, 0}}));
+  ASSERT_TRUE(events::apply_record(
+      records, events::Event{seq + 1, 0, events::kSchemaVersion, events::BinderOutcome{seq, "ns/" + pod, outcome, reason}}));
+}
+
 /// Folds a logged CycleStart at `now` (seconds).
 void cycle_start(events::ScheduleRecords& records, int64_t now) {
   events::CycleStart c;
@@ -486,12 +496,7 @@ TEST(BindBackoff, CancelledAndAbandonedBindsDoNotCountAndAPodRecreatedStartsAfre
   EXPECT_TRUE(decided_for(cycle(objects, &records), "p1"));
 
   // An eviction that fails is not a bind.
-  events::Decision evict = kai::core::bind("p1", "u1", "n1");
-  evict.kind = events::DecisionKind::kEvict;
-  ASSERT_TRUE(events::apply_record(records, events::Event{24, 0, events::kSchemaVersion, events::DecisionEvent{1, evict, 0}}));
-  ASSERT_TRUE(events::apply_record(
-      records, events::Event{25, 0, events::kSchemaVersion,
-                             events::BinderOutcome{24, "ns/p1", events::Outcome::kBindFailed, "eviction failed"}}));
+  evict_outcome(records, 24, "p1", events::Outcome::kBindFailed, "eviction failed");
   EXPECT_TRUE(records.bind_failures.empty());
 
   bind_outcome(records, 26, "p1", "u1", events::Outcome::kBindFailed);
@@ -571,12 +576,7 @@ TEST(Cycle, AnUnconfirmedBindHoldsItsNodeForThirtySecondsFromTheFirstCycleAfterT
 
 TEST(Cycle, AnUnconfirmedOutcomeOfAnEvictionEndsItsAssumption) {
   events::ScheduleRecords records;
-  events::Decision evict = kai::core::bind("p1", "u1", "n1");
-  evict.kind = events::DecisionKind::kEvict;
-  ASSERT_TRUE(events::apply_record(records, events::Event{20, 0, events::kSchemaVersion, events::DecisionEvent{1, evict, 0}}));
-  ASSERT_TRUE(events::apply_record(
-      records, events::Event{21, 0, events::kSchemaVersion,
-                             events::BinderOutcome{20, "ns/p1", events::Outcome::kUnconfirmed, "restarted"}}));
+  evict_outcome(records, 20, "p1", events::Outcome::kUnconfirmed, "restarted");
   EXPECT_TRUE(records.assumed.empty()) << "only a bind is held: a late eviction only frees what it held";
 }
 
