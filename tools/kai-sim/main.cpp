@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <iostream>
 #include <sstream>
 
@@ -9,6 +10,7 @@
 #include "actors/scheduler/core/session.hpp"
 #include "actors/scheduler/core/simulation.hpp"
 #include "k8s/model/codec.hpp"
+#include "k8s/model/json_codec.hpp"
 #include "k8s/model/time.hpp"
 #include "tools/common/guarded_main.hpp"
 #include "tools/kai-sim/sim_report.hpp"
@@ -29,11 +31,40 @@ int fail(const std::string& file, const std::string& what) {
   return 2;
 }
 
+/// A --usage file: queue name -> resource -> usage (a share of the cluster's capacity), as KAI's usage
+/// database answers it; the resources are `gpu` (or `nvidia.com/gpu`), `cpu` and `memory`.
+kai::model::Result<std::map<std::string, kai::core::UsageShare>> parse_usage(const std::string& text) {
+  auto j = kai::model::yaml_to_json(text);  // JSON is YAML too
+  if (!j) return kai::model::Status::error("not JSON or YAML: " + j.message());
+  if (!j->is_object()) return kai::model::Status::error("must map each queue to its usage, e.g. {team-a: {gpu: 0.5}}");
+  std::map<std::string, kai::core::UsageShare> out;
+  for (const auto& [queue, resources] : j->items()) {
+    if (!resources.is_object()) return kai::model::Status::error(queue + ": must map resources to numbers");
+    kai::core::UsageShare& u = out[queue];
+    for (const auto& [name, value] : resources.items()) {
+      if (!value.is_number() || value.get<double>() < 0) {
+        return kai::model::Status::error(queue + "." + name + ": must be a number, 0 or more");
+      }
+      const double v = value.get<double>();
+      if (name == "gpu" || name == "nvidia.com/gpu") {
+        u.gpu = v;
+      } else if (name == "cpu") {
+        u.cpu = v;
+      } else if (name == "memory") {
+        u.memory = v;
+      } else {
+        return kai::model::Status::error(queue + "." + name + ": not gpu, cpu or memory");
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 static int run_tool(int argc, char** argv) {
   CLI::App app{"kai-sim: run one KAI scheduling session on a cluster snapshot"};
-  std::string snapshot_path, config_path, actions, now_text, format = "json";
+  std::string snapshot_path, config_path, usage_path, actions, now_text, format = "json";
   uint64_t seed = 1;
   int rounds = 1;
   std::string now_step_text = "0s";
@@ -41,6 +72,9 @@ static int run_tool(int argc, char** argv) {
       ->required();
   app.add_option("--config", config_path, "KAI scheduler configuration (JSON or YAML)");
   app.add_option("--actions", actions, "Comma-separated actions, overriding the configuration's");
+  app.add_option("--usage", usage_path,
+                 "Each queue's historical usage (time-based fair share), YAML or JSON: {queue: {gpu: 0.5}}; "
+                 "fixed for every round");
   app.add_option("--now", now_text, "The session's clock, RFC 3339 (default: the wall clock)");
   app.add_option("--seed", seed, "Seed for new GPU-group IDs")->capture_default_str();
   app.add_option("--rounds", rounds,
@@ -74,6 +108,15 @@ static int run_tool(int argc, char** argv) {
     options.config = std::move(config).value();
   }
   if (!actions.empty()) options.config.actions = kai::core::split_actions(actions);
+  std::map<std::string, kai::core::UsageShare> usage;
+  if (!usage_path.empty()) {
+    std::string usage_text;
+    if (!read_file(usage_path, usage_text)) return fail(usage_path, "cannot be read");
+    auto parsed = parse_usage(usage_text);
+    if (!parsed) return fail(usage_path, parsed.message());
+    usage = std::move(parsed).value();
+    options.queue_usage = &usage;
+  }
   if (!now_text.empty()) {
     auto now = kai::model::parse_rfc3339(now_text);
     if (!now) return fail("--now", now.message());

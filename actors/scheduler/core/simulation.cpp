@@ -62,7 +62,7 @@ SimulationResult simulate(model::ClusterObjects objects, const SessionOptions& o
     in.options.now_ms = in.options.now * 1000;
     // Time-based fair share: the usage of the allocations the earlier rounds left, as the daemon
     // reads it from its log (docs/time-based-fair-share.md).
-    if (options.config.usage_db) {
+    if (options.config.usage_db && options.queue_usage == nullptr) {
       const UsageParams& params = options.config.usage_db->params;
       *r.usage = usage_at(r.history, params, usage_evaluation_time(params, in.options.now_ms));
       in.options.queue_usage = r.usage.get();
@@ -72,7 +72,9 @@ SimulationResult simulate(model::ClusterObjects objects, const SessionOptions& o
     r.cycle = std::make_unique<CycleResult>(run_cycle(in));
     r.session = r.cycle->session.get();
     r.skipped_actions = r.cycle->skipped_actions;
-    if (options.config.usage_db) record_allocation(*r.session, in.options.now_ms, r.history);
+    if (options.config.usage_db && options.queue_usage == nullptr) {
+      record_allocation(*r.session, in.options.now_ms, r.history);
+    }
     ++r.rounds;
     for (auto d : r.cycle->decisions) {
       d.seq = r.decisions.size() + 1;

@@ -25,7 +25,8 @@ struct SimulationResult {
   std::vector<events::Decision> decisions;         ///< All rounds, renumbered in order.
   std::vector<std::string> skipped_actions;        ///< Configured actions this build does not have.
   int rounds = 0;                                  ///< Rounds run (stops early when nothing is decided).
-  /// With `usageDBConfig`: each queue's allocation after every round (the history usage is read from)
+  /// With `usageDBConfig` and no usage given in the options: each queue's allocation after every round
+  /// (the history usage is read from)
   /// and the usage the last round's session was given (its address stays put: the session keeps it).
   AllocationHistory history;
   std::unique_ptr<std::map<std::string, UsageShare>> usage = std::make_unique<std::map<std::string, UsageShare>>();
