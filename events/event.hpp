@@ -18,7 +18,7 @@
 namespace kai::events {
 
 /// The schema version written by this build; older versions are upgraded when read.
-inline constexpr uint8_t kSchemaVersion = 8;
+inline constexpr uint8_t kSchemaVersion = 9;
 
 /// What a Kubernetes watch stream (or a relist) told us.
 enum class WatchType : uint8_t { kAdded = 0, kModified = 1, kDeleted = 2, kBookmark = 3, kRelist = 4 };
@@ -225,11 +225,34 @@ struct StatusWrite {
   bool operator==(const StatusWrite&) const = default;
 };
 
+/// One queue's allocation from a cycle on (AllocationChange).
+struct QueueAllocationStep {
+  std::string queue;
+  AllocationStep step;
+  bool operator==(const QueueAllocationStep&) const = default;
+};
+
+/// What time-based fair share reads (schema v9; docs/time-based-fair-share.md): the queues whose
+/// allocation changed and the cluster's capacity if it changed, as the cycle leaves them, from the
+/// cycle's `now` on. Logged with the cycle when something changed and `usageDBConfig` is on; folded
+/// into ScheduleRecords::usage_history.
+struct AllocationChange {
+  uint64_t cycle_id = 0;
+  std::vector<QueueAllocationStep> queues;
+  std::optional<AllocationStep> capacity;
+  /// The last time before the steps that a usage window may sample: a series' last step later than
+  /// it is never sampled, so the new step replaces it (the history keeps one step per sample).
+  int64_t replaces_after_ms = 0;
+  /// The first time any later cycle's window reaches back to: steps over before it are forgotten.
+  int64_t keep_from_ms = 0;
+  bool operator==(const AllocationChange&) const = default;
+};
+
 /// The payload kinds; the index is the on-disk type tag minus one (see event_codec.hpp), so new kinds
 /// are appended at the end.
 using Payload = std::variant<WatchEvent, DecisionEvent, UnschedulableEvent, CycleStart, CycleEnd,
                              BinderOutcome, LeadershipChange, ConfigChange, JobStateChange, AssumedSettled, PodGroupWrite,
-                             StatusWrite>;
+                             StatusWrite, AllocationChange>;
 
 /// One entry of the log. `seq` is assigned by the log on append (it lives in the key, not the value).
 struct Event {

@@ -136,6 +136,24 @@ struct Encoder {
     put_str(out, w.patch_json);
     put_u8(out, w.settled ? 1 : 0);
   }
+  void put_step(const AllocationStep& s) {
+    put_i64(out, s.at_ms);
+    put_f64(out, s.gpu);
+    put_f64(out, s.cpu);
+    put_f64(out, s.memory);
+  }
+  void operator()(const AllocationChange& a) {
+    put_varint(out, a.cycle_id);
+    put_varint(out, a.queues.size());
+    for (const auto& q : a.queues) {
+      put_str(out, q.queue);
+      put_step(q.step);
+    }
+    put_u8(out, a.capacity ? 1 : 0);
+    if (a.capacity) put_step(*a.capacity);
+    put_i64(out, a.replaces_after_ms);
+    put_i64(out, a.keep_from_ms);
+  }
 };
 
 std::optional<int64_t> get_optional(Reader& r) {
@@ -149,6 +167,15 @@ bool get_bool(Reader& r) {
   const uint8_t b = r.u8();
   if (b > 1) r.fail();
   return b == 1;
+}
+
+AllocationStep get_step(Reader& r) {
+  AllocationStep s;
+  s.at_ms = r.i64();
+  s.gpu = r.f64();
+  s.cpu = r.f64();
+  s.memory = r.f64();
+  return s;
 }
 
 Result<Payload> decode_payload(Reader& r, uint8_t type, uint8_t version) {
@@ -321,6 +348,22 @@ Result<Payload> decode_payload(Reader& r, uint8_t type, uint8_t version) {
       w.settled = get_bool(r);
       return Payload{std::move(w)};
     }
+    case 13: {
+      if (version < 9) return Status::error("allocation record in schema version " + std::to_string(version));
+      AllocationChange a;
+      a.cycle_id = r.varint();
+      const uint64_t n = r.count();
+      for (uint64_t i = 0; i < n && r.ok(); ++i) {
+        QueueAllocationStep q;
+        q.queue = r.str();
+        q.step = get_step(r);
+        a.queues.push_back(std::move(q));
+      }
+      if (get_bool(r)) a.capacity = get_step(r);
+      a.replaces_after_ms = r.i64();
+      a.keep_from_ms = r.i64();
+      return Payload{std::move(a)};
+    }
   }
   return Status::error("unknown event type " + std::to_string(type));
 }
@@ -366,7 +409,8 @@ Result<int64_t> peek_timestamp(std::string_view bytes) {
 const char* kind_name(const Payload& p) {
   static constexpr const char* kNames[] = {"watch",      "decision", "unschedulable", "cycle_start",
                                            "cycle_end",  "outcome",  "leadership",    "config",
-                                           "job_state", "settled", "pod_group_write", "status_write"};
+                                           "job_state", "settled", "pod_group_write", "status_write",
+                                           "allocation"};
   static_assert(std::size(kNames) == std::variant_size_v<Payload>, "a name for every payload kind");
   return kNames[p.index()];
 }

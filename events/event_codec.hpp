@@ -31,14 +31,18 @@
 //                             pods vec<(pod str, uid str, sub_group str)>, settled bool (v6+ only)
 //   type 12 StatusWrite     : cycle u64, kind str, object str, uid str, patch str, settled bool
 //                             (v7+ only)
+//   type 13 AllocationChange: cycle u64, queues vec<(queue str, step)>, capacity opt<step>,
+//                             replaces_after_ms i64, keep_from_ms i64                (v9+ only)
+//   step = at_ms i64, gpu f64, cpu f64, memory f64
 //   opt<i64> = u8 present, [i64]
 //
 // Versions: 1 = first release (no gpu_fraction, no seed); 2 = gpu_fraction and seed; 3 = decisions
 // carry the leader epoch; 4 = decisions carry their queue; ConfigChange; 5 = CycleStart
 // carries the scheduler name and epoch, ConfigChange the behaviour version; job state, settled
 // assumptions, the cancelled outcome: docs/one-truth.md); 6 = the pod grouper's PodGroup writes
-// (docs/pod-grouping.md); 7 = PodGroup and Queue status writes (docs/status.md); 8 = current (the
-// `unconfirmed` binder outcome: docs/event-ordering.md "Restart: unconfirmed binds"). A reader upgrades
+// (docs/pod-grouping.md); 7 = PodGroup and Queue status writes (docs/status.md); 8 = the
+// `unconfirmed` binder outcome (docs/event-ordering.md "Restart: unconfirmed binds"); 9 = current
+// (allocation records: docs/time-based-fair-share.md). A reader upgrades
 // by filling the fields a version lacks with their defaults, so every consumer only ever sees the
 // current shape.
 // Trailing bytes after the last field are rejected: they mean a corrupt or future record.

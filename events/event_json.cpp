@@ -107,6 +107,18 @@ struct Render {
     j["uid"] = w.uid;
     j["patch"] = json::parse(w.patch_json, nullptr, false);  // a discarded value if not JSON
   }
+  static json step_json(const AllocationStep& s) {
+    return {{"at_ms", s.at_ms}, {"gpu", s.gpu}, {"cpu", s.cpu}, {"memory", s.memory}};
+  }
+  void operator()(const AllocationChange& a) {
+    j["cycle"] = a.cycle_id;
+    json queues = json::object();
+    for (const auto& q : a.queues) queues[q.queue] = step_json(q.step);
+    j["queues"] = std::move(queues);
+    if (a.capacity) j["capacity"] = step_json(*a.capacity);
+    j["replacesAfterMs"] = a.replaces_after_ms;
+    j["keepFromMs"] = a.keep_from_ms;
+  }
   void operator()(const PodGroupWrite& w) {
     j["cycle"] = w.cycle_id;
     j["podGroup"] = w.group;

@@ -69,6 +69,41 @@ void time_bind_failures(ScheduleRecords& records, int64_t now_ms) {
   }
 }
 
+/// A step of a series: the clock never goes back in a series; a last step no window samples (later
+/// than `replaces_after`) is replaced; a step holding what the last one holds adds nothing.
+void append_step(std::vector<AllocationStep>& series, AllocationStep step, int64_t replaces_after) {
+  if (!series.empty()) step.at_ms = std::max(step.at_ms, series.back().at_ms);
+  if (!series.empty() && series.back().at_ms > replaces_after) series.pop_back();
+  if (!series.empty() && series.back().same_amounts(step)) return;
+  series.push_back(step);
+}
+
+/// Forgets the steps over before `keep_from` (the one in effect then stays), once they are half the
+/// series: erasing from the front of a vector moves the rest, so it is done rarely (no window reads
+/// them either way).
+void forget_before(std::vector<AllocationStep>& series, int64_t keep_from) {
+  const auto in_effect = std::upper_bound(series.begin(), series.end(), keep_from,
+                                          [](int64_t t, const AllocationStep& s) { return t < s.at_ms; });
+  if (in_effect == series.begin()) return;
+  const auto over = static_cast<size_t>(in_effect - series.begin()) - 1;
+  if (over == 0 || over * 2 < series.size()) return;
+  series.erase(series.begin(), series.begin() + static_cast<std::ptrdiff_t>(over));
+}
+
+/// Folds a cycle's allocation record into the history (docs/time-based-fair-share.md "The daemon").
+void fold_allocation(AllocationHistory& history, const AllocationChange& a) {
+  for (const auto& q : a.queues) append_step(history.queues[q.queue], q.step, a.replaces_after_ms);
+  if (a.capacity) append_step(history.capacity, *a.capacity, a.replaces_after_ms);
+  forget_before(history.capacity, a.keep_from_ms);
+  for (auto it = history.queues.begin(); it != history.queues.end();) {
+    auto& series = it->second;
+    forget_before(series, a.keep_from_ms);
+    // A queue that has held nothing since before every window (a deleted one) is forgotten.
+    const bool gone = series.back().at_ms <= a.keep_from_ms && series.back().same_amounts({});
+    it = gone ? history.queues.erase(it) : std::next(it);
+  }
+}
+
 }  // namespace
 
 bool apply_record(ScheduleRecords& records, const Event& event) {
@@ -128,6 +163,10 @@ bool apply_record(ScheduleRecords& records, const Event& event) {
     } else {
       records.status_writes[w->mark_key()] = GroupWriteMark{status_write_hash(*w), records.last_now_ms};
     }
+    return true;
+  }
+  if (const auto* a = std::get_if<AllocationChange>(&event.payload)) {
+    fold_allocation(records.usage_history, *a);
     return true;
   }
   if (const auto* w = std::get_if<PodGroupWrite>(&event.payload)) {

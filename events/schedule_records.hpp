@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "events/allocation_history.hpp"
 #include "events/decision.hpp"
 
 namespace kai::events {
@@ -100,6 +101,9 @@ struct ScheduleRecords {
   std::map<std::string, GroupWriteMark> group_writes = {};
   /// The status writes asked for and not yet seen done, by StatusWrite::mark_key().
   std::map<std::string, GroupWriteMark> status_writes = {};
+  /// Each queue's allocation and the cluster's capacity over time, for time-based fair share
+  /// (docs/time-based-fair-share.md); empty without `usageDBConfig`.
+  AllocationHistory usage_history = {};
   bool operator==(const ScheduleRecords&) const = default;
 
   /// Whether the next CycleStart changes the records by timing a failed bind or an unconfirmed

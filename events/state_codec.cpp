@@ -259,12 +259,23 @@ void fields(S& x, F& f) {
   f(x.hash, x.at_ms);
 }
 template <class S, class F>
+requires Is<S, AllocationStep>
+void fields(S& x, F& f) {
+  f(x.at_ms, x.gpu, x.cpu, x.memory);
+}
+template <class S, class F>
+requires Is<S, AllocationHistory>
+void fields(S& x, F& f) {
+  f(x.queues, x.capacity);
+}
+template <class S, class F>
 requires Is<S, ScheduleRecords>
 void fields(S& x, F& f) {
   f(x.assumed, x.job_states, x.last_now_ms, x.scheduler_name);
   if (f.version >= 3) f(x.bind_failures);  // v2 upgrade: none (each backoff starts afresh)
   if (f.version >= 5) f(x.group_writes);   // v4 upgrade: none (a write in flight is asked again)
   if (f.version >= 6) f(x.status_writes);  // v5 upgrade: none
+  if (f.version >= 10) f(x.usage_history);  // v9 upgrade: none (the usage history starts afresh)
 }
 /// The sections of a snapshot in order, named so that a decode error says where it is; the one list
 /// both directions follow. Version 1 held open_decisions (seq -> pod) where `records` is now.

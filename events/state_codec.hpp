@@ -29,8 +29,10 @@
 // the status writes asked for (docs/status.md; v5 reads as none); 7 = the Topology section
 // (docs/topology.md; v6 reads as none); 8 = pods keep their pod (anti-)affinity, spread
 // constraints and host ports, and the Namespace section (docs/pod-constraints.md; v7 refused them
-// and reads as none; its namespaces are listed again); 9 = current: assumed binds a restart left
-// unconfirmed and their hold (docs/event-ordering.md "Restart: unconfirmed binds"; v8 reads as none). A reader upgrades older versions; a newer version is refused
+// and reads as none; its namespaces are listed again); 9 = assumed binds a restart left
+// unconfirmed and their hold (docs/event-ordering.md "Restart: unconfirmed binds"; v8 reads as none);
+// 10 = current: the allocation history of time-based fair share (docs/time-based-fair-share.md; v9
+// reads as none). A reader upgrades older versions; a newer version is refused
 // with its number.
 
 #include <cstdint>
@@ -45,7 +47,7 @@
 namespace kai::events {
 
 /// The snapshot format this build writes.
-inline constexpr uint8_t kStateSnapshotVersion = 9;
+inline constexpr uint8_t kStateSnapshotVersion = 10;
 
 /// Appends the binary snapshot of `state` to `out`.
 void encode_state(const ClusterState& state, std::string& out);

@@ -232,6 +232,7 @@ void CycleDriver::schedule(const CutPtr& cut_ptr) {
   in.options.seed = options_.test_seed.value_or(
       events::config_hash(std::to_string(cycle_id_) + "/" + std::to_string(cut.seq)) | 1);
   in.cycle_id = cycle_id_;
+  in.usage_memo = &usage_memo_;
   core::CycleResult out = core::run_cycle(in);
   // What /get-snapshot serves is the cut: its job state, not the one this cycle is about to log.
   events::ScheduleRecords records_at_cut;
@@ -308,10 +309,14 @@ void CycleDriver::schedule(const CutPtr& cut_ptr) {
     for (const auto& [a, us] : out.action_us) actions.emplace_back(a, static_cast<double>(us) / 1000.0);
     ports_.metrics->observe_cycle(static_cast<double>(out.total_us) / 1000.0,
                                   static_cast<double>(out.build_us) / 1000.0, 0, actions);
+    std::map<std::string, std::string> display_names;
+    for (const auto& q : out.queue_statuses) display_names[q.name] = q.display_name;
+    std::vector<endpoints::QueueShare> shares;
     for (const auto& q : out.queues) {
-      ports_.metrics->set_queue(q.name, q.fair_cpu, q.fair_memory, q.fair_gpu, q.used_cpu, q.used_memory,
-                                q.used_gpu);
+      shares.push_back({q.name, display_names[q.name], q.fair_cpu, q.fair_memory, q.fair_gpu, q.usage_cpu,
+                        q.usage_memory, q.usage_gpu});
     }
+    ports_.metrics->set_queue_shares(shares);
     ports_.metrics->set_queue_controller(out.queue_statuses);
   }
   auto last = std::make_shared<LastCycle>();

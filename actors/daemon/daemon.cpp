@@ -319,8 +319,8 @@ model::Status Daemon::start() {
       return model::Status::error("--config " + m.options.config_path + ": " + config.message());
     session.config = std::move(config).value();
     if (session.config.usage_db) {
-      spdlog::warn("--config {}: usageDBConfig is read, but the daemon does not yet keep the usage history in "
-                   "its log: every queue's usage is 0 (docs/time-based-fair-share.md)",
+      spdlog::info("--config {}: time-based fair share on, usage from this scheduler's event log "
+                   "(docs/time-based-fair-share.md)",
                    m.options.config_path);
     }
   }

@@ -43,9 +43,10 @@ struct SchedulerMetrics::Impl {
   Family<Gauge>* fair_cpu;
   Family<Gauge>* fair_memory;
   Family<Gauge>* fair_gpu;
-  Family<Gauge>* used_cpu;
-  Family<Gauge>* used_memory;
-  Family<Gauge>* used_gpu;
+  Family<Gauge>* usage_cpu;
+  Family<Gauge>* usage_memory;
+  Family<Gauge>* usage_gpu;
+  std::map<std::string, prometheus::Labels> share_labels;  ///< By queue name, the fair share series set.
   /// The queue controller's, in the order set_queue_controller fills them.
   std::vector<Family<Gauge>*> queue_controller;
   std::map<std::string, prometheus::Labels> queue_labels;  ///< By queue name, the series set.
@@ -92,9 +93,11 @@ struct SchedulerMetrics::Impl {
     fair_cpu = &make(prometheus::BuildGauge(), "queue_fair_share_cpu_cores", "Queue fair share of CPU (cores)");
     fair_memory = &make(prometheus::BuildGauge(), "queue_fair_share_memory_gb", "Queue fair share of memory (GB)");
     fair_gpu = &make(prometheus::BuildGauge(), "queue_fair_share_gpu", "Queue fair share of GPUs");
-    used_cpu = &make(prometheus::BuildGauge(), "queue_cpu_usage", "Queue CPU allocated (cores)");
-    used_memory = &make(prometheus::BuildGauge(), "queue_memory_usage", "Queue memory allocated (GB)");
-    used_gpu = &make(prometheus::BuildGauge(), "queue_gpu_usage", "Queue GPUs allocated");
+    // Time-based fair share's usage (docs/time-based-fair-share.md), as KAI's proportion plugin reports it.
+    usage_cpu = &make(prometheus::BuildGauge(), "queue_cpu_usage", "Queue historical CPU usage, a share of the cluster's");
+    usage_memory =
+        &make(prometheus::BuildGauge(), "queue_memory_usage", "Queue historical memory usage, a share of the cluster's");
+    usage_gpu = &make(prometheus::BuildGauge(), "queue_gpu_usage", "Queue historical GPU usage, a share of the cluster's");
     ingested = &make(prometheus::BuildCounter(), "events_ingested_total", "Watch events appended to the event log");
     log_size = &make(prometheus::BuildGauge(), "event_log_size_bytes", "Size of the event log on disk");
     api_calls = &make(prometheus::BuildCounter(), "api_calls_total", "Kubernetes API calls made by the scheduler");
@@ -138,15 +141,25 @@ void SchedulerMetrics::pod_group_evicted_pods(const std::string& podgroup, const
       .Increment(static_cast<double>(pods));
 }
 
-void SchedulerMetrics::set_queue(const std::string& queue, double fair_cpu, double fair_memory_gb, double fair_gpu,
-                                 double used_cpu, double used_memory_gb, double used_gpu) {
-  const prometheus::Labels labels{{"queue_name", queue}};
-  impl_->fair_cpu->Add(labels).Set(fair_cpu);
-  impl_->fair_memory->Add(labels).Set(fair_memory_gb);
-  impl_->fair_gpu->Add(labels).Set(fair_gpu);
-  impl_->used_cpu->Add(labels).Set(used_cpu);
-  impl_->used_memory->Add(labels).Set(used_memory_gb);
-  impl_->used_gpu->Add(labels).Set(used_gpu);
+void SchedulerMetrics::set_queue_shares(const std::vector<QueueShare>& queues) {
+  const std::vector<Family<Gauge>*> families = {impl_->fair_cpu, impl_->fair_memory, impl_->fair_gpu,
+                                                impl_->usage_cpu, impl_->usage_memory, impl_->usage_gpu};
+  std::map<std::string, prometheus::Labels> now;
+  for (const auto& q : queues) {
+    const prometheus::Labels labels{
+        {"queue_name", q.name}, {"queue_metadata_name", q.name}, {"queue_display_name", q.display_name}};
+    const double values[] = {q.fair_cpu, q.fair_memory_gb, q.fair_gpu, q.usage_cpu, q.usage_memory, q.usage_gpu};
+    if (auto old = impl_->share_labels.find(q.name); old != impl_->share_labels.end() && old->second != labels) {
+      for (auto* family : families) family->Remove(&family->Add(old->second));
+    }
+    for (size_t i = 0; i < families.size(); ++i) families[i]->Add(labels).Set(values[i]);
+    now.emplace(q.name, labels);
+  }
+  for (const auto& [name, labels] : impl_->share_labels) {
+    if (now.count(name)) continue;
+    for (auto* family : families) family->Remove(&family->Add(labels));
+  }
+  impl_->share_labels = std::move(now);
 }
 
 void SchedulerMetrics::set_queue_controller(const std::vector<core::QueueControllerFigures>& queues) {

@@ -14,6 +14,15 @@
 
 namespace kai::endpoints {
 
+/// One queue's figures from the proportion plugin (cpu in cores, memory in GB, gpu in devices;
+/// usage a share of the cluster's capacity).
+struct QueueShare {
+  std::string name;
+  std::string display_name;
+  double fair_cpu = 0, fair_memory_gb = 0, fair_gpu = 0;
+  double usage_cpu = 0, usage_memory = 0, usage_gpu = 0;
+};
+
 class SchedulerMetrics : private boost::noncopyable {
  public:
   /// `prefix` is KAI's --metrics-namespace (default "kai"): names become `<prefix>_<name>`.
@@ -32,9 +41,11 @@ class SchedulerMetrics : private boost::noncopyable {
   void preemption_attempt();
   void pod_group_evicted_pods(const std::string& podgroup, const std::string& ns, const std::string& uid,
                               const std::string& nodepool, const std::string& action, uint64_t pods);
-  /// A queue's fair share and usage (cpu in cores, memory in GB, gpu in devices).
-  void set_queue(const std::string& queue, double fair_cpu, double fair_memory_gb, double fair_gpu,
-                 double used_cpu, double used_memory_gb, double used_gpu);
+  /// KAI's proportion plugin metrics for exactly `queues` (a queue no longer listed loses its
+  /// series): queue_fair_share_{cpu_cores,memory_gb,gpu} and the time-based fair share usage
+  /// queue_{cpu,memory,gpu}_usage (a share of the cluster's capacity; 0 without usageDBConfig),
+  /// labelled queue_name, queue_metadata_name and queue_display_name.
+  void set_queue_shares(const std::vector<QueueShare>& queues);
 
   /// KAI's queue-controller metrics (queue_info, queue_deserved_gpus, queue_quota_*,
   /// queue_allocated_*), labelled queue_name, queue_metadata_name and queue_display_name, for exactly

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <ostream>
 #include <vector>
 
@@ -92,6 +93,84 @@ TEST(PluginCapabilities, SessionReadsThemFromTheConfiguredPlugins) {
                                  PluginConfig{std::string(kNodePlacementName), {{"gpu", "spread"}}},
                                  PluginConfig{std::string(kNodeAvailabilityName), {}}}),
             (FastPathInputs{true, true, false, false}));
+}
+
+
+/// The plugin names of a configuration, in order.
+std::vector<std::string> plugin_names(const kai::core::SchedulerConfig& c) {
+  std::vector<std::string> names;
+  for (const auto& p : c.plugins) names.push_back(p.name);
+  return names;
+}
+
+// KAI's SchedulingShard as --config: turned into the configuration KAI's operator writes for it.
+TEST(SchedulingShard, AnEmptySpecGivesKaisDefaultActionsAndPluginsByPriority) {
+  auto c = parse_scheduler_config("apiVersion: kai.scheduler/v1\nkind: SchedulingShard\nmetadata: {name: default}\n");
+  ASSERT_TRUE(c) << c.message();
+  EXPECT_EQ(c->actions, (std::vector<std::string>{"allocate", "consolidation", "reclaim", "preempt", "stalegangeviction"}));
+  EXPECT_EQ(plugin_names(*c),
+            (std::vector<std::string>{"predicates", "proportion", "priority", "nodeavailability", "resourcetype",
+                                      "podaffinity", "elastic", "kubeflow", "ray", "subgrouporder", "taskorder",
+                                      "nominatednode", "dynamicresources", "minruntime", "topology", "snapshot",
+                                      "sg-nodelocalgreedy", "sg-multinodegang", "gpupack", "nodeplacement",
+                                      "gpusharingorder"}));
+  const auto* placement = c->plugin(kNodePlacementName);
+  ASSERT_NE(placement, nullptr);
+  EXPECT_EQ(placement->arguments.at("gpu"), "binpack");
+  EXPECT_FALSE(c->usage_db);
+}
+
+TEST(SchedulingShard, ItsFieldsBecomeTheirPluginArgumentsActionsAndUsageDbConfig) {
+  auto c = parse_scheduler_config(R"(
+apiVersion: kai.scheduler/v1
+kind: SchedulingShard
+metadata: {name: gpu-shard}
+spec:
+  partitionLabelValue: gpu
+  placementStrategy: {gpu: spread}
+  kValue: 0.5
+  minRuntime: {reclaimMinRuntime: 10m}
+  actions:
+    preempt: {enabled: false}
+    stalegangeviction: {priority: 600}
+  plugins:
+    taskorder: {priority: 2000}
+  queueDepthPerAction: {reclaim: 10}
+  usageDBConfig:
+    clientType: eventlog
+    usageParams: {windowSize: 1h, halfLifePeriod: 30m}
+)");
+  ASSERT_TRUE(c) << c.message();
+  // spread turns consolidation off; preempt is off; stalegangeviction runs first.
+  EXPECT_EQ(c->actions, (std::vector<std::string>{"stalegangeviction", "allocate", "reclaim"}));
+  const auto names = plugin_names(*c);
+  EXPECT_EQ(names.front(), "taskorder");
+  EXPECT_NE(std::find(names.begin(), names.end(), "gpuspread"), names.end());
+  EXPECT_EQ(std::find(names.begin(), names.end(), "gpupack"), names.end());
+  EXPECT_EQ(std::find(names.begin(), names.end(), "gpusharingorder"), names.end());
+  EXPECT_EQ(c->plugin(kProportionName)->arguments.at("kValue"), "0.5");
+  EXPECT_EQ(c->plugin("minruntime")->arguments.at("defaultReclaimMinRuntime"), "10m");
+  EXPECT_EQ(c->plugin(kNodePlacementName)->arguments.at("gpu"), "spread");
+  EXPECT_EQ(c->plugin(kNodePlacementName)->arguments.at("cpu"), "binpack");
+  ASSERT_TRUE(c->usage_db);
+  EXPECT_EQ(c->usage_db->params.window_ms, 3600 * 1000);
+  EXPECT_EQ(c->usage_db->params.half_life_ms, 1800 * 1000);
+}
+
+TEST(SchedulingShard, ABadFieldIsRefusedByName) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"kind: SchedulingShard\nspec: {placementStrategy: {gpu: tight}}", "spec.placementStrategy.gpu"},
+      {"kind: SchedulingShard\nspec: {kValue: high}", "spec.kValue"},
+      {"kind: SchedulingShard\nspec: {actions: {preempt: {enabled: false}}, queueDepthPerAction: {preempt: 3}}",
+       "spec.queueDepthPerAction.preempt"},
+      {"kind: SchedulingShard\nspec: {plugins: {proportion: {priority: high}}}", "spec.plugins.proportion.priority"},
+      {"kind: SchedulingShard\nspec: {usageDBConfig: {clientType: influx}}", "usageDBConfig.clientType"},
+  };
+  for (const auto& [text, names] : cases) {
+    auto c = parse_scheduler_config(text);
+    ASSERT_FALSE(c) << text;
+    EXPECT_NE(c.message().find(names), std::string::npos) << c.message();
+  }
 }
 
 }  // namespace

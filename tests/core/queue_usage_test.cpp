@@ -12,6 +12,7 @@
 #include "actors/scheduler/core/session.hpp"
 #include "actors/scheduler/core/simulation.hpp"
 #include "k8s/model/codec.hpp"
+#include "k8s/model/time.hpp"
 
 namespace kai::core {
 namespace {
@@ -139,11 +140,58 @@ usageDBConfig:
   EXPECT_FALSE(parse_scheduler_config("actions: allocate")->usage_db.has_value()) << "off without usageDBConfig";
 }
 
+int64_t utc_ms(const char* rfc3339) {
+  return *model::parse_rfc3339(rfc3339) * 1000;
+}
+
+TEST(CronSchedule, TheLastOccurrenceStrictlyBefore) {
+  auto monday = parse_cron("0 0 * * 1");
+  ASSERT_TRUE(monday) << monday.message();
+  EXPECT_EQ(monday->last_before(utc_ms("2026-11-27T01:10:00Z")), utc_ms("2026-11-23T00:00:00Z"));
+  EXPECT_EQ(monday->last_before(utc_ms("2026-11-23T00:00:00Z")), utc_ms("2026-11-16T00:00:00Z"))
+      << "an occurrence at the time itself is not before it (KAI's reset)";
+  EXPECT_EQ(parse_cron("*/15 * * * *")->last_before(utc_ms("2026-11-27T10:07:30Z")), utc_ms("2026-11-27T10:00:00Z"));
+  EXPECT_EQ(parse_cron("@monthly")->last_before(utc_ms("2026-03-01T00:00:00Z")), utc_ms("2026-02-01T00:00:00Z"));
+  // Both day fields restricted: the 13th or a Friday (2026-11-27 is a Friday).
+  EXPECT_EQ(parse_cron("0 12 13 * 5")->last_before(utc_ms("2026-11-27T13:00:00Z")), utc_ms("2026-11-27T12:00:00Z"));
+  EXPECT_EQ(parse_cron("0 12 13 * 5")->last_before(utc_ms("2026-11-16T00:00:00Z")), utc_ms("2026-11-13T12:00:00Z"));
+  EXPECT_EQ(parse_cron("30 6 * JAN,jul MON-FRI")->last_before(utc_ms("2026-08-03T00:00:00Z")),
+            utc_ms("2026-07-31T06:30:00Z"));
+  EXPECT_EQ(parse_cron("0 0 29 2 *")->last_before(utc_ms("2027-01-01T00:00:00Z")), utc_ms("2024-02-29T00:00:00Z"));
+  for (const auto& [text, names] : std::vector<std::pair<std::string, std::string>>{
+           {"61 * * * *", "minute"}, {"* 24 * * *", "hour"}, {"* * 0 * *", "day of month"},
+           {"* * * 13 *", "month"}, {"* * * * 8", "day of week"}, {"* * *", "five fields"},
+           {"*/0 * * * *", "step"}, {"5-1 * * * *", "backwards"}}) {
+    auto c = parse_cron(text);
+    ASSERT_FALSE(c) << text;
+    EXPECT_NE(c.message().find(names), std::string::npos) << c.message();
+  }
+}
+
+TEST(QueueUsage, ACronWindowStartsAtTheLastOccurrence) {
+  auto c = parse_scheduler_config(R"(
+usageDBConfig:
+  clientType: eventlog
+  usageParams: {windowType: cron, cronString: "0 * * * *", extraParams: {queryResolution: 1m}}
+)");
+  ASSERT_TRUE(c) << c.message();
+  const UsageParams& p = c->usage_db->params;
+  ASSERT_EQ(p.window, UsageParams::Window::kCron);
+  const int64_t hour = utc_ms("2026-11-27T10:00:00Z");
+  EXPECT_EQ(usage_window_start(p, hour + 30 * kMinute), hour);
+  AllocationHistory h;
+  h.capacity = {AllocationStep{hour - 60 * kMinute, 10, 0, 0}};
+  h.queues["a"] = {AllocationStep{hour - 60 * kMinute, 10, 0, 0}, AllocationStep{hour + 10 * kMinute, 0, 0, 0}};
+  // At 10:30 the window holds the samples 10:00..10:30 (31): a held all 10 GPUs at 10:00..10:09.
+  EXPECT_DOUBLE_EQ(usage_at(h, p, hour + 30 * kMinute).at("a").gpu, 10 / 31.0);
+}
+
 TEST(UsageDbConfig, BadValuesAreClearErrors) {
   const std::pair<const char*, const char*> cases[] = {
       {"usageDBConfig: {clientType: influx}", "clientType"},
       {"usageDBConfig: {clientType: eventlog, usageParams: {windowType: tumbling}}", "tumblingWindowStartTime"},
-      {"usageDBConfig: {clientType: eventlog, usageParams: {windowType: cron}}", "cron"},
+      {"usageDBConfig: {clientType: eventlog, usageParams: {windowType: cron}}", "cronString"},
+      {"usageDBConfig: {clientType: eventlog, usageParams: {windowType: cron, cronString: '0 0 * *'}}", "cronString"},
       {"usageDBConfig: {clientType: eventlog, usageParams: {windowSize: 10q}}", "windowSize"},
       {"usageDBConfig: {clientType: eventlog, usageParams: {fetchInterval: 0s}}", "fetchInterval"},
   };
@@ -275,10 +323,10 @@ std::vector<std::string> holders(const SimulationResult& r, int rounds, int64_t 
   std::vector<std::string> out;
   auto held_at = [&](const std::string& queue, int64_t t) {
     double v = 0;
-    auto it = r.history.queues.find(queue);
-    if (it == r.history.queues.end()) return v;
-    for (const auto& s : it->second) {
-      if (s.at_ms <= t) v = s.gpu;
+    for (const auto& a : r.allocations) {
+      for (const auto& q : a.queues) {
+        if (q.queue == queue && q.step.at_ms <= t) v = q.step.gpu;
+      }
     }
     return v;
   };
@@ -329,7 +377,8 @@ usageDBConfig:
 
   options.config.usage_db.reset();
   const SimulationResult without = simulate(objects_of(items), options, 10, 60);
-  EXPECT_TRUE(without.history.queues.empty()) << "no usageDBConfig: no history is kept";
+  EXPECT_TRUE(without.records.usage_history.empty()) << "no usageDBConfig: no history is kept";
+  EXPECT_TRUE(without.allocations.empty());
   int evictions = 0;
   for (const auto& d : without.decisions) evictions += d.kind == events::DecisionKind::kEvict;
   EXPECT_EQ(evictions, 0) << "without usage the first queue keeps the cluster";

@@ -143,7 +143,7 @@ TEST_F(EndpointsTest, MetricsParseAsPrometheusTextAndMove) {
   metrics_.observe_cycle(3.5, 1.0, 0.5, {{"allocate", 1.2}, {"reclaim", 0.3}});
   metrics_.podgroup_scheduled("allocate");
   metrics_.api_call("create", "pods/binding", 201);
-  metrics_.set_queue("team-a", 10, 64, 4, 2, 8, 1.5);
+  metrics_.set_queue_shares({{"team-a", "Team A", 10, 64, 4, 0.25, 0.5, 0.75}});
   metrics_.pod_group_evicted_pods("pg-1", "ns1", "u-1", "default", "reclaim", 3);
   auto r = client_->request("GET", "/metrics");
   ASSERT_EQ(r.status, 200) << r.error;
@@ -152,13 +152,17 @@ TEST_F(EndpointsTest, MetricsParseAsPrometheusTextAndMove) {
   EXPECT_EQ(sample_value(r.body, "kai_e2e_scheduling_latency_milliseconds"), 3.5);
   EXPECT_EQ(sample_value(r.body, "kai_action_scheduling_latency_milliseconds{action=\"allocate\"}"), 1.2);
   EXPECT_EQ(sample_value(r.body, "kai_podgroups_scheduled_by_action{action=\"allocate\"}"), 1);
-  EXPECT_EQ(sample_value(r.body, "kai_queue_fair_share_gpu{queue_name=\"team-a\"}"), 4);
+  const std::string labels = "{queue_display_name=\"Team A\",queue_metadata_name=\"team-a\",queue_name=\"team-a\"}";
+  EXPECT_EQ(sample_value(r.body, "kai_queue_fair_share_gpu" + labels), 4);
+  EXPECT_EQ(sample_value(r.body, "kai_queue_gpu_usage" + labels), 0.75);
   EXPECT_EQ(sample_value(r.body, "kai_cycle_latency_milliseconds_count"), 1);
   EXPECT_NE(r.body.find("kai_pod_group_evicted_pods_total{"), std::string::npos);
 
   metrics_.podgroup_scheduled("allocate");
   metrics_.api_call("create", "pods/binding", 201);
+  metrics_.set_queue_shares({});  // a queue gone loses its series, as KAI resets them each cycle
   r = client_->request("GET", "/metrics");
+  EXPECT_EQ(r.body.find("kai_queue_gpu_usage{"), std::string::npos);
   EXPECT_EQ(sample_value(r.body, "kai_podgroups_scheduled_by_action{action=\"allocate\"}"), 2);
   EXPECT_EQ(sample_value(r.body, "kai_api_calls_total{code=\"201\",resource=\"pods/binding\",verb=\"create\"}"), 2);
 }

@@ -86,9 +86,11 @@ Event without_v5_fields(Event e) {
 }
 
 /// Kinds (or values) that no writer before version 5 produced.
+/// Kinds (and values) that version 5 or later introduced: an older record of one is damage.
 bool new_in_v5(const Event& e) {
   if (const auto* b = std::get_if<BinderOutcome>(&e.payload)) return b->outcome == Outcome::kCancelled;
-  return std::holds_alternative<JobStateChange>(e.payload) || std::holds_alternative<AssumedSettled>(e.payload);
+  return std::holds_alternative<JobStateChange>(e.payload) || std::holds_alternative<AssumedSettled>(e.payload) ||
+         std::holds_alternative<AllocationChange>(e.payload);
 }
 
 TEST(EventCodec, UpgradesVersionFourRecordsToTheirVersionFiveDefaults) {
@@ -142,6 +144,16 @@ TEST(EventCodec, UpgradesVersionThreeDecisionsToNoQueue) {
   EXPECT_EQ(std::get<DecisionEvent>(decode_event(v4)->payload).decision.queue, "team-a");
 }
 
+TEST(EventCodec, TheAllocationRecordIsNewInVersionNine) {
+  Event a;
+  a.payload = AllocationChange{3, {{"q", {60000, 1, 2, 3}}}, std::nullopt, 0, -600000};
+  std::string v8;
+  encode_event(a, v8, 8);
+  auto back = decode_event(v8);
+  EXPECT_FALSE(back);  // no version-8 writer made one
+  EXPECT_NE(back.message().find("version 8"), std::string::npos) << back.message();
+}
+
 TEST(EventCodec, ConfigurationRecordIsNewInVersionFour) {
   Event c;
   c.payload = ConfigChange{config_hash("x: 1"), "x: 1", 0, ""};
@@ -156,7 +168,7 @@ TEST(EventCodec, ConfigurationRecordIsNewInVersionFour) {
 
 TEST(EventCodec, RejectsBadInputWithoutCrashing) {
   EXPECT_FALSE(decode_event(""));
-  EXPECT_FALSE(decode_event(std::string("\x09\x01", 2)));      // future version
+  EXPECT_FALSE(decode_event(std::string("\x0a\x01", 2)));      // future version
   EXPECT_FALSE(decode_event(std::string("\x02\x63\x00", 3)));  // unknown type
   std::string bytes;
   encode_event(testing::decision_event(1, 1), bytes);

@@ -81,6 +81,9 @@ ScheduleRecords sample_records() {
   r.scheduler_name = "other-scheduler";
   r.bind_failures["team-a/p-1"] = {"u-1", 3, 1700000120000, "403 Forbidden"};
   r.bind_failures["team-a/p-2"] = {"u-2", 1, std::nullopt, "reservation timed out"};
+  r.usage_history.queues["team-a"] = {{1700000000000, 8, 16000, 6.4e10}, {1700000060000, 0.5, 500, 1e9}};
+  r.usage_history.queues["team-b"] = {{1700000060000, 1, 0, 0}};
+  r.usage_history.capacity = {{1700000000000, 16, 128000, 5.12e11}};
   return r;
 }
 
@@ -258,6 +261,7 @@ TEST(StateCodec, ReadsAFormat2Snapshot) {
   }
   ScheduleRecords expected = sample_records();
   expected.bind_failures.clear();
+  expected.usage_history = {};  // format 10 added it
   EXPECT_TRUE(s->records == expected);
   EXPECT_TRUE(s->records.bind_failures.empty());
   // Written again, it is format 3 and round-trips.

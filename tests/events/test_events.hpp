@@ -67,6 +67,13 @@ inline std::vector<Event> one_of_each() {
   Event cancelled;
   cancelled.payload = BinderOutcome{3, "ns/q", Outcome::kCancelled, "not started before its deadline"};
   v.push_back(cancelled);
+  Event allocation;
+  allocation.payload = AllocationChange{7,
+                                        {{"team-a", {1'700'000'000'250, 16, 64000, 2.5e11}}, {"team-b", {1'700'000'000'250}}},
+                                        AllocationStep{1'700'000'000'250, 16, 128000, 5e11},
+                                        1'699'999'980'000,
+                                        1'699'999'400'000};
+  v.push_back(allocation);
   return v;
 }
 

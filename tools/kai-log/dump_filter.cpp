@@ -114,6 +114,8 @@ std::vector<std::string> object_keys(const events::Event& e) {
     for (const auto& p : w->pods) add(p.pod);
   } else if (const auto* w = std::get_if<events::StatusWrite>(&e.payload)) {
     add(w->object);
+  } else if (const auto* a = std::get_if<events::AllocationChange>(&e.payload)) {
+    for (const auto& q : a->queues) add(q.queue);
   }
   return keys;
 }
@@ -132,6 +134,7 @@ std::optional<uint64_t> cycle_of(const events::Event& e) {
   if (const auto* a = std::get_if<events::AssumedSettled>(&e.payload)) return a->cycle_id;
   if (const auto* w = std::get_if<events::PodGroupWrite>(&e.payload)) return w->cycle_id;
   if (const auto* w = std::get_if<events::StatusWrite>(&e.payload)) return w->cycle_id;
+  if (const auto* a = std::get_if<events::AllocationChange>(&e.payload)) return a->cycle_id;
   return std::nullopt;
 }
 

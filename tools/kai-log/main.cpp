@@ -22,6 +22,7 @@
 #include "tools/common/guarded_main.hpp"
 #include "tools/kai-log/dump_filter.hpp"
 #include "tools/kai-log/replay.hpp"
+#include "tools/kai-log/usage_report.hpp"
 
 namespace {
 
@@ -320,6 +321,17 @@ int cmd_import(const std::string& dir, const std::string& file) {
   return 0;
 }
 
+int cmd_usage(const std::string& dir, kai::kailog::UsageReportOptions options, const std::string& since) {
+  if (!since.empty()) {
+    auto t = kai::model::parse_rfc3339(since);
+    if (!t) return std::cerr << "kai-log: --since: " << t.message() << "\n", 2;
+    options.since_ms = *t * 1000;
+  }
+  auto log = open_log(dir, true);
+  if (!log) return 2;
+  return kai::kailog::report_usage(*log, options, std::cout, std::cerr);
+}
+
 }  // namespace
 
 static int run_tool(int argc, char** argv) {
@@ -377,6 +389,14 @@ static int run_tool(int argc, char** argv) {
   replay->add_option("--from-cycle", from_cycle,
                      "First cycle to replay (default: the first one whose position a snapshot or the "
                      "untrimmed log can restore)");
+  std::string usage_since;
+  kai::kailog::UsageReportOptions usage_options;
+  auto* usage = app.add_subcommand(
+      "usage",
+      "Time-based fair share: each queue's usage over time (JSON lines, one per queue and fetch step at "
+      "which a cycle ran), as the cycles computed it from the allocation history in the log");
+  usage->add_option("--queue", usage_options.queue, "Only this queue");
+  usage->add_option("--since", usage_since, "Only fetch steps at or after this time (RFC 3339)");
   std::string file;
   auto* import =
       app.add_subcommand("import", "Append the objects of a List (JSON/YAML) as ADDED watch events");
@@ -395,6 +415,7 @@ static int run_tool(int argc, char** argv) {
   if (*replay) return cmd_replay(dir, from_cycle);
   if (*audit) return cmd_audit(dir, queue, since, limit);
   if (*import) return cmd_import(dir, file);
+  if (*usage) return cmd_usage(dir, usage_options, usage_since);
   return 2;
 }
 

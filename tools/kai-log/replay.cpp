@@ -41,6 +41,7 @@ std::optional<uint64_t> output_cycle(const events::Payload& p) {
   if (const auto* s = std::get_if<events::AssumedSettled>(&p)) return s->cycle_id;
   if (const auto* w = std::get_if<events::PodGroupWrite>(&p)) return w->cycle_id;
   if (const auto* w = std::get_if<events::StatusWrite>(&p)) return w->cycle_id;
+  if (const auto* a = std::get_if<events::AllocationChange>(&p)) return a->cycle_id;
   return std::nullopt;
 }
 
@@ -284,6 +285,7 @@ class Replayer {
     in.options.seed = c.seed;
     in.options.scheduler_name = c.scheduler_name;
     in.cycle_id = c.cycle_id;
+    in.usage_memo = &usage_memo_;
     const core::CycleResult result = core::run_cycle(in);
     ++cycles_;
     open_ = OpenCycle{c, core::cycle_records(result, c.cycle_id, c.leader_epoch), {}};
@@ -350,6 +352,7 @@ class Replayer {
   uint64_t retained_from_ = 1;
   std::vector<storage::SnapshotInfo> snapshots_;
   std::map<uint64_t, LoggedConfig> configs_;  // by hash
+  core::UsageMemo usage_memo_;                 // time-based fair share: one computation per fetch step
   std::set<uint64_t> skipped_;                 // cycles of an older behaviour version
   uint64_t older_behaviour_ = 0;
 

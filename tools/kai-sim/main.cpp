@@ -1,4 +1,4 @@
-// kai-sim: runs ONE scheduling session on a snapshot and prints what it decided (docs/build-and-ci.md "kai-sim's output").
+// kai-sim: runs ONE scheduling session on a snapshot (or the daemon's event log) and prints what it decided (docs/build-and-ci.md "kai-sim's output").
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <fstream>
@@ -8,11 +8,13 @@
 
 #include "actors/scheduler/core/action.hpp"
 #include "actors/scheduler/core/session.hpp"
+#include "actors/scheduler/core/session_flags.hpp"
 #include "actors/scheduler/core/simulation.hpp"
 #include "k8s/model/codec.hpp"
 #include "k8s/model/json_codec.hpp"
 #include "k8s/model/time.hpp"
 #include "tools/common/guarded_main.hpp"
+#include "tools/kai-sim/log_input.hpp"
 #include "tools/kai-sim/sim_report.hpp"
 
 namespace {
@@ -68,8 +70,17 @@ static int run_tool(int argc, char** argv) {
   uint64_t seed = 1;
   int rounds = 1;
   std::string now_step_text = "0s";
-  app.add_option("--snapshot", snapshot_path, "Kubernetes List (JSON or YAML) of nodes, pods, queues, ...")
-      ->required();
+  std::string log_dir;
+  uint64_t at_seq = UINT64_MAX;
+  auto* snapshot_opt =
+      app.add_option("--snapshot", snapshot_path, "Kubernetes List (JSON or YAML) of nodes, pods, queues, ...");
+  auto* log_opt = app.add_option(
+      "--log", log_dir,
+      "The daemon's event log directory (read-only, beside the live daemon) instead of --snapshot: its "
+      "objects, records (usage history, job state, binds in flight) and configuration; --now defaults "
+      "to its last cycle's clock");
+  log_opt->excludes(snapshot_opt);
+  app.add_option("--at", at_seq, "With --log: the state after this record (default: the log's end)")->needs(log_opt);
   app.add_option("--config", config_path, "KAI scheduler configuration (JSON or YAML)");
   app.add_option("--actions", actions, "Comma-separated actions, overriding the configuration's");
   app.add_option("--usage", usage_path,
@@ -93,12 +104,31 @@ static int run_tool(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
 
-  std::string text;
-  if (!read_file(snapshot_path, text)) return fail(snapshot_path, "cannot be read");
-  auto objects = kai::model::decode_snapshot(text);
-  if (!objects) return fail(snapshot_path, objects.message());
-
+  if (snapshot_path.empty() && log_dir.empty()) return fail("kai-sim", "--snapshot or --log is required");
+  kai::model::Result<kai::model::ClusterObjects> objects = kai::model::ClusterObjects{};
+  kai::events::ScheduleRecords records;
   kai::core::SessionOptions options;
+  if (!log_dir.empty()) {
+    auto in = kai::sim::read_log_input(log_dir, at_seq);
+    if (!in) return fail("--log " + log_dir, in.message());
+    std::cerr << "note: the log's state after record " << in->at_seq << "\n";
+    records = std::move(in->records);
+    if (in->has_config && config_path.empty()) {
+      auto config = kai::core::parse_scheduler_config(in->config_text);
+      if (!config) return fail("--log " + log_dir, "its configuration: " + config.message());
+      options.config = std::move(config).value();
+      if (auto flags = kai::core::apply_session_flags(in->flags, options); !flags) {
+        return fail("--log " + log_dir, "its flags: " + flags.message());
+      }
+    }
+    objects = std::move(in->objects);
+  } else {
+    std::string text;
+    if (!read_file(snapshot_path, text)) return fail(snapshot_path, "cannot be read");
+    objects = kai::model::decode_snapshot(text);
+    if (!objects) return fail(snapshot_path, objects.message());
+  }
+
   options.seed = seed;
   if (!config_path.empty()) {
     std::string config_text;
@@ -121,6 +151,8 @@ static int run_tool(int argc, char** argv) {
     auto now = kai::model::parse_rfc3339(now_text);
     if (!now) return fail("--now", now.message());
     options.now = *now;
+  } else if (records.last_now_ms != 0) {
+    options.now = records.last_now_ms / 1000;  // the log's last cycle: the session it would run
   } else {
     options.now =
         std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -132,7 +164,7 @@ static int run_tool(int argc, char** argv) {
 
   for (const auto& skipped : objects->skipped) std::cerr << "note: skipped " << skipped << "\n";
   const auto result =
-      kai::core::simulate(std::move(objects).value(), options, rounds, *now_step / 1'000'000'000);
+      kai::core::simulate(std::move(objects).value(), options, rounds, *now_step / 1'000'000'000, std::move(records));
   const kai::core::Session& ssn = *result.session;
   for (const auto& w : ssn.warnings) std::cerr << "warning: " << w << "\n";
   for (const auto& a : result.skipped_actions) {

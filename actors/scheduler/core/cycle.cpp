@@ -311,6 +311,9 @@ void report(const CycleInput& in, const Session& ssn, CycleResult& out) {
     f.used_gpu = q.allocated.gpu;
     f.used_cpu = q.allocated.cpu / 1000.0;
     f.used_memory = q.allocated.memory / 1e9;
+    f.usage_gpu = q.usage.gpu;
+    f.usage_cpu = q.usage.cpu;
+    f.usage_memory = q.usage.memory;
     out.queues.push_back(f);
   }
 }
@@ -330,6 +333,18 @@ CycleResult run_cycle(const CycleInput& in) {
 
   SessionOptions options = in.options;
   options.job_times = out.job_times.get();
+  // Step 7: time-based fair share reads the usage from the records' allocation history, unless the
+  // input gives it (kai-sim --usage).
+  static const events::AllocationHistory kNoHistory;
+  const events::AllocationHistory& history = in.records != nullptr ? in.records->usage_history : kNoHistory;
+  const int64_t now_ms = in.options.now_ms != 0 ? in.options.now_ms : in.options.now * 1000;
+  const UsageParams* usage_params =
+      options.config.usage_db && options.queue_usage == nullptr ? &options.config.usage_db->params : nullptr;
+  if (usage_params != nullptr) {
+    out.usage = std::make_unique<std::map<std::string, UsageShare>>(
+        cycle_usage(history, *usage_params, now_ms, in.usage_memo));
+    options.queue_usage = out.usage.get();
+  }
   out.session = std::make_unique<Session>(out.refs, options);
   Session& ssn = *out.session;
   std::optional<int64_t> backoff_ends;
@@ -348,7 +363,12 @@ CycleResult run_cycle(const CycleInput& in) {
   out.group_writes = pod_group_writes(ssn.groups, out.refs.pods, in.records, options.pod_group_objects,
                                       ssn.now_ms(), in.cycle_id);
   out.next_deadline = next_deadline(ssn);
-  for (const auto& ends : {backoff_ends, hold_ends}) {
+  std::optional<int64_t> usage_step;
+  if (usage_params != nullptr) {
+    out.allocation = allocation_change(ssn, history, *usage_params, now_ms, in.cycle_id);
+    usage_step = (next_usage_step_ms(*usage_params, now_ms) + 999) / 1000;
+  }
+  for (const auto& ends : {backoff_ends, hold_ends, usage_step}) {
     if (ends && (!out.next_deadline || *ends < *out.next_deadline)) out.next_deadline = ends;
   }
   report(in, ssn, out);
@@ -371,6 +391,7 @@ std::vector<events::Payload> cycle_records(const CycleResult& result, uint64_t c
   for (const auto& j : result.job_state_changes) out.emplace_back(j);
   for (const auto& w : result.group_writes) out.emplace_back(w);
   for (const auto& w : result.status_writes) out.emplace_back(w);
+  if (result.allocation) out.emplace_back(*result.allocation);
   return out;
 }
 

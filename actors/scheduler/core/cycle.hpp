@@ -16,10 +16,13 @@
 //   5. finds reservation pods whose GPU group nothing uses any more (their deletion is a decision)
 //      and the PodGroups and pod annotations the pod grouper writes;
 //   6. reports what waits and why, the queues' figures, and the earliest deadline at which a cycle
-//      would decide something new with nothing else changed (a backoff's end among them).
+//      would decide something new with nothing else changed (a backoff's end among them);
+//   7. with time-based fair share, gives the session each queue's usage from the records' allocation
+//      history (before step 3) and records what each queue holds as the cycle leaves it.
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,6 +31,7 @@
 
 #include "actors/scheduler/core/session.hpp"
 #include "actors/scheduler/core/status_objects.hpp"
+#include "actors/scheduler/core/usage_history.hpp"
 #include "events/event.hpp"
 #include "events/schedule_records.hpp"
 #include "k8s/model/objects.hpp"
@@ -48,6 +52,8 @@ struct CycleInput {
   uint64_t cycle_id = 0;
   /// Whether to look for reservation pods to delete (the daemon and replay; kai-sim does not bind).
   bool reservation_cleanup = true;
+  /// The usage computed by an earlier cycle of the same caller (time-based fair share); null = none.
+  UsageMemo* usage_memo = nullptr;
 };
 
 /// A pending pod and why it waits (KAI's message), for its PodScheduled condition.
@@ -65,6 +71,8 @@ struct QueueFigures {
   std::string name;
   double fair_gpu = 0, fair_cpu = 0, fair_memory = 0;
   double used_gpu = 0, used_cpu = 0, used_memory = 0;
+  /// Time-based fair share's usage, a share of the cluster's capacity (0 without usageDBConfig).
+  double usage_gpu = 0, usage_cpu = 0, usage_memory = 0;
 };
 
 /// Everything a cycle produces. The records (decisions, cleanups, settled, job state) are logged
@@ -79,6 +87,12 @@ struct CycleResult {
   std::vector<events::PodGroupWrite> group_writes;
   /// The PodGroup and Queue statuses KAI's controllers write (status_objects.hpp).
   std::vector<events::StatusWrite> status_writes;
+  /// What each queue holds from this cycle on, when it changed (time-based fair share:
+  /// usage_history.hpp); none without usageDBConfig.
+  std::optional<events::AllocationChange> allocation;
+  /// The usage the session was given (its options point here); null without usageDBConfig or when
+  /// the input gave it.
+  std::unique_ptr<std::map<std::string, UsageShare>> usage;
   /// Every Queue as KAI's queue-controller metrics report it.
   std::vector<QueueControllerFigures> queue_statuses;
   std::vector<events::UnschedulableEvent> unschedulable;
@@ -112,7 +126,7 @@ namespace kai::core {
 
 /// The records a cycle appends after its CycleStart, in log order: what it settled, its decisions,
 /// its reservation clean-ups (numbered on from the decisions), its job state changes, its PodGroup
-/// writes. The daemon
+/// writes, its status writes, its allocation change. The daemon
 /// logs exactly these (plus unschedulable reasons when they change, and the CycleEnd); replay
 /// compares them with what it recomputes.
 std::vector<events::Payload> cycle_records(const CycleResult& result, uint64_t cycle_id, uint64_t leader_epoch);

@@ -27,6 +27,10 @@ struct Samples {
 /// KAI's tumbling window: the last reset (start + n x size) before `at`; a start in the future
 /// gives an empty window (pkg/scheduler/cache/usagedb/prometheus in KAI's repository).
 std::optional<int64_t> last_reset(const UsageParams& p, int64_t at) {
+  if (p.window == UsageParams::Window::kCron) {
+    // KAI's cron window: the last occurrence of the cron expression before `at`.
+    return p.cron ? p.cron->last_before(at) : std::nullopt;
+  }
   if (!p.tumbling_start_ms || *p.tumbling_start_ms > at) return std::nullopt;
   const int64_t start = *p.tumbling_start_ms;
   if (p.window_ms <= 0) return at;
@@ -68,17 +72,27 @@ double weight_sum(const UsageParams& p, const Samples& s, int64_t at, int64_t lo
   return newest * (std::expm1(n * ln_q) / std::expm1(ln_q));
 }
 
+/// How many steps were logged before `at`: a step logged at or after the evaluation time is not
+/// known yet to a cycle evaluating at it (usage_at), so every cycle between two fetch steps reads
+/// the same usage.
+size_t known_steps(const std::vector<AllocationStep>& steps, int64_t at) {
+  return static_cast<size_t>(std::lower_bound(steps.begin(), steps.end(), at,
+                                              [](const AllocationStep& s, int64_t t) { return s.at_ms < t; }) -
+                             steps.begin());
+}
+
 /// The decayed sums of a step function over the samples [first, last].
 AllocationStep sums_of(const std::vector<AllocationStep>& steps, const UsageParams& p, const Samples& s, int64_t at,
                        int64_t first, int64_t last) {
   AllocationStep out;
   const int64_t r = std::max<int64_t>(1, p.resolution_ms);
-  for (size_t i = 0; i < steps.size(); ++i) {
+  const size_t known = known_steps(steps, at);
+  for (size_t i = 0; i < known; ++i) {
     const int64_t from = steps[i].at_ms;
     // The samples this step covers: from its time up to (not including) the next step's.
     int64_t lo = std::max(first, ceil_div(from - s.base, r));
     int64_t hi = last;
-    if (i + 1 < steps.size()) hi = std::min(hi, ceil_div(steps[i + 1].at_ms - s.base, r) - 1);
+    if (i + 1 < known) hi = std::min(hi, ceil_div(steps[i + 1].at_ms - s.base, r) - 1);
     const double w = weight_sum(p, s, at, lo, hi);
     if (w == 0) continue;
     out.gpu += steps[i].gpu * w;
@@ -146,14 +160,15 @@ std::map<std::string, UsageShare> usage_at(const AllocationHistory& history, con
   std::map<std::string, UsageShare> out;
   const Samples s = samples_of(params, at_ms);
   int64_t first = s.first;
-  if (!history.capacity.empty()) {
-    // No sample before the history began.
+  // No sample before the history began (its first capacity step).
+  const bool begun = known_steps(history.capacity, at_ms) > 0;
+  if (begun) {
     first = std::max(first, ceil_div(history.capacity.front().at_ms - s.base, std::max<int64_t>(1, params.resolution_ms)));
   }
-  const AllocationStep capacity = history.capacity.empty()
-                                      ? AllocationStep{}
-                                      : sums_of(history.capacity, params, s, at_ms, first, s.last);
+  const AllocationStep capacity =
+      begun ? sums_of(history.capacity, params, s, at_ms, first, s.last) : AllocationStep{};
   for (const auto& [queue, steps] : history.queues) {
+    if (known_steps(steps, at_ms) == 0) continue;  // no step known yet: as a queue without history
     const AllocationStep used = sums_of(steps, params, s, at_ms, first, s.last);
     out[queue] = UsageShare{share(used.gpu, capacity.gpu), share(used.cpu, capacity.cpu),
                             share(used.memory, capacity.memory)};

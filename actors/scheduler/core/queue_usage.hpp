@@ -11,25 +11,30 @@
 #include <string_view>
 #include <vector>
 
+#include "actors/scheduler/core/cron_schedule.hpp"
+#include "events/allocation_history.hpp"
 #include "k8s/model/status.hpp"
 
 namespace kai::core {
 
 /// KAI's `usageDBConfig.usageParams` (and `extraParams.queryResolution`), in milliseconds.
 struct UsageParams {
-  enum class Window : uint8_t { kSliding, kTumbling };
+  enum class Window : uint8_t { kSliding, kTumbling, kCron };
   /// `windowSize`. Default: one week.
   int64_t window_ms = int64_t{7} * 24 * 3600 * 1000;
   /// `windowType`. Default: sliding.
   Window window = Window::kSliding;
   /// `tumblingWindowStartTime`, Unix milliseconds; required by a tumbling window.
   std::optional<int64_t> tumbling_start_ms;
+  /// `cronString`: a cron window resets at each occurrence (UTC); required by a cron window.
+  std::optional<CronSchedule> cron;
   /// `halfLifePeriod`; absent (or not positive) = no decay. Default: absent.
   std::optional<int64_t> half_life_ms;
   /// `fetchInterval`: usage is recomputed at multiples of it. Default: one minute.
   int64_t fetch_interval_ms = 60 * 1000;
   /// `extraParams.queryResolution`: the spacing of the samples. Default: one minute.
   int64_t resolution_ms = 60 * 1000;
+  bool operator==(const UsageParams&) const = default;
 };
 
 /// KAI's `usageDBConfig`. This scheduler reads usage from its own event log: `clientType` must be
@@ -51,24 +56,8 @@ struct UsageShare {
   bool operator==(const UsageShare&) const = default;
 };
 
-/// One step of an allocation history: from `at_ms` on (until the next step) the queue held, or the
-/// cluster had, these quantities (GPUs, CPU millicores, memory bytes).
-struct AllocationStep {
-  int64_t at_ms = 0;
-  double gpu = 0;
-  double cpu = 0;
-  double memory = 0;
-  bool operator==(const AllocationStep&) const = default;
-};
-
-/// What the usage is computed from: each queue's allocation and the cluster's capacity as step
-/// functions, steps in time order. Before a queue's first step it held nothing; samples before the
-/// capacity's first step do not exist (the history had not begun).
-struct AllocationHistory {
-  std::map<std::string, std::vector<AllocationStep>> queues;
-  std::vector<AllocationStep> capacity;
-  bool operator==(const AllocationHistory&) const = default;
-};
+using events::AllocationHistory;
+using events::AllocationStep;
 
 /// The time usage is evaluated at for a cycle at `now_ms`: the last multiple of the fetch interval.
 int64_t usage_evaluation_time(const UsageParams& params, int64_t now_ms);
@@ -79,7 +68,9 @@ int64_t usage_window_start(const UsageParams& params, int64_t at_ms);
 
 /// Each queue's usage at `at_ms`: per resource, the decayed sum of its allocation over the window's
 /// samples divided by the decayed sum of the capacity over the same samples (0 when the capacity
-/// sums to 0). Queues without a step in the history are absent.
+/// sums to 0). Only steps logged before `at_ms` count: one logged at the evaluation time or later is
+/// not known yet, so that every cycle between two fetch steps reads the same usage. Queues without a
+/// step known at `at_ms` are absent.
 std::map<std::string, UsageShare> usage_at(const AllocationHistory& history, const UsageParams& params,
                                            int64_t at_ms);
 

@@ -1,10 +1,11 @@
-// Codec unit: the only core file that uses nlohmann (configuration parsing).
+// Codec unit: configuration parsing (with scheduling_shard.cpp, the core files that use nlohmann).
 #include "actors/scheduler/core/scheduler_config.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include "actors/scheduler/core/action.hpp"
 #include "actors/scheduler/core/plugins/builtin.hpp"
+#include "actors/scheduler/core/scheduling_shard.hpp"
 #include "k8s/model/json_codec.hpp"
 #include "k8s/model/time.hpp"
 
@@ -120,9 +121,16 @@ Result<UsageDbConfig> parse_usage_db_config(const nlohmann::json& j) {
     }
     p.tumbling_start_ms = *model::parse_rfc3339(start->get<std::string>()) * 1000;
   } else if (type == "cron") {
-    return Status::error(pw + ".windowType: cron windows are not supported yet (use sliding or tumbling)");
+    p.window = UsageParams::Window::kCron;
+    auto text = params.find("cronString");
+    if (text == params.end() || !text->is_string()) {
+      return Status::error(pw + ".cronString: a cron window needs a cron expression such as \"0 0 * * 1\"");
+    }
+    auto cron = parse_cron(text->get<std::string>());
+    if (!cron) return Status::error(pw + ".cronString: " + cron.message());
+    p.cron = std::move(cron).value();
   } else if (type != "sliding") {
-    return Status::error(pw + ".windowType: \"" + type + "\" is not sliding or tumbling");
+    return Status::error(pw + ".windowType: \"" + type + "\" is not sliding, tumbling or cron");
   }
   if (auto extra = params.find("extraParams"); extra != params.end() && extra->is_object() &&
                                                 extra->contains("queryResolution")) {
@@ -149,6 +157,11 @@ Result<SchedulerConfig> parse_scheduler_config(std::string_view text) {
   }
   SchedulerConfig c = SchedulerConfig::defaults();
   if (j.is_null()) return c;
+  if (is_scheduling_shard(j)) {  // KAI's operator's input: turned into the configuration it writes
+    auto config = config_of_scheduling_shard(j);
+    if (!config) return Status::error("SchedulingShard: " + config.message());
+    j = std::move(config).value();
+  }
   if (!j.is_object()) return Status::error("configuration must be an object with `actions` and `tiers`");
   if (auto it = j.find("actions"); it != j.end()) {
     if (it->is_string()) {

@@ -21,21 +21,22 @@ struct SimulationResult {
   std::unique_ptr<model::ClusterObjects> objects;  ///< The snapshot the last cycle ran on.
   std::unique_ptr<CycleResult> cycle;              ///< The last cycle (its session points into `objects`).
   Session* session = nullptr;                      ///< The last cycle's session.
-  events::ScheduleRecords records;                 ///< The records the last cycle started from.
+  /// The records the last cycle started from (its job state; with `usageDBConfig`, each queue's
+  /// allocation after every round before it: the history usage is read from).
+  events::ScheduleRecords records;
   std::vector<events::Decision> decisions;         ///< All rounds, renumbered in order.
+  /// With `usageDBConfig`: every round's allocation record, in order (the folded history in
+  /// `records` forgets what the window no longer reaches).
+  std::vector<events::AllocationChange> allocations;
   std::vector<std::string> skipped_actions;        ///< Configured actions this build does not have.
   int rounds = 0;                                  ///< Rounds run (stops early when nothing is decided).
-  /// With `usageDBConfig` and no usage given in the options: each queue's allocation after every round
-  /// (the history usage is read from)
-  /// and the usage the last round's session was given (its address stays put: the session keeps it).
-  AllocationHistory history;
-  std::unique_ptr<std::map<std::string, UsageShare>> usage = std::make_unique<std::map<std::string, UsageShare>>();
 };
 
 /// Runs up to `rounds` cycles (at least one) on `objects`, cycle ids 1, 2, ... Round r (from 0) runs
 /// at options.now + r * now_step. With a fixed clock it stops after a round that decides nothing (the
 /// next would decide nothing either); with a moving clock every round runs, as deadlines may pass.
+/// `records`: the scheduler's records to start from (kai-sim --log: the daemon's); default none.
 SimulationResult simulate(model::ClusterObjects objects, const SessionOptions& options, int rounds,
-                          int64_t now_step = 0);
+                          int64_t now_step = 0, events::ScheduleRecords records = {});
 
 }  // namespace kai::core
