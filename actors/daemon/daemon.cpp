@@ -322,6 +322,10 @@ model::Status Daemon::start() {
       spdlog::info("--config {}: time-based fair share on, usage from this scheduler's event log "
                    "(docs/time-based-fair-share.md)",
                    m.options.config_path);
+      if (!session.config.usage_db->connection.empty()) {
+        spdlog::warn("--config {}: usageDBConfig.{} is not queried: the event log holds the same history",
+                     m.options.config_path, session.config.usage_db->connection);
+      }
     }
   }
   auto cluster = k8s::resolve_cluster_config(m.options.kubeconfig);

@@ -7,6 +7,7 @@
 #include "k8s/model/codec.hpp"
 #include "k8s/model/json_codec.hpp"
 #include "k8s/model/kinds.hpp"
+#include "k8s/model/watch_decode.hpp"
 
 namespace kai::model {
 namespace {
@@ -68,6 +69,9 @@ Result<ClusterObjects> decode_snapshot(std::string_view text) {
   ClusterObjects out;
   size_t item = 0;
   if (is_json) {
+    // The common shape (a List of objects, as kubectl and kai-gen write it) through simdjson: no
+    // DOM of the whole file (k8s/model/watch_decode.hpp); anything else, and every error, below.
+    if (decode_flat_list_json(text, out)) return out;
     json root;
     try {
       root = json::parse(text.begin(), text.end());

@@ -181,6 +181,37 @@ Status decode_objects_json_reference(std::string_view text, std::string_view kin
   }
 }
 
+bool decode_flat_list_json(std::string_view text, ClusterObjects& out) {
+  thread_local simdjson::dom::parser parser;
+  element root;
+  if (parser.parse(text.data(), text.size()).get(root)) return false;
+  auto is_list_kind = [](std::string_view k) { return k.size() >= 4 && k.substr(k.size() - 4) == "List"; };
+  try {
+    element items = root;
+    if (root.is_object()) {
+      std::string_view kind;
+      if (root["kind"].get(kind) || !is_list_kind(kind) || root["items"].get(items)) return false;
+      if (items.is_null()) return true;  // Go writes `"items": null` for an empty list
+    }
+    if (!items.is_array()) return false;
+    for (element item : simdjson::dom::array(items)) {
+      std::string_view kind;
+      if (!item.is_object() || item["kind"].get(kind) || is_list_kind(kind)) return false;
+    }
+    for (element item : simdjson::dom::array(items)) {
+      std::string_view kind;
+      if (item["kind"].get(kind) || !decode_item(item, kind, out)) {  // the kind was checked above
+        out = ClusterObjects{};
+        return false;
+      }
+    }
+    return true;
+  } catch (const std::exception&) {
+    out = ClusterObjects{};
+    return false;
+  }
+}
+
 Status decode_objects_json(std::string_view text, std::string_view kind, ClusterObjects& out) {
   thread_local simdjson::dom::parser parser;
   element root;

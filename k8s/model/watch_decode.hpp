@@ -20,6 +20,13 @@ namespace kai::model {
 /// Thread-safe (one parser per thread).
 Status decode_objects_json(std::string_view text, std::string_view kind, ClusterObjects& out);
 
+/// A snapshot file's objects (decode_snapshot: kai-sim's input) through the same fast path, when
+/// the text is a `List` (or a JSON array) of objects that each name their kind and decode: then they
+/// fill `out` (empty before) and the result is true. Anything else (nested lists, an object without
+/// a kind, an item that cannot be decoded, text simdjson refuses) leaves `out` empty and gives false,
+/// and decode_snapshot reads the text through nlohmann's DOM, whose messages it keeps.
+bool decode_flat_list_json(std::string_view text, ClusterObjects& out);
+
 /// The same through nlohmann's DOM alone: the reference the fast path is tested against.
 Status decode_objects_json_reference(std::string_view text, std::string_view kind, ClusterObjects& out);
 

@@ -130,6 +130,12 @@ usageDBConfig:
   EXPECT_EQ(p.fetch_interval_ms, 30 * 1000);
   EXPECT_EQ(p.resolution_ms, 15 * 1000);
 
+  EXPECT_EQ(c->usage_db->connection, "");
+  auto prometheus = parse_scheduler_config(
+      "usageDBConfig: {clientType: prometheus, connectionString: 'http://usage-prometheus:9090'}");
+  ASSERT_TRUE(prometheus) << prometheus.message();
+  EXPECT_EQ(prometheus->usage_db->connection, "connectionString http://usage-prometheus:9090")
+      << "read (the daemon says it is not queried), the log used all the same";
   auto defaults = parse_scheduler_config("usageDBConfig: {clientType: prometheus}");
   ASSERT_TRUE(defaults) << defaults.message();
   const UsageParams& d = defaults->usage_db->params;

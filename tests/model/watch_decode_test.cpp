@@ -174,6 +174,36 @@ TEST(WatchDecode, GeneratedClusterDecodesAsTheReferenceDoes) {
   expect_same(list);
 }
 
+// kai-sim's snapshot input: a flat List takes the fast path and gives what the reference gives;
+// every other shape is left to decode_snapshot's nlohmann path (and its messages).
+TEST(WatchDecode, ASnapshotListTakesTheFastPathOnlyWhenEveryItemNamesItsKind) {
+  const ClusterObjects cluster = gen::generate(gen::ClusterSpec::scaled(0.01));
+  const std::string list = encode_snapshot_json(cluster);
+  ClusterObjects fast_objects;
+  ASSERT_TRUE(decode_flat_list_json(list, fast_objects));
+  ClusterObjects reference;
+  ASSERT_TRUE(decode_objects_json_reference(list, "", reference).is_ok());
+  EXPECT_TRUE(fast_objects == reference);
+  auto snapshot = decode_snapshot(list);
+  ASSERT_TRUE(snapshot) << snapshot.message();
+  EXPECT_TRUE(*snapshot == reference);
+
+  json item = rich_pod();
+  json no_kind = item;
+  no_kind.erase("kind");
+  for (const json& other : {json{{"kind", "List"}, {"items", {item, no_kind}}},
+                            json{{"kind", "List"}, {"items", {item, json{{"kind", "List"}, {"items", {item}}}}}},
+                            json{{"kind", "List"}, {"items", {item, 3}}}, item,
+                            json{{"kind", "List"}, {"items", {item, json{{"kind", "Pod"}}}}}}) {
+    ClusterObjects out;
+    EXPECT_FALSE(decode_flat_list_json(other.dump(), out)) << other.dump().substr(0, 200);
+    EXPECT_TRUE(out == ClusterObjects{}) << "left empty";
+  }
+  ClusterObjects empty;
+  EXPECT_TRUE(decode_flat_list_json(R"({"kind":"List","items":null})", empty));
+  EXPECT_FALSE(decode_flat_list_json("[1,", empty));
+}
+
 TEST(WatchDecode, ScenarioCorpusDecodesAsTheReferenceDoes) {
   size_t objects = 0;
   scenario_corpus::for_each_object([&](const json& d) {

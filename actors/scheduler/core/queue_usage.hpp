@@ -42,6 +42,9 @@ struct UsageParams {
 /// no Prometheus to ask, and the log holds the same history).
 struct UsageDbConfig {
   std::string client_type;
+  /// `connectionString` / `connectionStringEnvVar`: where KAI would query Prometheus. Read and not
+  /// used: the usage comes from the event log all the same (the daemon says so when it starts).
+  std::string connection;
   UsageParams params;
 };
 

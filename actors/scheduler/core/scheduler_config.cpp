@@ -89,6 +89,11 @@ Result<UsageDbConfig> parse_usage_db_config(const nlohmann::json& j) {
                          "\" is not a usage source here; use eventlog (usage from this scheduler's event log; "
                          "prometheus is read the same way)");
   }
+  for (const char* key : {"connectionString", "connectionStringEnvVar"}) {
+    if (auto it = j.find(key); it != j.end() && it->is_string() && !it->get<std::string>().empty()) {
+      c.connection = std::string(key) + " " + it->get<std::string>();
+    }
+  }
   auto params_it = j.find("usageParams");
   if (params_it == j.end() || params_it->is_null()) return c;
   const nlohmann::json& params = *params_it;
