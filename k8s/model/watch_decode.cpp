@@ -182,7 +182,9 @@ Status decode_objects_json_reference(std::string_view text, std::string_view kin
 }
 
 bool decode_flat_list_json(std::string_view text, ClusterObjects& out) {
-  thread_local simdjson::dom::parser parser;
+  // Its own parser, freed on return: a whole snapshot's DOM must not stay allocated beside the
+  // session built from it (the watch path's thread_local parser is for many small objects).
+  simdjson::dom::parser parser;
   element root;
   if (parser.parse(text.data(), text.size()).get(root)) return false;
   auto is_list_kind = [](std::string_view k) { return k.size() >= 4 && k.substr(k.size() - 4) == "List"; };
