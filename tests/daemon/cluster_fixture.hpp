@@ -254,10 +254,8 @@ inline std::string expect_replay_matches(const std::string& log_dir, bool requir
   return out.str();
 }
 
-#ifdef KAI_LOG_BIN
-/// Runs `kai-log <args>` and returns what it printed (stdout and stderr).
-inline std::string run_kai_log(const std::string& args) {
-  const std::string cmd = std::string(KAI_LOG_BIN) + " " + args + " 2>&1";
+/// Runs a shell command and returns its standard output.
+inline std::string run_command(const std::string& cmd) {
   std::string out;
   FILE* p = ::popen(cmd.c_str(), "r");
   if (p == nullptr) return "popen failed";
@@ -266,6 +264,12 @@ inline std::string run_kai_log(const std::string& args) {
   while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
   ::pclose(p);
   return out;
+}
+
+#ifdef KAI_LOG_BIN
+/// Runs `kai-log <args>` and returns what it printed (stdout and stderr).
+inline std::string run_kai_log(const std::string& args) {
+  return run_command(std::string(KAI_LOG_BIN) + " " + args + " 2>&1");
 }
 #endif
 

@@ -4,7 +4,6 @@
 // history kept in the event log only, across a restart from a snapshot; /metrics, `kai-log usage`
 // and `kai-sim --log` show the usage; replay of the log has 0 differences.
 
-#include <cstdio>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -15,18 +14,6 @@
 
 namespace kai::e2e {
 namespace {
-
-/// Runs a command and returns its standard output (standard error goes to the test's).
-std::string run_command(const std::string& cmd) {
-  std::string out;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return "popen failed";
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  ::pclose(p);
-  return out;
-}
 
 constexpr int64_t kStart = 1'800'000'000;  // a whole minute: each cycle evaluates usage at its own time
 constexpr int64_t kStep = 60;              // one cycle per minute, as kai-sim --now-step 1m

@@ -360,8 +360,10 @@ CycleResult run_cycle(const CycleInput& in) {
 
   record_job_state(in, ssn, out);
   if (in.reservation_cleanup) find_orphaned_reservations(out);
-  out.group_writes = pod_group_writes(ssn.groups, out.refs.pods, in.records, options.pod_group_objects,
-                                      ssn.now_ms(), in.cycle_id);
+  if (in.pod_group_writes) {
+    out.group_writes = pod_group_writes(ssn.groups, out.refs.pods, in.records, options.pod_group_objects,
+                                        ssn.now_ms(), in.cycle_id);
+  }
   out.next_deadline = next_deadline(ssn);
   std::optional<int64_t> usage_step;
   if (usage_params != nullptr) {

@@ -52,6 +52,9 @@ struct CycleInput {
   uint64_t cycle_id = 0;
   /// Whether to look for reservation pods to delete (the daemon and replay; kai-sim does not bind).
   bool reservation_cleanup = true;
+  /// Whether to compute the PodGroups and pod annotations the pod grouper writes (the daemon and
+  /// replay; kai-sim writes nothing, and computing them for every group is a tenth of its time).
+  bool pod_group_writes = true;
   /// The usage computed by an earlier cycle of the same caller (time-based fair share); null = none.
   UsageMemo* usage_memo = nullptr;
 };

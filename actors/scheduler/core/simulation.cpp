@@ -32,6 +32,7 @@ SimulationResult simulate(model::ClusterObjects objects, const SessionOptions& o
     in.options.now_ms = in.options.now * 1000;
     in.cycle_id = static_cast<uint64_t>(round) + 1;
     in.reservation_cleanup = false;  // nothing binds in a simulation: no reservation pods appear
+    in.pod_group_writes = false;     // nor writes PodGroups
     r.cycle = std::make_unique<CycleResult>(run_cycle(in));
     r.session = r.cycle->session.get();
     r.skipped_actions = r.cycle->skipped_actions;
