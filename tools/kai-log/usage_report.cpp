@@ -1,6 +1,8 @@
 #include "tools/kai-log/usage_report.hpp"
 
+#include <algorithm>
 #include <climits>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -22,12 +24,10 @@ ordered_json amounts(double gpu, double cpu, double memory) {
 
 /// What a queue held at `at_ms` by the history's steps (before its first step: nothing).
 events::AllocationStep held_at(const std::vector<events::AllocationStep>& steps, int64_t at_ms) {
-  events::AllocationStep held;
-  for (const auto& s : steps) {
-    if (s.at_ms >= at_ms) break;  // as the usage: a step logged at the evaluation time is not known yet
-    held = s;
-  }
-  return held;
+  // As the usage: a step logged at the evaluation time is not known yet.
+  const auto known = std::lower_bound(steps.begin(), steps.end(), at_ms,
+                                      [](const events::AllocationStep& s, int64_t t) { return s.at_ms < t; });
+  return known == steps.begin() ? events::AllocationStep{} : *std::prev(known);
 }
 
 class Reporter {
