@@ -46,15 +46,14 @@ std::string scalar(const json& v) {
 
 /// A float as Go's strconv.FormatFloat(v, 'f', -1, 64) writes it: the shortest exact decimal.
 std::string go_float(double v) {
-  std::ostringstream s;
-  s.precision(17);
-  s << v;
-  std::string text = s.str();
+  // 17 significant digits always read back as `v`, so the loop ends by then.
+  std::string text;
   for (int digits = 1; digits <= 17; ++digits) {
     std::ostringstream t;
     t.precision(digits);
     t << v;
-    if (std::stod(t.str()) == v) return t.str();
+    text = t.str();
+    if (std::stod(text) == v) break;
   }
   return text;
 }
