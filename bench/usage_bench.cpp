@@ -22,7 +22,7 @@ kai::events::ScheduleRecords week_of_history(int queues, const kai::core::UsageP
   for (int64_t t = kStart; t < kStart + kWeek; t += kMinute) {
     kai::events::AllocationChange c;
     for (int q = 0; q < queues; ++q) {
-      c.queues.push_back({"queue-" + std::to_string(q), AllocationStep{t, static_cast<double>(rng() % 64), 1000.0 * (rng() % 8), 0}});
+      c.queues.push_back({"queue-" + std::to_string(q), AllocationStep{t, static_cast<double>(rng() % 64), 1000.0 * static_cast<double>(rng() % 8), 0}});
     }
     if (t == kStart || rng() % 1000 == 0) c.capacity = AllocationStep{t, 512.0 + static_cast<double>(rng() % 2) * 8, 64000, 0};
     kai::core::set_history_bounds(p, t, c);

@@ -105,7 +105,7 @@ int report_usage(const storage::EventLog& log, const UsageReportOptions& options
   if (first > 1) {  // retention trimmed the log: the history up to there is in a snapshot
     auto restored = storage::restore_state(log, first - 1);
     if (!restored) return err << "kai-log: " << restored.message() << "\n", 2;
-    reporter.records() = std::move(restored->state.records);
+    reporter.records() = std::move(restored.value().state.records);
   }
   uint64_t damaged = 0;
   st = log.read(first == 0 ? 1 : first, UINT64_MAX, [&](uint64_t seq, const model::Result<events::Event>& e) {

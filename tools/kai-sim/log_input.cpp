@@ -15,7 +15,7 @@ model::Result<LogInput> read_log_input(const std::string& dir, uint64_t at) {
   LogInput in;
   in.at_seq = restored->state.seq;
   in.objects = restored->state.to_objects();
-  in.records = std::move(restored->state.records);
+  in.records = std::move(restored.value().state.records);
   // The configuration the daemon runs with: the last one logged, kept by its hash in the log's meta.
   auto hash = log.value()->get_meta("config_hash");
   if (hash && !hash->empty()) {

@@ -112,7 +112,7 @@ static int run_tool(int argc, char** argv) {
     auto in = kai::sim::read_log_input(log_dir, at_seq);
     if (!in) return fail("--log " + log_dir, in.message());
     std::cerr << "note: the log's state after record " << in->at_seq << "\n";
-    records = std::move(in->records);
+    records = std::move(in.value().records);
     if (in->has_config && config_path.empty()) {
       auto config = kai::core::parse_scheduler_config(in->config_text);
       if (!config) return fail("--log " + log_dir, "its configuration: " + config.message());
@@ -121,7 +121,7 @@ static int run_tool(int argc, char** argv) {
         return fail("--log " + log_dir, "its flags: " + flags.message());
       }
     }
-    objects = std::move(in->objects);
+    objects = std::move(in.value().objects);
   } else {
     std::string text;
     if (!read_file(snapshot_path, text)) return fail(snapshot_path, "cannot be read");

@@ -45,7 +45,7 @@ Result<int> value_of(const Field& f, const std::string& text) {
 
 /// Sets the bits one field names; `any` tells whether it was `*`.
 Status parse_field(const Field& f, const std::string& text, std::vector<bool>& bits, bool& any) {
-  bits.assign(static_cast<size_t>(f.hi + 1), false);
+  bits.assign(static_cast<size_t>(f.hi) + 1, false);
   any = text == "*";
   std::stringstream items(text);
   std::string item;
