@@ -20,6 +20,7 @@
 #include "storage/event_log.hpp"
 #include "storage/restore.hpp"
 #include "tools/common/guarded_main.hpp"
+#include "tools/kai-log/counterfactual_command.hpp"
 #include "tools/kai-log/dump_filter.hpp"
 #include "tools/kai-log/replay.hpp"
 #include "tools/kai-log/usage_report.hpp"
@@ -389,6 +390,28 @@ static int run_tool(int argc, char** argv) {
   replay->add_option("--from-cycle", from_cycle,
                      "First cycle to replay (default: the first one whose position a snapshot or the "
                      "untrimmed log can restore)");
+  bool counterfactual = false;
+  kai::kailog::CounterfactualArgs cf;
+  auto* cf_flag = replay->add_flag(
+      "--counterfactual", counterfactual,
+      "Re-run the recorded arrivals (pods as they came, completed and were deleted) instead of comparing "
+      "decisions, and report per queue what happened and what would have (implied by --config and --queues)");
+  auto* cf_config = replay->add_option("--config", cf.config_path, "Another KAI scheduler configuration for every cycle");
+  auto* cf_queues = replay->add_option("--queues", cf.queues_path,
+                                       "Queues (YAML or JSON List) replacing the recorded ones of the same name");
+  auto* cf_from = replay->add_option("--from", cf.from, "Counterfactual window start (RFC 3339; default: the first cycle)");
+  auto* cf_to = replay->add_option("--to", cf.to, "Counterfactual window end (RFC 3339; default: the last cycle)");
+  auto* cf_runtime = replay->add_option(
+      "--default-runtime", cf.default_runtime,
+      "Run time of pods the recording gives none (evicted, running at the end, never bound); default: to the "
+      "window's end");
+  auto* cf_format = replay->add_option("--format", cf.format, "Counterfactual report: table, csv or json")
+                        ->check(CLI::IsMember({"table", "csv", "json"}))
+                        ->capture_default_str();
+  auto* cf_progress = replay->add_flag("--progress", cf.progress, "Show the share of cycles run (stderr)");
+  auto* from_cycle_opt = replay->get_option("--from-cycle");
+  for (auto* o : {cf_flag, cf_config, cf_queues, cf_from, cf_to, cf_runtime, cf_format, cf_progress})
+    from_cycle_opt->excludes(o);
   std::string usage_since;
   kai::kailog::UsageReportOptions usage_options;
   auto* usage = app.add_subcommand(
@@ -412,7 +435,17 @@ static int run_tool(int argc, char** argv) {
   if (*exp) return cmd_snapshot_export(dir, at);
   if (*list) return cmd_snapshot_list(dir);
   if (*why) return cmd_why(dir, pod, why_uid, limit);
-  if (*replay) return cmd_replay(dir, from_cycle);
+  if (*replay) {
+    if (counterfactual || *cf_config || *cf_queues) {
+      auto log = open_log(dir, true);
+      if (!log) return 2;
+      return kai::kailog::counterfactual_command(*log, cf, std::cout, std::cerr);
+    }
+    for (auto* o : {cf_from, cf_to, cf_runtime, cf_format, cf_progress}) {
+      if (*o) return std::cerr << "kai-log: replay " << o->get_name() << " needs --counterfactual, --config or --queues\n", 2;
+    }
+    return cmd_replay(dir, from_cycle);
+  }
   if (*audit) return cmd_audit(dir, queue, since, limit);
   if (*import) return cmd_import(dir, file);
   if (*usage) return cmd_usage(dir, usage_options, usage_since);

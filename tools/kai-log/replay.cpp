@@ -12,11 +12,10 @@
 
 #include "actors/scheduler/core/behaviour_version.hpp"
 #include "actors/scheduler/core/cycle.hpp"
-#include "actors/scheduler/core/scheduler_config.hpp"
-#include "actors/scheduler/core/session_flags.hpp"
 #include "events/event_json.hpp"
 #include "events/projection.hpp"
 #include "storage/restore.hpp"
+#include "tools/kai-log/logged_configs.hpp"
 
 namespace kai::kailog {
 namespace {
@@ -45,31 +44,10 @@ std::optional<uint64_t> output_cycle(const events::Payload& p) {
   return std::nullopt;
 }
 
-/// A configuration as replay needs it: the parsed body and flags, and the behaviour version that
-/// logged it.
-struct LoggedConfig {
-  model::Result<core::SessionOptions> options;
-  uint32_t behaviour_version = 0;
-};
-
-model::Result<core::SessionOptions> session_options(const std::string& text, const std::string& flags) {
-  auto config = core::parse_scheduler_config(text);
-  if (!config) return config.status();
-  core::SessionOptions o;
-  o.config = std::move(config).value();
-  if (auto s = core::apply_session_flags(flags, o); !s) return s;
-  return o;
-}
-
 class Replayer {
  public:
   Replayer(const storage::EventLog& log, const ReplayOptions& options, std::ostream& out, std::ostream& err)
-      : log_(log), options_(options), out_(out), err_(err) {
-    // The defaults as a daemon without --config or flags logs them (its ConfigChange may be gone).
-    const std::string flags = core::encode_session_flags(core::SessionOptions{});
-    configs_.emplace(events::config_hash("", core::kBehaviourVersion, flags),
-                     LoggedConfig{session_options("", flags), core::kBehaviourVersion});
-  }
+      : log_(log), options_(options), out_(out), err_(err) {}
 
   int run() {
     retained_from_ = log_.retained_from();
@@ -135,7 +113,7 @@ class Replayer {
   /// Handles one event of the stream; false stops the stream.
   bool on_event(const Event& e) {
     if (const auto* c = std::get_if<events::ConfigChange>(&e.payload)) {
-      configs_.insert_or_assign(c->hash, LoggedConfig{session_options(c->text, c->flags), c->behaviour_version});
+      configs_.record(*c);
     } else if (const auto* s = std::get_if<events::CycleStart>(&e.payload)) {
       if (!on_cycle_start(*s)) return false;
     } else if (auto cycle = output_cycle(e.payload)) {
@@ -242,31 +220,18 @@ class Replayer {
   }
 
   void run_cycle(const events::CycleStart& c) {
-    auto config = configs_.find(c.config_hash);
-    if (config == configs_.end()) {
-      // Its ConfigChange record may be gone (retention); the log keeps every body by hash in meta.
-      auto body = log_.get_meta("config/" + std::to_string(c.config_hash));
-      if (body && !body->empty()) {
-        auto version = log_.get_meta("config_behaviour/" + std::to_string(c.config_hash));
-        auto flags = log_.get_meta("config_flags/" + std::to_string(c.config_hash));
-        const uint32_t v = version && !version->empty() ? static_cast<uint32_t>(std::stoul(*version)) : 0;
-        config = configs_
-                     .insert_or_assign(c.config_hash,
-                                       LoggedConfig{session_options(*body, flags ? *flags : ""), v})
-                     .first;
-      }
-    }
-    if (config != configs_.end() && config->second.behaviour_version != core::kBehaviourVersion) {
+    const LoggedConfig* config = configs_.find(c.config_hash, log_);
+    if (config != nullptr && config->behaviour_version != core::kBehaviourVersion) {
       // Decided by another build's rules: a difference would say nothing about this log.
       ++older_behaviour_;
       skipped_.insert(c.cycle_id);
       return;
     }
-    if (config == configs_.end() || !config->second.options) {
+    if (config == nullptr || !config->options) {
       ++not_replayed_;
       out_ << "cycle " << c.cycle_id << ": not replayed: configuration " << c.config_hash;
-      if (config != configs_.end()) {
-        out_ << " does not parse: " << config->second.options.message() << "\n";
+      if (config != nullptr) {
+        out_ << " does not parse: " << config->options.message() << "\n";
       } else if (retained_from_ > 1) {
         out_ << " is not in the log (retention may have deleted it)\n";
       } else {
@@ -279,7 +244,7 @@ class Replayer {
     core::CycleInput in;
     in.objects = model::ObjectRefs::of(objects);
     in.records = &state_.records;
-    in.options = config->second.options.value();
+    in.options = config->options.value();
     in.options.now = c.now;
     in.options.now_ms = c.now_ms;
     in.options.seed = c.seed;
@@ -351,7 +316,7 @@ class Replayer {
 
   uint64_t retained_from_ = 1;
   std::vector<storage::SnapshotInfo> snapshots_;
-  std::map<uint64_t, LoggedConfig> configs_;  // by hash
+  LoggedConfigs configs_;
   core::UsageMemo usage_memo_;                 // time-based fair share: one computation per fetch step
   std::set<uint64_t> skipped_;                 // cycles of an older behaviour version
   uint64_t older_behaviour_ = 0;
