@@ -48,6 +48,10 @@ struct SimPod {
   bool evicted = false;
   int64_t evicted_ms = 0;
   uint64_t evict_cycle = 0;
+  /// An evicted pod stays in the cluster, terminating, until it leaves: when the recording's pod
+  /// left for the same eviction, else after the recording's median eviction latency.
+  bool leaves_with_recording = false;
+  int64_t leaves_ms = 0;
   bool deleted = false;  ///< Its user (or a controller) deleted it, as recorded.
   int64_t deleted_ms = 0;
   bool pending_at_start = false;
@@ -68,6 +72,7 @@ class Counterfactual {
     if (!history) return history.status();
     history_ = std::move(history).value();
     for (const auto& c : history_.configs) configs_.record(c);
+    eviction_latency_ms_ = history_.eviction_latency_ms();
     for (const auto& c : history_.cycles) {
       if (options_.from_ms && c.start.now_ms < *options_.from_ms) continue;
       if (options_.to_ms && c.start.now_ms > *options_.to_ms) continue;
@@ -160,6 +165,10 @@ class Counterfactual {
       }
     }
     for (auto& [uid, s] : sim_) {
+      if (s.evicted && s.leaves_with_recording && !present.count(uid) && s.leaves_ms == 0) {
+        const RecordedPod* h = recorded(uid);
+        s.leaves_ms = h != nullptr && h->deleted ? h->deleted->ms : c.start.now_ms;
+      }
       if (!s.alive() || present.count(uid)) continue;
       const RecordedPod* h = recorded(uid);
       if (h != nullptr && h->evicted) continue;  // the recording's eviction: the simulation decides its own
@@ -202,7 +211,7 @@ class Counterfactual {
   model::Pod simulated(const SimPod& s, const model::Pod& recorded_object) const {
     const bool recorded_finished = recorded_object.phase == "Succeeded" || recorded_object.phase == "Failed";
     const std::string& node = s.bound ? s.node : std::string();
-    if (recorded_object.node_name == node && recorded_finished == s.finished) return recorded_object;
+    if (recorded_object.node_name == node && recorded_finished == s.finished && !s.evicted) return recorded_object;
     model::Pod p = recorded_object;
     p.node_name = node;
     for (auto it = p.meta.labels.begin(); it != p.meta.labels.end();) {
@@ -220,16 +229,31 @@ class Counterfactual {
     }
     const RecordedPod* h = recorded(s.object.meta.uid);
     if (h != nullptr && h->evicted) p.meta.deletion_timestamp.reset();  // the recording's eviction
+    if (s.evicted) p.meta.deletion_timestamp = s.evicted_ms / 1000;     // the simulation's, terminating
     return p;
+  }
+
+  /// Whether the pod is in the simulated cluster at the cycle: not deleted, and not evicted or still
+  /// terminating after its eviction.
+  static bool in_cluster(const SimPod& s, const RecordedCycle& c) {
+    if (s.deleted) return false;
+    if (!s.evicted) return true;
+    if (s.leaves_with_recording) return s.leaves_ms == 0;
+    return c.start.now_ms < s.leaves_ms;
   }
 
   /// The cluster the cycle sees.
   model::ClusterObjects simulated_cluster(const RecordedCycle& c) {
     model::ClusterObjects objects = state_.to_objects();
-    std::set<std::pair<std::string, std::string>> held_groups;  // (node, GPU group) of simulated pods
+    // (node, GPU group) of simulated pods. A reservation pod outlives its last sharer by one cycle:
+    // the cycle that finds its group unused deletes it (the daemon's clean-up).
+    std::set<std::pair<std::string, std::string>> held_groups;
     for (const auto& [uid, s] : sim_)
-      if (s.alive() && s.bound && !s.finished)
+      if (in_cluster(s, c) && s.bound && !s.finished)
         for (const auto& g : s.gpu_groups) held_groups.emplace(s.node, g);
+    std::set<std::pair<std::string, std::string>> reserved = held_groups;
+    reserved.insert(held_before_.begin(), held_before_.end());
+    held_before_ = std::move(held_groups);
     std::map<std::string, model::Pod> pods;  // by "namespace/name", the order to_objects() gives
     std::set<std::string> listed;
     for (auto& pod : objects.pods) {
@@ -237,7 +261,7 @@ class Counterfactual {
       if (pod.meta.namespace_ == model::kReservationNamespace) {
         // A reservation pod holds its GPU for the simulated pods that share it, or for none.
         auto group = pod.meta.labels.find(model::kGpuGroupLabel);
-        if (group != pod.meta.labels.end() && held_groups.count({pod.node_name, group->second}))
+        if (group != pod.meta.labels.end() && reserved.count({pod.node_name, group->second}))
           pods.emplace(std::move(key), std::move(pod));
         continue;
       }
@@ -247,11 +271,11 @@ class Counterfactual {
       }
       listed.insert(pod.meta.uid);
       auto it = sim_.find(pod.meta.uid);
-      if (it == sim_.end() || !it->second.alive()) continue;
-      pods.emplace(std::move(key), simulated(it->second, pod));
+      if (it == sim_.end() || !in_cluster(it->second, c)) continue;
+      pods.emplace(std::move(key), it->second.leaves_with_recording ? pod : simulated(it->second, pod));
     }
     for (const auto& [uid, s] : sim_) {
-      if (!s.alive() || listed.count(uid)) continue;
+      if (!in_cluster(s, c) || listed.count(uid)) continue;
       pods.emplace(s.object.meta.namespace_ + "/" + s.object.meta.name, simulated(s, s.object));
     }
     objects.pods.clear();
@@ -381,6 +405,9 @@ class Counterfactual {
             s.evicted = true;
             s.evicted_ms = c.start.now_ms;
             s.evict_cycle = c.start.cycle_id;
+            const RecordedPod* h = recorded(s.object.meta.uid);
+            s.leaves_with_recording = h != nullptr && h->evicted && h->evict_cycle == c.start.cycle_id;
+            if (!s.leaves_with_recording) s.leaves_ms = c.start.now_ms + eviction_latency_ms_;
           }
           break;
         default:
@@ -464,7 +491,7 @@ class Counterfactual {
       r.end_ms = s.finish_ms;
     } else if (s.evicted) {
       r.end = PodEnd::kEvicted;
-      r.end_ms = s.evicted_ms;
+      r.end_ms = std::min(end, s.leaves_ms != 0 ? s.leaves_ms : end);
       r.evict_cycle = s.evict_cycle;
     } else if (s.deleted) {
       r.end = PodEnd::kDeletedByUser;
@@ -487,8 +514,10 @@ class Counterfactual {
   events::ScheduleRecords sim_records_;
   core::UsageMemo usage_memo_;
   std::map<std::string, SimPod> sim_;  // by UID
+  std::set<std::pair<std::string, std::string>> held_before_;  // (node, GPU group) held at the last cycle
   std::map<std::string, events::Decision> in_flight_binds_;  // the recording's, at the window's start
   std::map<std::string, std::map<std::string, std::string>> job_annotations_;  // PodGroup UID -> key -> value
+  int64_t eviction_latency_ms_ = 0;  // the recording's median, for the simulation's own evictions
   uint64_t not_run_ = 0, older_behaviour_ = 0;
   CounterfactualResult result_;
 };

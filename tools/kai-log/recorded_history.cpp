@@ -1,5 +1,6 @@
 #include "tools/kai-log/recorded_history.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <set>
@@ -126,6 +127,16 @@ class HistoryReader {
 };
 
 }  // namespace
+
+int64_t RecordedHistory::eviction_latency_ms() const {
+  std::vector<int64_t> latencies;
+  for (const auto& [uid, p] : pods)
+    if (p.evicted && p.deleted) latencies.push_back(std::max<int64_t>(0, p.deleted->ms - p.evicted->ms));
+  if (latencies.empty()) return 0;
+  std::nth_element(latencies.begin(), latencies.begin() + static_cast<std::ptrdiff_t>(latencies.size() / 2),
+                   latencies.end());
+  return latencies[latencies.size() / 2];
+}
 
 model::Result<RecordedHistory> read_recorded_history(const storage::EventLog& log, std::ostream& err) {
   HistoryReader reader(err);

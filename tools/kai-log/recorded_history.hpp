@@ -72,6 +72,9 @@ struct RecordedHistory {
   uint64_t last_seq = 0;
   int64_t last_ms = 0;
   uint64_t unreadable = 0;  ///< Records that failed their checksum or decoding (reported, skipped).
+
+  /// The median time from an eviction decision to the victim's deletion; 0 when nothing was evicted.
+  int64_t eviction_latency_ms() const;
 };
 
 /// Pods a controller recreated after an eviction: created at most this long after it.
