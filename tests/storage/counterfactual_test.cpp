@@ -20,6 +20,7 @@
 #include "tests/storage/temp_dir.hpp"
 #include "tools/kai-log/counterfactual.hpp"
 #include "tools/kai-log/counterfactual_report.hpp"
+#include "tools/kai-log/recorded_history.hpp"
 
 namespace kai::kailog {
 namespace {
@@ -51,22 +52,27 @@ json queue_json(const std::string& name, const std::string& parent, double quota
 }
 
 json pod_json(const std::string& name, const std::string& queue, int64_t created, const std::string& node = "",
-              const std::string& phase = "Pending") {
+              const std::string& phase = "Pending", const std::string& owner = "") {
   json spec = {{"schedulerName", "kai-scheduler"},
                {"containers", json::array({{{"name", "main"},
                                             {"image", "busybox"},
                                             {"resources", {{"limits", {{"nvidia.com/gpu", "1"}}}}}}})}};
   if (!node.empty()) spec["nodeName"] = node;
-  return {{"apiVersion", "v1"},
-          {"kind", "Pod"},
-          {"metadata",
-           {{"name", name},
-            {"namespace", "ns"},
-            {"uid", "uid-" + name},
-            {"creationTimestamp", model::format_rfc3339(created)},
-            {"labels", {{"kai.scheduler/queue", queue}}}}},
-          {"spec", spec},
-          {"status", {{"phase", phase}}}};
+  json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata",
+               {{"name", name},
+                {"namespace", "ns"},
+                {"uid", "uid-" + name},
+                {"creationTimestamp", model::format_rfc3339(created)},
+                {"labels", {{"kai.scheduler/queue", queue}}}}},
+              {"spec", spec},
+              {"status", {{"phase", phase}}}};
+  if (!owner.empty()) {
+    pod["metadata"]["ownerReferences"] =
+        json::array({{{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"name", owner}, {"uid", "uid-" + owner}}});
+  }
+  return pod;
 }
 
 /// Appends the recording, one record at a time with its own clock.
@@ -317,6 +323,41 @@ TEST_F(Counterfactual, TheCommandLineRefusesBadInputWithAReason) {
   r = test_shell::run_command(base + "--counterfactual --format csv");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("team-a,recorded,gpu_hours,,0.0228\n"), std::string::npos) << r.out;
+}
+
+TEST(CounterfactualHistory, PodsAControllerRecreatedWithin30sOfAnEvictionAreFlagged) {
+  storage::testing::TempDir dir;
+  {
+    Recording r(dir.str());
+    using events::WatchType;
+    r.watch(WatchType::kAdded, "Node", node_json(), kT0 - 5);
+    r.watch(WatchType::kAdded, "Queue", queue_json("default", "", -1), kT0 - 5);
+    r.watch(WatchType::kAdded, "Queue", queue_json("team-a", "default", 1), kT0 - 5);
+    r.watch(WatchType::kAdded, "Pod", pod_json("x-1", "team-a", kT0 - 1, "n1", "Running", "job-x"), kT0 - 1);
+    r.cycle(1, kT0);
+    r.decide(1, events::DecisionKind::kEvict, "x-1", kT0);
+    r.watch(WatchType::kDeleted, "Pod", pod_json("x-1", "team-a", kT0 - 1, "n1", "Running", "job-x"), kT0 + 1);
+    r.watch(WatchType::kAdded, "Pod", pod_json("x-2", "team-a", kT0 + 5, "", "Pending", "job-x"), kT0 + 5);
+    r.watch(WatchType::kAdded, "Pod", pod_json("x-3", "team-a", kT0 + 45, "", "Pending", "job-x"), kT0 + 45);
+    r.watch(WatchType::kAdded, "Pod", pod_json("y-1", "team-a", kT0 + 6, "", "Pending", "job-y"), kT0 + 6);
+    r.cycle(2, kT0 + 50);
+  }
+  storage::EventLogOptions o;
+  o.read_only = true;
+  auto log = storage::EventLog::open(dir.str(), o);
+  ASSERT_TRUE(log) << log.message();
+  std::ostringstream err;
+  auto h = read_recorded_history(*log.value(), err);
+  ASSERT_TRUE(h) << h.message();
+  EXPECT_TRUE(h->pods.at("uid-x-1").evicted.has_value());
+  EXPECT_EQ(h->pods.at("uid-x-1").evict_cycle, 1u);
+  EXPECT_TRUE(h->pods.at("uid-x-2").recreated_after_eviction);   // same owner, 5 s after
+  EXPECT_FALSE(h->pods.at("uid-x-3").recreated_after_eviction);  // 45 s after
+  EXPECT_FALSE(h->pods.at("uid-y-1").recreated_after_eviction);  // another owner
+  EXPECT_EQ(h->eviction_latency_ms(), 1000);
+  auto result = run_counterfactual(*log.value(), {}, err);
+  ASSERT_TRUE(result) << result.message();
+  EXPECT_EQ(summarize(*result).recreated_after_eviction, 1u);
 }
 
 }  // namespace
