@@ -16,6 +16,7 @@
 #include "tools/common/guarded_main.hpp"
 #include "tools/kai-sim/log_input.hpp"
 #include "tools/kai-sim/sim_report.hpp"
+#include "tools/kai-sim/what_if_command.hpp"
 
 namespace {
 
@@ -71,6 +72,7 @@ static int run_tool(int argc, char** argv) {
   int rounds = 1;
   std::string now_step_text = "0s";
   std::string log_dir;
+  std::string what_if_path;
   uint64_t at_seq = UINT64_MAX;
   auto* snapshot_opt =
       app.add_option("--snapshot", snapshot_path, "Kubernetes List (JSON or YAML) of nodes, pods, queues, ...");
@@ -81,6 +83,9 @@ static int run_tool(int argc, char** argv) {
       "to its last cycle's clock");
   log_opt->excludes(snapshot_opt);
   app.add_option("--at", at_seq, "With --log: the state after this record (default: the log's end)")->needs(log_opt);
+  app.add_option("--what-if", what_if_path,
+                 "A workload (Pods and PodGroups, YAML or JSON): where and when it would run if submitted now, "
+                 "without writing anything (docs/what-if.md); prints text unless --format json");
   app.add_option("--config", config_path, "KAI scheduler configuration (JSON or YAML)");
   app.add_option("--actions", actions, "Comma-separated actions, overriding the configuration's");
   app.add_option("--usage", usage_path,
@@ -88,16 +93,16 @@ static int run_tool(int argc, char** argv) {
                  "fixed for every round");
   app.add_option("--now", now_text, "The session's clock, RFC 3339 (default: the wall clock)");
   app.add_option("--seed", seed, "Seed for new GPU-group IDs")->capture_default_str();
-  app.add_option("--rounds", rounds,
+  auto* rounds_opt = app.add_option("--rounds", rounds,
                  "Run up to N sessions, applying each one's decisions before the next (stops when stable)")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   app.add_option("--now-step", now_step_text,
                  "Advance the clock by this much each round (Go duration; with it every round runs)")
       ->capture_default_str();
-  app.add_option("--format", format, "json or table")
-      ->check(CLI::IsMember({"json", "table"}))
-      ->capture_default_str();
+  auto* format_opt = app.add_option("--format", format, "json or table (--what-if: text or json, default text)")
+                         ->check(CLI::IsMember({"json", "table", "text"}))
+                         ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -105,9 +110,12 @@ static int run_tool(int argc, char** argv) {
   }
 
   if (snapshot_path.empty() && log_dir.empty()) return fail("kai-sim", "--snapshot or --log is required");
+  if (!what_if_path.empty() && rounds_opt->count() > 0) return fail("kai-sim", "--what-if runs its own rounds: no --rounds");
+  if (what_if_path.empty() && format == "text") return fail("--format", "text is --what-if's format");
   kai::model::Result<kai::model::ClusterObjects> objects = kai::model::ClusterObjects{};
   kai::events::ScheduleRecords records;
   kai::core::SessionOptions options;
+  std::string snapshot_text;
   if (!log_dir.empty()) {
     auto in = kai::sim::read_log_input(log_dir, at_seq);
     if (!in) return fail("--log " + log_dir, in.message());
@@ -123,9 +131,8 @@ static int run_tool(int argc, char** argv) {
     }
     objects = std::move(in.value().objects);
   } else {
-    std::string text;
-    if (!read_file(snapshot_path, text)) return fail(snapshot_path, "cannot be read");
-    objects = kai::model::decode_snapshot(text);
+    if (!read_file(snapshot_path, snapshot_text)) return fail(snapshot_path, "cannot be read");
+    objects = kai::model::decode_snapshot(snapshot_text);
     if (!objects) return fail(snapshot_path, objects.message());
   }
 
@@ -163,6 +170,11 @@ static int run_tool(int argc, char** argv) {
   if (!now_step) return fail("--now-step", now_step.message());
 
   for (const auto& skipped : objects->skipped) std::cerr << "note: skipped " << skipped << "\n";
+  if (!what_if_path.empty()) {
+    kai::sim::WhatIfRequest request{what_if_path, std::move(snapshot_text), log_dir, at_seq,
+                                    format_opt->count() > 0 && format == "json"};
+    return kai::sim::run_what_if(request, std::move(objects).value(), std::move(records), options);
+  }
   const auto result =
       kai::core::simulate(std::move(objects).value(), options, rounds, *now_step / 1'000'000'000, std::move(records));
   const kai::core::Session& ssn = *result.session;

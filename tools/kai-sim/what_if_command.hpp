@@ -1,0 +1,28 @@
+#pragma once
+// kai-sim --what-if's command: reads the workload file and what the cluster's source says about
+// running pods (the snapshot's text, or the event log's pod history), asks what_if.hpp and prints
+// the answer. Separate from main.cpp, which reads the cluster and the session's options for both
+// kai-sim's modes.
+
+#include <cstdint>
+#include <string>
+
+#include "actors/scheduler/core/session.hpp"
+#include "events/schedule_records.hpp"
+#include "k8s/model/objects.hpp"
+
+namespace kai::sim {
+
+struct WhatIfRequest {
+  std::string workload_path;
+  std::string snapshot_text;  ///< With --snapshot: its text (the pods' start and deadline).
+  std::string log_dir;        ///< With --log: the log (the pods' start, deadline and run history).
+  uint64_t log_at = UINT64_MAX;
+  bool json = false;
+};
+
+/// Prints the answer on stdout and returns 0, or prints "<file>: <why>" on stderr and returns 2.
+int run_what_if(const WhatIfRequest& request, model::ClusterObjects cluster, events::ScheduleRecords records,
+                const core::SessionOptions& options);
+
+}  // namespace kai::sim
