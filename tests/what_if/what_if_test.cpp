@@ -1,0 +1,158 @@
+// kai-sim --what-if on a snapshot of the demo cluster with running pods (docs/what-if.md).
+#include <gtest/gtest.h>
+
+#include "k8s/model/codec.hpp"
+#include "k8s/model/time.hpp"
+#include "tests/what_if/demo_cluster.hpp"
+#include "tools/kai-sim/what_if_command.hpp"
+#include "tools/kai-sim/what_if_report.hpp"
+#include "tools/kai-sim/what_if_workload.hpp"
+
+namespace kai::sim {
+namespace {
+
+using testing::demo_cluster_yaml;
+using testing::running_pod;
+using testing::workload_pod;
+
+int64_t at(const char* rfc3339) { return model::parse_rfc3339(rfc3339).value(); }
+
+/// team-b holds all of gpu-node-1 until its deadline (started 08:00, 2 h; created at 07:50, so a
+/// deadline counted from the creation would say 09:50) and 2 GPUs of gpu-node-2 with no known end.
+std::string cluster_yaml() {
+  return demo_cluster_yaml() +
+         running_pod("team-b", "b-1", "team-b", "gpu-node-1", 4, "2027-01-15T07:50:00Z", ", activeDeadlineSeconds: 7200",
+                     ", startTime: \"2027-01-15T08:00:00Z\"") +
+         running_pod("team-b", "b-2", "team-b", "gpu-node-2", 2, "2027-01-15T08:00:00Z");
+}
+
+model::Result<WhatIfAnswer> ask(const std::string& workload) {
+  const std::string snapshot = cluster_yaml();
+  auto cluster = model::decode_snapshot(snapshot);
+  if (!cluster) return cluster.status();
+  core::SessionOptions options;
+  options.now = at("2027-01-15T09:00:00Z");
+  WhatIfRequest request;
+  request.workload_path = "workload.yaml";
+  request.snapshot_text = snapshot;
+  auto in = what_if_input(request, workload, std::move(cluster).value(), {}, options);
+  if (!in) return in.status();
+  return what_if(*in);
+}
+
+TEST(WhatIf, FitsNowOnTheNodeWithRoom) {
+  auto a = ask(workload_pod("train", "test", 2));
+  ASSERT_TRUE(a) << a.message();
+  ASSERT_TRUE(a->first.fits);
+  ASSERT_EQ(a->first.placements.size(), 1u);
+  EXPECT_EQ(a->first.placements[0].pod, "default/train");
+  EXPECT_EQ(a->first.placements[0].node, "gpu-node-2");
+  EXPECT_EQ(a->first.placements[0].kind, "bind");
+  EXPECT_TRUE(a->first.victims.empty());
+  EXPECT_FALSE(a->earliest);
+  EXPECT_EQ(render_what_if_text(*a),
+            "If submitted at 2027-01-15T09:00:00Z:\nIt fits now:\n  default/train -> gpu-node-2 (bind)\n");
+}
+
+TEST(WhatIf, ReclaimNamesTheVictimsAndWhy) {
+  // test is under its quota of 4 and team-b over its own (6 of 4): test reclaims b-2's 2 GPUs.
+  auto a = ask("apiVersion: v1\nkind: Pod\nmetadata: {name: claim, namespace: team-a, labels: "
+               "{kai.scheduler/queue: test}}\nspec: {containers: [{name: main, resources: {limits: "
+               "{nvidia.com/gpu: \"4\"}}}]}\n");
+  ASSERT_TRUE(a) << a.message();
+  ASSERT_TRUE(a->first.fits);
+  ASSERT_EQ(a->first.victims.size(), 1u);
+  const Victim& v = a->first.victims[0];
+  EXPECT_EQ(v.pod, "team-b/b-2");
+  EXPECT_EQ(v.queue, "team-b");
+  EXPECT_EQ(v.action, "reclaim");
+  EXPECT_NE(v.reason.find("team-b uses 6 GPUs with a quota of 4 GPUs"), std::string::npos) << v.reason;
+  ASSERT_EQ(a->first.placements.size(), 1u);
+  EXPECT_EQ(a->first.placements[0].node, "gpu-node-2");
+  EXPECT_EQ(a->first.placements[0].kind, "pipeline");
+  EXPECT_NE(render_what_if_text(*a).find("It evicts 1 pod(s):\n  team-b/b-2 (queue team-b), reclaim for team-a/"),
+            std::string::npos);
+}
+
+TEST(WhatIf, FitsWhenARunningPodsDeadlineEnds) {
+  // team-b is over its quota, so it cannot reclaim: it waits for b-1's deadline, 08:00 + 2 h.
+  auto a = ask(workload_pod("big", "team-b", 4));
+  ASSERT_TRUE(a) << a.message();
+  EXPECT_FALSE(a->first.fits);
+  ASSERT_EQ(a->first.waiting.size(), 1u);
+  EXPECT_EQ(a->first.waiting[0].queue, "team-b");
+  ASSERT_FALSE(a->first.waiting[0].reasons.empty());
+  EXPECT_NE(a->first.waiting[0].reasons[0].find("didn't have enough resources"), std::string::npos);
+  ASSERT_TRUE(a->earliest);
+  EXPECT_EQ(a->earliest->at, at("2027-01-15T10:00:00Z"));
+  EXPECT_EQ(a->finished, std::vector<std::string>{"team-b/b-1"});
+  ASSERT_EQ(a->earliest->placements.size(), 1u);
+  EXPECT_EQ(a->earliest->placements[0].node, "gpu-node-1");
+  const std::string text = render_what_if_text(*a);
+  EXPECT_NE(text.find("Earliest at 2027-01-15T10:00:00Z (in 1h), after team-b/b-1 finish:\n"
+                      "  default/big -> gpu-node-1 (bind)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("No expected end: team-b/b-2\n"), std::string::npos) << text;
+}
+
+TEST(WhatIf, NeverFitsSaysHowManyGpusMustFreeUp) {
+  // 9 GPUs on 8: after b-1 ends 6 are idle (b-2 keeps 2 with no known end), 3 short.
+  auto a = ask(workload_pod("huge", "test", 9));
+  ASSERT_TRUE(a) << a.message();
+  EXPECT_FALSE(a->first.fits);
+  EXPECT_FALSE(a->earliest);
+  ASSERT_TRUE(a->last);
+  EXPECT_EQ(a->last->at, at("2027-01-15T10:00:00Z"));
+  ASSERT_EQ(a->last->waiting.size(), 1u);
+  EXPECT_EQ(a->last->waiting[0].missing_gpus, 3);
+  EXPECT_EQ(a->last->waiting[0].queue, "test");
+  const std::string text = render_what_if_text(*a);
+  EXPECT_NE(text.find("runs when 3 GPUs free up in queue test."), std::string::npos) << text;
+  EXPECT_NE(text.find("didn't have enough resources"), std::string::npos) << text;
+}
+
+TEST(WhatIf, TheSameQuestionGivesTheSameAnswer) {
+  auto a = ask(workload_pod("big", "team-b", 4));
+  auto b = ask(workload_pod("big", "team-b", 4));
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(render_what_if_json(*a), render_what_if_json(*b));
+  EXPECT_NE(render_what_if_json(*a).find("\"basis\": \"activeDeadlineSeconds\""), std::string::npos);
+}
+
+TEST(WhatIfWorkload, FillsWhatTheUserLeavesOut) {
+  auto w = read_workload(workload_pod("train", "test", 1), {}, WorkloadDefaults{1234, "kai-scheduler"});
+  ASSERT_TRUE(w) << w.message();
+  ASSERT_EQ(w->pods.size(), 1u);
+  const model::Pod& p = w->pods[0];
+  EXPECT_EQ(p.meta.namespace_, "default");
+  EXPECT_FALSE(p.meta.uid.empty());
+  EXPECT_EQ(p.meta.creation_timestamp, 1234);
+  EXPECT_EQ(p.phase, "Pending");
+  EXPECT_EQ(p.scheduler_name, "kai-scheduler");
+  auto again = read_workload(workload_pod("train", "test", 1), {}, WorkloadDefaults{1234, "kai-scheduler"});
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->pods[0].meta.uid, p.meta.uid);
+}
+
+TEST(WhatIfWorkload, RefusesNamingTheObject) {
+  auto cluster = model::decode_snapshot(cluster_yaml());
+  ASSERT_TRUE(cluster);
+  const WorkloadDefaults d{1, "kai-scheduler"};
+  auto message = [&](const std::string& text) {
+    auto w = read_workload(text, *cluster, d);
+    return w ? std::string("accepted") : w.message();
+  };
+  EXPECT_EQ(message("apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata: {name: pg}\nspec: {minMember: 1}\n"),
+            "no pods (a workload needs at least one Pod)");
+  EXPECT_EQ(message("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: team-a}\n"),
+            "Deployment team-a/web: not a Pod or PodGroup (a workload holds only these)");
+  EXPECT_EQ(message(running_pod("team-a", "x", "test", "gpu-node-1", 1, "2027-01-15T08:00:00Z")),
+            "Pod team-a/x: already bound to node gpu-node-1 (spec.nodeName): what-if places pods that are not "
+            "submitted yet");
+  EXPECT_EQ(message("apiVersion: v1\nkind: Pod\nmetadata: {name: b-1, namespace: team-b}\nspec: {containers: []}\n"),
+            "Pod team-b/b-1: already exists in the cluster");
+}
+
+}  // namespace
+}  // namespace kai::sim
