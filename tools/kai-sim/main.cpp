@@ -1,4 +1,4 @@
-// kai-sim: runs ONE scheduling session on a snapshot (or the daemon's event log) and prints what it decided (docs/build-and-ci.md "kai-sim's output").
+// kai-sim: runs ONE scheduling session on a snapshot (or the daemon's event log) and prints what it decided (docs/build-and-ci.md "kai-sim's output"); with --what-if, where and when a workload would run (docs/what-if.md).
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <fstream>
