@@ -159,10 +159,11 @@ std::string render_csv(const CounterfactualReport& report) {
   std::ostringstream out;
   out << "queue,world,metric,time,value\n";
   for (const auto& q : report.queues) {
-    for (const auto& [world, f] : {std::pair<const char*, const QueueFigures*>{"recorded", &q.recorded},
-                                   std::pair<const char*, const QueueFigures*>{"counterfactual", &q.counterfactual}}) {
+    for (const auto& world : {std::pair<const char*, const QueueFigures*>{"recorded", &q.recorded},
+                              std::pair<const char*, const QueueFigures*>{"counterfactual", &q.counterfactual}}) {
+      const QueueFigures* f = world.second;
       const auto row = [&](const char* metric, const std::string& value) {
-        out << q.queue << "," << world << "," << metric << ",," << value << "\n";
+        out << q.queue << "," << world.first << "," << metric << ",," << value << "\n";
       };
       row("pods", std::to_string(f->pods));
       row("bound", std::to_string(f->bound));
