@@ -101,7 +101,7 @@ TEST_F(CounterfactualReplay, TheRecordedConfigurationReproducesWhatHappened) {
     EXPECT_DOUBLE_EQ(q.counterfactual.wait_p95_s, q.recorded.wait_p95_s);
   }
 
-  // Another quota through the command line: team-b guaranteed nothing and borrowing nothing.
+  // Other queues through the command line: team-b may hold nothing (limit 0).
   const std::string queues = cluster_.dir + "/queues.yaml";
   std::ofstream(queues) << R"(apiVersion: scheduling.run.ai/v2
 kind: Queue
@@ -109,7 +109,7 @@ metadata: {name: team-b}
 spec:
   parentQueue: default
   resources:
-    gpu: {quota: 0, limit: -1, overQuotaWeight: 0}
+    gpu: {quota: 0, limit: 0, overQuotaWeight: 1}
     cpu: {quota: -1, limit: -1, overQuotaWeight: 1}
     memory: {quota: -1, limit: -1, overQuotaWeight: 1}
 )";
@@ -121,9 +121,13 @@ spec:
   ASSERT_FALSE(j.is_discarded()) << json;
   ASSERT_EQ(j["queues"].size(), 2u) << json;
   for (const auto& q : j["queues"]) {
-    // No quota and no weight: team-b reclaims nothing and takes only GPUs that free up.
+    // team-b binds nothing, so it reclaims nothing: team-a keeps every pod it ran.
     EXPECT_EQ(q["counterfactual"]["evictions"], 0) << q.dump();
     EXPECT_EQ(q["recorded"]["evictions"], q["queue"] == "team-a" ? 1 : 0) << q.dump();
+    if (q["queue"] == "team-b") {
+      EXPECT_EQ(q["counterfactual"]["bound"], 0) << q.dump();
+      EXPECT_EQ(q["counterfactual"]["neverBound"], 4) << q.dump();
+    }
   }
 }
 

@@ -360,5 +360,38 @@ TEST(CounterfactualHistory, PodsAControllerRecreatedWithin30sOfAnEvictionAreFlag
   EXPECT_EQ(summarize(*result).recreated_after_eviction, 1u);
 }
 
+TEST(CounterfactualDeletion, APodItsUserIsDeletingIsNotEvictedByTheSimulation) {
+  storage::testing::TempDir dir;
+  {
+    Recording r(dir.str());
+    using events::WatchType;
+    r.watch(WatchType::kAdded, "Node", node_json(), kT0 - 5);
+    r.watch(WatchType::kAdded, "Queue", queue_json("default", "", -1), kT0 - 5);
+    r.watch(WatchType::kAdded, "Queue", queue_json("team-a", "default", 1), kT0 - 5);
+    r.watch(WatchType::kAdded, "Pod", pod_json("z-1", "team-a", kT0 - 1), kT0 - 1);
+    r.cycle(1, kT0);
+    r.decide(1, events::DecisionKind::kBind, "z-1", kT0);
+    r.watch(WatchType::kModified, "Pod", pod_json("z-1", "team-a", kT0 - 1, "n1", "Running"), kT0 + 1);
+    r.cycle(2, kT0 + 10);
+    json deleting = pod_json("z-1", "team-a", kT0 - 1, "n1", "Running");
+    deleting["metadata"]["deletionTimestamp"] = model::format_rfc3339(kT0 + 12);
+    r.watch(WatchType::kModified, "Pod", deleting, kT0 + 12);  // graceful: terminating until 25 s
+    r.cycle(3, kT0 + 20);
+    r.watch(WatchType::kDeleted, "Pod", deleting, kT0 + 25);
+    r.cycle(4, kT0 + 30);
+  }
+  storage::EventLogOptions o;
+  o.read_only = true;
+  auto log = storage::EventLog::open(dir.str(), o);
+  ASSERT_TRUE(log) << log.message();
+  std::ostringstream err;
+  auto result = run_counterfactual(*log.value(), {}, err);
+  ASSERT_TRUE(result) << result.message();
+  const auto& z = pod(*result, "z-1");
+  EXPECT_EQ(z.counterfactual.end, PodEnd::kDeletedByUser);
+  EXPECT_EQ(z.counterfactual.end_ms, (kT0 + 25) * 1000);
+  EXPECT_EQ(z.recorded.end, PodEnd::kDeletedByUser);
+}
+
 }  // namespace
 }  // namespace kai::kailog

@@ -211,7 +211,11 @@ class Counterfactual {
   model::Pod simulated(const SimPod& s, const model::Pod& recorded_object) const {
     const bool recorded_finished = recorded_object.phase == "Succeeded" || recorded_object.phase == "Failed";
     const std::string& node = s.bound ? s.node : std::string();
-    if (recorded_object.node_name == node && recorded_finished == s.finished && !s.evicted) return recorded_object;
+    const RecordedPod* h = recorded(s.object.meta.uid);
+    const bool recording_evicted = h != nullptr && h->evicted;  // its deletion there is not the simulation's
+    if (recorded_object.node_name == node && recorded_finished == s.finished && !s.evicted &&
+        !(recording_evicted && recorded_object.meta.deletion_timestamp))
+      return recorded_object;
     model::Pod p = recorded_object;
     p.node_name = node;
     for (auto it = p.meta.labels.begin(); it != p.meta.labels.end();) {
@@ -227,8 +231,7 @@ class Counterfactual {
     } else {
       p.phase = "Pending";
     }
-    const RecordedPod* h = recorded(s.object.meta.uid);
-    if (h != nullptr && h->evicted) p.meta.deletion_timestamp.reset();  // the recording's eviction
+    if (recording_evicted) p.meta.deletion_timestamp.reset();
     if (s.evicted) p.meta.deletion_timestamp = s.evicted_ms / 1000;     // the simulation's, terminating
     return p;
   }
@@ -357,7 +360,7 @@ class Counterfactual {
     in.reservation_cleanup = false;
     in.pod_group_writes = false;
     const core::CycleResult out = core::run_cycle(in);
-    apply(*out.session, c);
+    apply(*out.session, out.decisions, c);
     for (const auto& change : out.job_state_changes)
       (void)events::apply_record(sim_records_, events::Event{0, 0, events::kSchemaVersion, change});
     if (out.allocation)
@@ -367,51 +370,53 @@ class Counterfactual {
 
   /// The session's outcome on the simulated pods: binds take effect, victims leave, and each pod's
   /// queue and GPUs are noted.
-  void apply(const core::Session& ssn, const RecordedCycle& c) {
+  void apply(const core::Session& ssn, const std::vector<events::Decision>& decisions, const RecordedCycle& c) {
+    std::map<std::string, uint32_t> task_of;  // pod UID -> task
     for (uint32_t id = 0; id < ssn.tasks.size(); ++id) {
       const core::TaskInfo& t = ssn.tasks[id];
       if (t.ghost || t.pod == nullptr) continue;
       auto it = sim_.find(t.pod->meta.uid);
       if (it == sim_.end()) continue;
+      task_of[t.pod->meta.uid] = id;
       SimPod& s = it->second;
       s.queue = ssn.jobs[t.job].queue_name;
-      const bool allocated = core::is_allocated_status(t.status) && t.status != core::PodStatus::kPipelined;
-      if (allocated && t.status != core::PodStatus::kReleasing) {
+      const bool holds = core::is_allocated_status(t.status) && t.status != core::PodStatus::kPipelined &&
+                         t.status != core::PodStatus::kReleasing;
+      if (holds) {
         s.gpus = ssn.allocated_quantities(t).gpu;
         s.gpus_allocated = true;
       } else if (!s.gpus_allocated) {
         const uint32_t one[] = {id};
         s.gpus = ssn.queue_request_of(one).gpu;
       }
-      switch (t.status) {
-        case core::PodStatus::kBinding:
-        case core::PodStatus::kAllocated:
-          if (!s.bound) {
-            s.bound = true;
-            s.node = t.node == core::kNoNode ? s.node : ssn.nodes[t.node].name;
-            s.gpu_groups = t.gpu.is_shared() ? t.gpu_groups : std::vector<std::string>{};
-            s.bind_ms = c.start.now_ms;
-            s.bind_cycle = c.start.cycle_id;
-          }
-          break;
-        case core::PodStatus::kReleasing:
-          if (!s.bound || s.finished) break;
-          if (ssn.moved_to(id) != nullptr) {
-            // Moved by consolidation: recreated pending, to land where it was pipelined.
-            s.bound = false;
-            s.node.clear();
-            s.gpu_groups.clear();
-          } else {
-            s.evicted = true;
-            s.evicted_ms = c.start.now_ms;
-            s.evict_cycle = c.start.cycle_id;
-            const RecordedPod* h = recorded(s.object.meta.uid);
-            s.leaves_with_recording = h != nullptr && h->evicted && h->evict_cycle == c.start.cycle_id;
-            if (!s.leaves_with_recording) s.leaves_ms = c.start.now_ms + eviction_latency_ms_;
-          }
-          break;
-        default:
-          break;
+    }
+    // What the cycle decided, not what the pods' statuses say: a pod its user is deleting is
+    // releasing too, and that is no eviction.
+    for (const auto& d : decisions) {
+      auto it = sim_.find(d.pod_uid);
+      if (it == sim_.end()) continue;
+      SimPod& s = it->second;
+      if (d.kind == events::DecisionKind::kBind && !s.bound) {
+        s.bound = true;
+        s.node = d.node;
+        s.gpu_groups = d.gpu_groups;
+        s.bind_ms = c.start.now_ms;
+        s.bind_cycle = c.start.cycle_id;
+      } else if (d.kind == events::DecisionKind::kEvict && s.bound && !s.finished && !s.evicted) {
+        auto task = task_of.find(d.pod_uid);
+        if (task != task_of.end() && ssn.moved_to(task->second) != nullptr) {
+          // Moved by consolidation: recreated pending, to land where it was pipelined.
+          s.bound = false;
+          s.node.clear();
+          s.gpu_groups.clear();
+          continue;
+        }
+        s.evicted = true;
+        s.evicted_ms = c.start.now_ms;
+        s.evict_cycle = c.start.cycle_id;
+        const RecordedPod* h = recorded(d.pod_uid);
+        s.leaves_with_recording = h != nullptr && h->evicted && h->evict_cycle == c.start.cycle_id;
+        if (!s.leaves_with_recording) s.leaves_ms = c.start.now_ms + eviction_latency_ms_;
       }
     }
     for (const auto& [job_id, updates] : ssn.annotation_updates) {
