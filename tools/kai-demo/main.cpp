@@ -2,7 +2,9 @@
 // GPU cluster, starts kai-scheduler against it, and walks through KAI's GPU-sharing guide: two
 // fraction pods on one GPU, a gpu-memory pod, a gang that waits until it fits, and a second team that
 // reclaims its quota. Each step prints what it waits for, the pods as `kubectl get pods` would, and
-// the scheduler's own explanation (`kai-log why`). Exits 0 only when every step ends as expected.
+// the scheduler's own explanation (`kai-log why`). It ends with two questions answered from the event
+// log: what would have happened with team-b guaranteed 2 GPUs (counterfactual replay), and where and
+// when a 4-GPU job would run if submitted now (what-if). Exits 0 only when every step ends as expected.
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -83,6 +85,7 @@ class Demo {
     bool ok = step_sharing() && step_memory() && step_gang() && step_reclaim();
     // The fair shares are a step like the others: the walkthrough fails with it.
     ok = fair_shares() && ok;
+    ok = step_counterfactual() && step_what_if() && ok;
     std::cout << "\n" << (ok ? "Walkthrough complete: every step ended as expected." : "Walkthrough FAILED (see above).")
               << "\n";
     if (o_.keep_running) keep_running();
@@ -293,14 +296,7 @@ class Demo {
   bool why(const std::string& pod) {
     std::cout << "  $ kai-log --log-dir " << log_dir_ << " why " << pod << "\n";
     const Ran ran = run(o_.kai_log_bin + " --log-dir " + log_dir_ + " why --limit 4 " + pod);
-    const std::string& out = ran.output;
-    size_t start = 0;
-    while (start < out.size()) {
-      size_t end = out.find('\n', start);
-      if (end == std::string::npos) end = out.size();
-      std::cout << "    " << out.substr(start, end - start) << "\n";
-      start = end + 1;
-    }
+    std::cout << indented(ran.output);
     if (!ran.ok()) std::cout << "  NOT AS EXPECTED: kai-log why exited " << ran.exit_code << "\n";
     return ran.ok();
   }
@@ -400,6 +396,69 @@ class Demo {
                   q["fairShare"].value("gpu", 0.0), q["allocated"].value("gpu", 0.0));
     }
     return true;
+  }
+
+  /// Counterfactual replay of this walkthrough's log: first with the recorded queues (it must
+  /// reproduce what happened), then with team-b guaranteed 2 GPUs instead of 4.
+  bool step_counterfactual() {
+    heading("Step 5: what if team-b had been guaranteed 2 GPUs? (counterfactual replay of this log)");
+    const std::string base = o_.kai_log_bin + " --log-dir " + log_dir_ + " replay ";
+    const Ran same = run(base + "--counterfactual --format json", false);
+    const Json same_json = Json::parse(same.output, nullptr, false);
+    if (!same.ok() || same_json.is_discarded()) {
+      std::cout << "  NOT AS EXPECTED: kai-log replay --counterfactual exited " << same.exit_code << "\n";
+      return false;
+    }
+    const int differently = same_json["summary"].value("placedDifferently", -1);
+    std::cout << "  With the recorded queues the replay reproduces the walkthrough: " << differently
+              << " pods placed differently (node or cycle) out of " << same_json["summary"].value("pods", 0) << "\n";
+    const std::string queues = o_.manifest_dir + "/step5-team-b-quota-2.yaml";
+    std::cout << "  $ kai-log --log-dir " << log_dir_ << " replay --queues step5-team-b-quota-2.yaml\n";
+    const Ran table = run(base + "--queues " + queues, false);
+    std::cout << indented(table.output);
+    const Ran answer = run(base + "--queues " + queues + " --format json", false);
+    const Json j = Json::parse(answer.output, nullptr, false);
+    if (!table.ok() || !answer.ok() || j.is_discarded()) {
+      std::cout << "  NOT AS EXPECTED: kai-log replay --queues exited " << answer.exit_code << "\n";
+      return false;
+    }
+    for (const auto& q : j["queues"]) {
+      const Json& rec = q["recorded"];
+      const Json& cf = q["counterfactual"];
+      std::cout << "  " << q.value("queue", "") << ": " << rec.value("bound", 0) << " pods bound and "
+                << rec.value("evictions", 0) << " evicted; with team-b at 2 GPUs " << cf.value("bound", 0)
+                << " bound and " << cf.value("evictions", 0) << " evicted\n";
+    }
+    const bool ok = differently == 0;
+    std::cout << (ok ? "  OK: the same log answers what happened and what would have\n"
+                     : "  NOT AS EXPECTED: the replay with the recorded queues should place every pod as recorded\n");
+    return ok;
+  }
+
+  /// What-if on the daemon's log: a 4-GPU job for queue test, nothing created.
+  bool step_what_if() {
+    heading("Step 6: if team-a submitted a 4-GPU job to queue test now, where and when would it run?");
+    const std::string workload = o_.manifest_dir + "/step6-what-if-job.yaml";
+    std::cout << "  $ kai-sim --log " << log_dir_ << " --what-if step6-what-if-job.yaml\n";
+    const Ran answer = run(o_.kai_sim_bin + " --log " + log_dir_ + " --what-if " + workload);
+    std::cout << indented(answer.output);
+    const bool created = !pod("team-a", "finetune").is_null();
+    const bool ok = answer.ok() && !answer.output.empty() && !created;
+    std::cout << (ok ? "  OK: answered from the log with the daemon's cycle; nothing was created\n"
+                     : "  NOT AS EXPECTED: kai-sim --what-if exited " + std::to_string(answer.exit_code) + "\n");
+    return ok;
+  }
+
+  static std::string indented(const std::string& text) {
+    std::string out;
+    size_t start = 0;
+    while (start < text.size()) {
+      size_t end = text.find('\n', start);
+      if (end == std::string::npos) end = text.size();
+      out += "    " + text.substr(start, end - start) + "\n";
+      start = end + 1;
+    }
+    return out;
   }
 
   void keep_running() {

@@ -52,6 +52,15 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
+/// GPU-hours readable at any scale: whole hours when large, three significant digits when small.
+std::string hours(double v) {
+  if (v >= 100) return fixed(v, 0);
+  if (v >= 1 || v == 0) return fixed(v, 2);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
 std::string time_text(int64_t ms) { return model::format_rfc3339(ms / 1000); }
 
 nlohmann::json figures_json(const QueueFigures& f) {
@@ -132,13 +141,13 @@ std::string render_table(const CounterfactualReport& report) {
   out << "Window " << time_text(r.from_ms) << " .. " << time_text(r.to_ms) << ", " << r.cycles
       << " cycles, " << r.pods.size() << " pods (recorded -> counterfactual)\n";
   char line[256];
-  std::snprintf(line, sizeof line, "%-16s %-17s %-17s %-17s %-9s %-9s %s\n", "QUEUE", "GPU-HOURS", "WAIT P50 (s)",
+  std::snprintf(line, sizeof line, "%-16s %-21s %-14s %-14s %-8s %-9s %s\n", "QUEUE", "GPU-HOURS", "WAIT P50 (s)",
                 "WAIT P95 (s)", "EVICTED", "BOUND", "NEVER BOUND");
   out << line;
   for (const auto& q : report.queues) {
     const auto pair = [](const std::string& a, const std::string& b) { return a + " -> " + b; };
-    std::snprintf(line, sizeof line, "%-16s %-17s %-17s %-17s %-9s %-9s %s\n", q.queue.c_str(),
-                  pair(fixed(q.recorded.gpu_hours, 2), fixed(q.counterfactual.gpu_hours, 2)).c_str(),
+    std::snprintf(line, sizeof line, "%-16s %-21s %-14s %-14s %-8s %-9s %s\n", q.queue.c_str(),
+                  pair(hours(q.recorded.gpu_hours), hours(q.counterfactual.gpu_hours)).c_str(),
                   pair(fixed(q.recorded.wait_p50_s, 1), fixed(q.counterfactual.wait_p50_s, 1)).c_str(),
                   pair(fixed(q.recorded.wait_p95_s, 1), fixed(q.counterfactual.wait_p95_s, 1)).c_str(),
                   pair(std::to_string(evictions(q.recorded)), std::to_string(evictions(q.counterfactual))).c_str(),
