@@ -95,6 +95,7 @@ TEST_F(CounterfactualReplay, TheRecordedConfigurationReproducesWhatHappened) {
   EXPECT_EQ(result.pods.size(), 12u);
   EXPECT_EQ(evicted, 1u) << "the reclaim";
   EXPECT_EQ(report.placed_differently, 0u);
+  EXPECT_EQ(result.added_cycles, 0u) << "nothing finishes in the simulation that did not in the recording";
   for (const auto& q : report.queues) {
     SCOPED_TRACE(q.queue);
     EXPECT_DOUBLE_EQ(q.counterfactual.gpu_hours, q.recorded.gpu_hours);

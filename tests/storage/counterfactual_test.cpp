@@ -360,6 +360,47 @@ TEST(CounterfactualHistory, PodsAControllerRecreatedWithin30sOfAnEvictionAreFlag
   EXPECT_EQ(summarize(*result).recreated_after_eviction, 1u);
 }
 
+TEST(CounterfactualWakes, APodFinishingOnlyInTheSimulationWakesACycleTheRecordingNeverRan) {
+  // One GPU. p-1 runs from the cycle at T0 to the end (its run time is not in the recording); p-2
+  // arrives at T0+5 and waits. The recorded daemon, idle, ran its next cycle only at T0+100.
+  storage::testing::TempDir dir;
+  json one_gpu = node_json();
+  one_gpu["status"]["allocatable"]["nvidia.com/gpu"] = "1";
+  one_gpu["status"]["capacity"]["nvidia.com/gpu"] = "1";
+  {
+    Recording r(dir.str());
+    using events::WatchType;
+    r.watch(WatchType::kAdded, "Node", one_gpu, kT0 - 5);
+    r.watch(WatchType::kAdded, "Queue", queue_json("default", "", -1), kT0 - 5);
+    r.watch(WatchType::kAdded, "Queue", queue_json("team-a", "default", 1), kT0 - 5);
+    r.watch(WatchType::kAdded, "Pod", pod_json("p-1", "team-a", kT0 - 1), kT0 - 1);
+    r.cycle(1, kT0);
+    r.decide(1, events::DecisionKind::kBind, "p-1", kT0);
+    r.watch(WatchType::kModified, "Pod", pod_json("p-1", "team-a", kT0 - 1, "n1", "Running"), kT0 + 1);
+    r.watch(WatchType::kAdded, "Pod", pod_json("p-2", "team-a", kT0 + 5), kT0 + 5);
+    r.cycle(2, kT0 + 10);
+    r.cycle(3, kT0 + 100);
+  }
+  storage::EventLogOptions o;
+  o.read_only = true;
+  auto log = storage::EventLog::open(dir.str(), o);
+  ASSERT_TRUE(log) << log.message();
+  std::ostringstream err;
+  CounterfactualOptions options;
+  options.default_runtime_ms = 20'000;
+  auto result = run_counterfactual(*log.value(), options, err);
+  ASSERT_TRUE(result) << result.message();
+  // p-1 finishes at T0+20 in the simulation: a cycle runs then and binds p-2 (waited 15 s), not at
+  // the recording's next cycle (T0+100); p-2 finishes at T0+40, a second added cycle.
+  EXPECT_EQ(result->added_cycles, 2u);
+  const auto& p2 = pod(*result, "p-2");
+  ASSERT_TRUE(p2.counterfactual.bind_ms.has_value());
+  EXPECT_EQ(*p2.counterfactual.bind_ms, (kT0 + 20) * 1000);
+  EXPECT_EQ(p2.counterfactual.bind_cycle, 2u) << "an added cycle carries the number of the recorded one before it";
+  EXPECT_DOUBLE_EQ(queue(summarize(*result), "team-a").counterfactual.wait_p95_s, 15.0);
+  EXPECT_FALSE(p2.recorded.bind_ms.has_value());
+}
+
 TEST(CounterfactualDeletion, APodItsUserIsDeletingIsNotEvictedByTheSimulation) {
   storage::testing::TempDir dir;
   {

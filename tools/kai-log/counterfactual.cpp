@@ -79,6 +79,7 @@ class Counterfactual {
       cycles_.push_back(c);
     }
     if (cycles_.empty()) return model::Status::error("no recorded cycle falls in the window");
+    progress_ = options_.progress || (options_.progress_if_long && cycles_.size() >= kLongWindowCycles);
     if (options_.config_text) {
       auto parsed = session_options(*options_.config_text, "");
       if (!parsed) return model::Status::error("--config: " + parsed.message());
@@ -95,15 +96,27 @@ class Counterfactual {
     start_from_assumed();
 
     size_t next = 0;
+    applied_ = start;
     auto st = log_.read(start + 1, UINT64_MAX, [&](uint64_t seq, const model::Result<events::Event>& e) {
-      while (next < cycles_.size() && cycles_[next].start.log_position < seq) run_cycle(cycles_[next++]);
+      while (next < cycles_.size() && cycles_[next].start.log_position < seq) {
+        wake_until(cycles_[next].start.now_ms);
+        run_cycle(cycles_[next++], false);
+      }
       if (next == cycles_.size()) return false;
-      if (e) (void)events::apply(state_, *e);  // unreadable records were named by the history pass
+      if (e) {
+        wake_until(std::min(e->timestamp_us / 1000, cycles_[next].start.now_ms));
+        (void)events::apply(state_, *e);  // unreadable records were named by the history pass
+      }
+      applied_ = seq;
       return true;
     });
     if (!st) return st;
-    while (next < cycles_.size()) run_cycle(cycles_[next++]);
-    if (options_.progress) err_ << "\n";
+    while (next < cycles_.size()) {
+      wake_until(cycles_[next].start.now_ms);
+      run_cycle(cycles_[next++], false);
+    }
+    wake_until(result_.to_ms + 1);
+    if (progress_) err_ << "\n";
     finish();
     return std::move(result_);
   }
@@ -326,9 +339,49 @@ class Counterfactual {
     return &it->second;
   }
 
-  void run_cycle(const RecordedCycle& c) {
-    ++result_.cycles;
-    if (options_.progress && (result_.cycles * 100 / cycles_.size() != (result_.cycles - 1) * 100 / cycles_.size()))
+  /// When the next pod finishes or leaves in the simulation only (not when the recording shows it):
+  /// the recording's cycles, which ran when its own cluster changed, may not come then.
+  std::optional<int64_t> next_wake_ms() const {
+    std::optional<int64_t> wake;
+    const auto consider = [&](int64_t ms) {
+      if (ms > last_now_ms_ && ms <= result_.to_ms && (!wake || ms < *wake)) wake = ms;
+    };
+    for (const auto& [uid, s] : sim_) {
+      if (s.evicted && !s.leaves_with_recording) consider(s.leaves_ms);
+      if (!s.bound || s.finished || !s.alive()) continue;
+      const RecordedPod* h = recorded(uid);
+      if (mirrors_recorded_bind(s, h) && h->finished) continue;  // the recording's own event wakes it
+      auto run = h != nullptr ? h->run_ms() : std::nullopt;
+      if (!run) run = options_.default_runtime_ms;
+      if (run) consider(s.bind_ms + *run);
+    }
+    return wake;
+  }
+
+  /// Runs a cycle at each simulated completion before `limit_ms`, as the daemon would when the pod's
+  /// status changed: the last recorded cycle's configuration, the recording's state as it was then.
+  void wake_until(int64_t limit_ms) {
+    if (!last_recorded_) return;
+    for (auto wake = next_wake_ms(); wake && *wake < limit_ms; wake = next_wake_ms()) {
+      RecordedCycle c = *last_recorded_;
+      c.start.now_ms = *wake;
+      c.start.now = *wake / 1000;
+      c.start.seed = last_recorded_->start.seed ^ (static_cast<uint64_t>(*wake) * 0x9E3779B97F4A7C15ULL);
+      c.start.log_position = applied_;
+      c.seq = applied_;
+      run_cycle(c, true);
+    }
+  }
+
+  void run_cycle(const RecordedCycle& c, bool added) {
+    last_now_ms_ = c.start.now_ms;
+    if (added) {
+      ++result_.added_cycles;
+    } else {
+      ++result_.cycles;
+      last_recorded_ = c;
+    }
+    if (!added && progress_ && (result_.cycles * 100 / cycles_.size() != (result_.cycles - 1) * 100 / cycles_.size()))
       err_ << "\rcounterfactual: cycle " << result_.cycles << "/" << cycles_.size() << " ("
            << result_.cycles * 100 / cycles_.size() << "%)" << std::flush;
     sync_pods(c);
@@ -523,6 +576,10 @@ class Counterfactual {
   std::map<std::string, events::Decision> in_flight_binds_;  // the recording's, at the window's start
   std::map<std::string, std::map<std::string, std::string>> job_annotations_;  // PodGroup UID -> key -> value
   int64_t eviction_latency_ms_ = 0;  // the recording's median, for the simulation's own evictions
+  bool progress_ = false;
+  uint64_t applied_ = 0;              // state_ is the recording up to this record
+  int64_t last_now_ms_ = 0;           // the clock of the last cycle run
+  std::optional<RecordedCycle> last_recorded_;
   uint64_t not_run_ = 0, older_behaviour_ = 0;
   CounterfactualResult result_;
 };

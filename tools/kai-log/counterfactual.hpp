@@ -14,7 +14,9 @@
 //     recorded one; a pod whose run time the recording does not tell (evicted, still running at the
 //     window's end, never bound) runs to the window's end, or --default-runtime;
 //   - the simulation's own records (job state, usage history) feed its next cycle, as the daemon's
-//     log feeds the daemon's.
+//     log feeds the daemon's;
+//   - besides the recorded cycles, a cycle runs when a pod finishes or leaves in the simulation only,
+//     as the daemon wakes when a pod's status changes.
 // With the recorded configuration the simulation sees what each recorded cycle saw, so it decides
 // the same: every pod binds in the same cycle on the same node (tests/tools/counterfactual_test.cpp).
 
@@ -42,7 +44,12 @@ struct CounterfactualOptions {
   std::optional<int64_t> default_runtime_ms;
   /// Print the share of cycles run to `err` as it goes.
   bool progress = false;
+  /// The same, but only for windows of at least kLongWindowCycles cycles (kai-log: stderr is a terminal).
+  bool progress_if_long = false;
 };
+
+/// A window this long shows progress when progress_if_long is set.
+inline constexpr size_t kLongWindowCycles = 1000;
 
 /// How a pod's time in the window ended, in one world.
 enum class PodEnd : uint8_t { kCompleted, kDeletedByUser, kEvicted, kRunningAtEnd, kNeverBound };
@@ -74,7 +81,11 @@ struct PodComparison {
 
 struct CounterfactualResult {
   int64_t from_ms = 0, to_ms = 0;  ///< The window actually replayed: the first and last cycle's clocks.
-  uint64_t cycles = 0;
+  uint64_t cycles = 0;        ///< Recorded cycles run.
+  /// Cycles the simulation added at its own completions between recorded cycles (the daemon wakes
+  /// when a pod finishes; the recording's cycles followed its own cluster). They carry the number of
+  /// the recorded cycle before them.
+  uint64_t added_cycles = 0;
   std::vector<PodComparison> pods;  ///< By "namespace/name".
   std::vector<std::string> notes;   ///< Things the reader should know (cycles not run and why).
 };

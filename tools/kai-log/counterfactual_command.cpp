@@ -1,5 +1,7 @@
 #include "tools/kai-log/counterfactual_command.hpp"
 
+#include <unistd.h>
+
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -33,6 +35,7 @@ int counterfactual_command(const storage::EventLog& log, const CounterfactualArg
                            std::ostream& err) {
   CounterfactualOptions options;
   options.progress = args.progress;
+  options.progress_if_long = ::isatty(STDERR_FILENO) != 0;  // a progress bar on long windows, for a person
   if (!args.config_path.empty()) {
     std::string text;
     if (!read_text(args.config_path, text)) return fail(err, "--config " + args.config_path + ": cannot be read");

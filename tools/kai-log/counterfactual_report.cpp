@@ -138,8 +138,9 @@ CounterfactualReport summarize(const CounterfactualResult& result, int samples) 
 std::string render_table(const CounterfactualReport& report) {
   const CounterfactualResult& r = *report.result;
   std::ostringstream out;
-  out << "Window " << time_text(r.from_ms) << " .. " << time_text(r.to_ms) << ", " << r.cycles
-      << " cycles, " << r.pods.size() << " pods (recorded -> counterfactual)\n";
+  out << "Window " << time_text(r.from_ms) << " .. " << time_text(r.to_ms) << ", " << r.cycles << " cycles";
+  if (r.added_cycles != 0) out << " (+" << r.added_cycles << " at simulated completions)";
+  out << ", " << r.pods.size() << " pods (recorded -> counterfactual)\n";
   char line[256];
   std::snprintf(line, sizeof line, "%-16s %-21s %-14s %-14s %-8s %-9s %s\n", "QUEUE", "GPU-HOURS", "WAIT P50 (s)",
                 "WAIT P95 (s)", "EVICTED", "BOUND", "NEVER BOUND");
@@ -195,7 +196,8 @@ std::string render_csv(const CounterfactualReport& report) {
 std::string render_json(const CounterfactualReport& report) {
   const CounterfactualResult& r = *report.result;
   nlohmann::json j;
-  j["window"] = {{"from", time_text(r.from_ms)}, {"to", time_text(r.to_ms)}, {"cycles", r.cycles}};
+  j["window"] = {{"from", time_text(r.from_ms)}, {"to", time_text(r.to_ms)}, {"cycles", r.cycles},
+                 {"addedCycles", r.added_cycles}};
   nlohmann::json queues = nlohmann::json::array();
   for (const auto& q : report.queues)
     queues.push_back({{"queue", q.queue},
