@@ -2,27 +2,17 @@
 
 #include <unistd.h>
 
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <tuple>
 
 #include "k8s/model/codec.hpp"
 #include "k8s/model/time.hpp"
+#include "tools/common/read_file.hpp"
 #include "tools/kai-log/counterfactual.hpp"
 #include "tools/kai-log/counterfactual_report.hpp"
 
 namespace kai::kailog {
 namespace {
-
-bool read_text(const std::string& path, std::string& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  out = ss.str();
-  return true;
-}
 
 int fail(std::ostream& err, const std::string& what) {
   err << "kai-log: " << what << "\n";
@@ -37,14 +27,14 @@ int counterfactual_command(const storage::EventLog& log, const CounterfactualArg
   options.progress = args.progress;
   options.progress_if_long = ::isatty(STDERR_FILENO) != 0;  // a progress bar on long windows, for a person
   if (!args.config_path.empty()) {
-    std::string text;
-    if (!read_text(args.config_path, text)) return fail(err, "--config " + args.config_path + ": cannot be read");
-    options.config_text = std::move(text);
+    auto text = tools::read_file(args.config_path);
+    if (!text) return fail(err, "--config " + args.config_path + ": cannot be read");
+    options.config_text = std::move(*text);
   }
   if (!args.queues_path.empty()) {
-    std::string text;
-    if (!read_text(args.queues_path, text)) return fail(err, "--queues " + args.queues_path + ": cannot be read");
-    auto objects = model::decode_snapshot(text);
+    auto text = tools::read_file(args.queues_path);
+    if (!text) return fail(err, "--queues " + args.queues_path + ": cannot be read");
+    auto objects = model::decode_snapshot(*text);
     if (!objects) return fail(err, "--queues " + args.queues_path + ": " + objects.message());
     if (objects->queues.empty()) return fail(err, "--queues " + args.queues_path + ": holds no Queue");
     const size_t others = objects->nodes.size() + objects->pods.size() + objects->pod_groups.size() +

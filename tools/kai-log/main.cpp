@@ -3,7 +3,6 @@
 // record that fails its checksum or decoding is reported with its sequence number.
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <fstream>
 #include <functional>
 #include <optional>
 #include <set>
@@ -20,6 +19,7 @@
 #include "storage/event_log.hpp"
 #include "storage/restore.hpp"
 #include "tools/common/guarded_main.hpp"
+#include "tools/common/read_file.hpp"
 #include "tools/kai-log/counterfactual_command.hpp"
 #include "tools/kai-log/dump_filter.hpp"
 #include "tools/kai-log/replay.hpp"
@@ -273,11 +273,9 @@ int cmd_audit(const std::string& dir, const std::string& queue, const std::strin
 /// Appends every object of a Kubernetes List (JSON or YAML) as an ADDED watch event: a way to seed a
 /// log from a `kubectl get -o json` dump or kai-gen output.
 int cmd_import(const std::string& dir, const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return std::cerr << file << ": cannot be read\n", 2;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
+  auto read = kai::tools::read_file(file);
+  if (!read) return std::cerr << file << ": cannot be read\n", 2;
+  std::string text = std::move(*read);
   std::vector<nlohmann::json> docs;
   size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && (text[first] == '{' || text[first] == '[')) {

@@ -1,10 +1,8 @@
 // kai-sim: runs ONE scheduling session on a snapshot (or the daemon's event log) and prints what it decided (docs/build-and-ci.md "kai-sim's output"); with --what-if, where and when a workload would run (docs/what-if.md).
 #include <CLI/CLI.hpp>
 #include <chrono>
-#include <fstream>
 #include <map>
 #include <iostream>
-#include <sstream>
 
 #include "actors/scheduler/core/action.hpp"
 #include "actors/scheduler/core/session.hpp"
@@ -14,20 +12,12 @@
 #include "k8s/model/json_codec.hpp"
 #include "k8s/model/time.hpp"
 #include "tools/common/guarded_main.hpp"
+#include "tools/common/read_file.hpp"
 #include "tools/kai-sim/log_input.hpp"
 #include "tools/kai-sim/sim_report.hpp"
 #include "tools/kai-sim/what_if_command.hpp"
 
 namespace {
-
-bool read_file(const std::string& path, std::string& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  out = ss.str();
-  return true;
-}
 
 int fail(const std::string& file, const std::string& what) {
   std::cerr << file << ": " << what << "\n";
@@ -131,7 +121,9 @@ static int run_tool(int argc, char** argv) {
     }
     objects = std::move(in.value().objects);
   } else {
-    if (!read_file(snapshot_path, snapshot_text)) return fail(snapshot_path, "cannot be read");
+    auto file = kai::tools::read_file(snapshot_path);
+    if (!file) return fail(snapshot_path, "cannot be read");
+    snapshot_text = std::move(*file);
     objects = kai::model::decode_snapshot(snapshot_text);
     if (!objects) return fail(snapshot_path, objects.message());
   }
@@ -139,7 +131,9 @@ static int run_tool(int argc, char** argv) {
   options.seed = seed;
   if (!config_path.empty()) {
     std::string config_text;
-    if (!read_file(config_path, config_text)) return fail(config_path, "cannot be read");
+    auto file = kai::tools::read_file(config_path);
+    if (!file) return fail(config_path, "cannot be read");
+    config_text = std::move(*file);
     auto config = kai::core::parse_scheduler_config(config_text);
     if (!config) return fail(config_path, config.message());
     options.config = std::move(config).value();
@@ -148,7 +142,9 @@ static int run_tool(int argc, char** argv) {
   std::map<std::string, kai::core::UsageShare> usage;
   if (!usage_path.empty()) {
     std::string usage_text;
-    if (!read_file(usage_path, usage_text)) return fail(usage_path, "cannot be read");
+    auto file = kai::tools::read_file(usage_path);
+    if (!file) return fail(usage_path, "cannot be read");
+    usage_text = std::move(*file);
     auto parsed = parse_usage(usage_text);
     if (!parsed) return fail(usage_path, parsed.message());
     usage = std::move(parsed).value();

@@ -1,9 +1,8 @@
 #include "tools/kai-sim/what_if_command.hpp"
 
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
+#include "tools/common/read_file.hpp"
 #include "tools/kai-sim/run_history.hpp"
 #include "tools/kai-sim/what_if_report.hpp"
 #include "tools/kai-sim/what_if_workload.hpp"
@@ -36,14 +35,12 @@ model::Result<WhatIfInput> what_if_input(const WhatIfRequest& request, std::stri
 
 int run_what_if(const WhatIfRequest& request, model::ClusterObjects cluster, events::ScheduleRecords records,
                 const core::SessionOptions& options) {
-  std::ifstream file(request.workload_path, std::ios::binary);
-  if (!file) {
+  auto text = tools::read_file(request.workload_path);
+  if (!text) {
     std::cerr << request.workload_path << ": cannot be read\n";
     return 2;
   }
-  std::ostringstream text;
-  text << file.rdbuf();
-  auto in = what_if_input(request, text.str(), std::move(cluster), std::move(records), options);
+  auto in = what_if_input(request, *text, std::move(cluster), std::move(records), options);
   if (!in) {
     std::cerr << in.message() << "\n";
     return 2;
