@@ -302,6 +302,12 @@ TEST_F(Counterfactual, TheReportRendersAsTableCsvAndJson) {
   const std::string csv = render_csv(report);
   EXPECT_EQ(csv.rfind("queue,world,metric,time,value\n", 0), 0u) << csv;
   EXPECT_NE(csv.find("team-b,counterfactual,wait_p50_s,,55.000\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("team-a,recorded,ended_evicted,,1\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("team-a,counterfactual,ended_running_at_end,,1\n"), std::string::npos) << csv;
+  // a-1 completed and a-2 was evicted as recorded; without reclaim a-2 and b-1 run to the end.
+  EXPECT_NE(table.find("completed 2 -> 1, deleted 0 -> 0, evicted 1 -> 0, running at end 0 -> 2, never bound 0 -> 0"),
+            std::string::npos)
+      << table;
   const auto j = json::parse(render_json(report));
   EXPECT_EQ(j["summary"]["placedDifferently"], 1);
   EXPECT_EQ(j["queues"].size(), 2u);

@@ -156,6 +156,19 @@ std::string render_table(const CounterfactualReport& report) {
                   pair(std::to_string(q.recorded.never_bound), std::to_string(q.counterfactual.never_bound)).c_str());
     out << line;
   }
+  out << "How the pods' time ended:";
+  const char* sep = " ";
+  for (PodEnd e : {PodEnd::kCompleted, PodEnd::kDeletedByUser, PodEnd::kEvicted, PodEnd::kRunningAtEnd,
+                   PodEnd::kNeverBound}) {
+    uint64_t rec = 0, cf = 0;
+    for (const auto& q : report.queues) {
+      rec += q.recorded.ends.count(e) ? q.recorded.ends.at(e) : 0;
+      cf += q.counterfactual.ends.count(e) ? q.counterfactual.ends.at(e) : 0;
+    }
+    out << sep << to_string(e) << " " << rec << " -> " << cf;
+    sep = ", ";
+  }
+  out << "\n";
   out << "Pods placed differently (node or cycle): " << report.placed_differently << "\n";
   out << "Run times not in the recording (ran to the window's end or --default-runtime): " << report.censored
       << "\n";
@@ -182,6 +195,12 @@ std::string render_csv(const CounterfactualReport& report) {
       row("gpu_hours", fixed(f->gpu_hours, 4));
       row("wait_p50_s", fixed(f->wait_p50_s, 3));
       row("wait_p95_s", fixed(f->wait_p95_s, 3));
+      for (PodEnd e : {PodEnd::kCompleted, PodEnd::kDeletedByUser, PodEnd::kEvicted, PodEnd::kRunningAtEnd,
+                       PodEnd::kNeverBound}) {
+        std::string metric = std::string("ended_") + to_string(e);
+        std::replace(metric.begin(), metric.end(), ' ', '_');
+        row(metric.c_str(), std::to_string(f->ends.count(e) ? f->ends.at(e) : 0));
+      }
     }
   }
   for (const auto& s : report.allocation) {
