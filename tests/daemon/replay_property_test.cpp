@@ -1,13 +1,16 @@
 // Replay equals live, as a property (docs/one-truth.md): the recorded side is the daemon's own actor
 // path against kai-apiserver, with binds slowed by random amounts so that binder outcomes and watch
 // confirmations land at random points between cycles, and random pods (whole GPUs, fractions, gangs)
-// created and deleted at random times. Replay of the log gives every record again; a log with one
-// input changed (a node's capacity, the cycles' seed) does not.
+// created and deleted at random times. Replay of the log gives every record again, and counterfactual
+// replay with the recorded configuration places every pod as recorded; a log with one input changed
+// (a node's capacity, the cycles' seed) does not replay.
 
 #include <random>
 
 #include "actors/daemon/daemon.hpp"
 #include "tests/daemon/cluster_fixture.hpp"
+#include "tools/kai-log/counterfactual.hpp"
+#include "tools/kai-log/counterfactual_report.hpp"
 
 namespace kai::e2e {
 namespace {
@@ -44,6 +47,26 @@ std::pair<int, std::string> replay_of(const std::string& dir) {
   std::ostringstream out, err;
   const int code = kailog::replay(*log.value(), {}, out, err);
   return {code, out.str()};
+}
+
+/// Counterfactual replay with the recorded configuration places every pod as the recording did: the
+/// same node, in the same cycle, its time ending the same way (docs/counterfactual-replay.md).
+void expect_counterfactual_reproduces(const std::string& dir) {
+  storage::EventLogOptions o;
+  o.read_only = true;
+  auto log = storage::EventLog::open(dir, o);
+  ASSERT_TRUE(log.is_ok()) << log.message();
+  std::ostringstream err;
+  auto result = kailog::run_counterfactual(*log.value(), {}, err);
+  ASSERT_TRUE(result) << result.message() << err.str();
+  EXPECT_EQ(result->added_cycles, 0u);
+  for (const auto& p : result->pods) {
+    EXPECT_EQ(p.counterfactual.node, p.recorded.node) << p.key;
+    EXPECT_EQ(p.counterfactual.bind_cycle, p.recorded.bind_cycle) << p.key;
+    EXPECT_EQ(kailog::to_string(p.counterfactual.end), kailog::to_string(p.recorded.end)) << p.key;
+    EXPECT_EQ(p.counterfactual.end_ms, p.recorded.end_ms) << p.key;
+  }
+  EXPECT_EQ(kailog::summarize(*result).placed_differently, 0u);
 }
 
 TEST(ReplayProperty, TheDaemonsLogReplaysExactlyAndAChangedInputDoesNot) {
@@ -108,6 +131,7 @@ TEST(ReplayProperty, TheDaemonsLogReplaysExactlyAndAChangedInputDoesNot) {
     auto [code, out] = replay_of(log_dir);
     EXPECT_EQ(code, 0) << out.substr(0, 4000);
     EXPECT_NE(out.find(" 0 differences"), std::string::npos) << out.substr(0, 4000);
+    expect_counterfactual_reproduces(log_dir);
 
     // The node that got the most binds, with one GPU instead of four in every event of it.
     std::map<std::string, int> binds;

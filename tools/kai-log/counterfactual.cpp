@@ -34,9 +34,19 @@ bool is_gpu_group_label(const std::string& key) {
   return key == prefix || key.rfind(prefix + "/", 0) == 0;
 }
 
+bool is_finished_phase(const std::string& phase) { return phase == "Succeeded" || phase == "Failed"; }
+
 /// One of this scheduler's pods in the simulated cluster.
+///
+/// A pod *follows* the recording while every decision the simulation made about it is the one the
+/// recording made in the same cycle: its state is then the recording's (its object as the log shows
+/// it, the recording's binds and evictions in flight), which is what makes an unchanged configuration
+/// decide exactly as recorded. From the first cycle the two disagree about it, the simulation keeps
+/// its own state: binds take effect at once, evictions after the recording's median latency.
 struct SimPod {
-  model::Pod object;  ///< Its last recorded version (spec, labels; placement overridden below).
+  model::Pod object;      ///< Its last recorded version (spec, labels; placement overridden below).
+  bool follows = true;
+  // Placement, finished or not: the recording's while following, the simulation's after.
   bool bound = false;
   std::string node;
   std::vector<std::string> gpu_groups;
@@ -45,12 +55,10 @@ struct SimPod {
   bool finished = false;
   std::string final_phase;
   int64_t finish_ms = 0;
+  // The simulation's own eviction (not following): terminating until `leaves_ms`.
   bool evicted = false;
   int64_t evicted_ms = 0;
   uint64_t evict_cycle = 0;
-  /// An evicted pod stays in the cluster, terminating, until it leaves: when the recording's pod
-  /// left for the same eviction, else after the recording's median eviction latency.
-  bool leaves_with_recording = false;
   int64_t leaves_ms = 0;
   bool deleted = false;  ///< Its user (or a controller) deleted it, as recorded.
   int64_t deleted_ms = 0;
@@ -93,7 +101,6 @@ class Counterfactual {
                                                ") cannot be restored: " + restored.message());
     state_ = std::move(restored.value().state);
     sim_records_ = state_.records;
-    start_from_assumed();
 
     size_t next = 0;
     applied_ = start;
@@ -122,15 +129,6 @@ class Counterfactual {
   }
 
  private:
-  /// The recording's binds in flight at the window's start (decided, not yet on the watch) are
-  /// binds of the simulation too; its records start without them, as its binds take effect at once.
-  void start_from_assumed() {
-    for (const auto& [seq, a] : sim_records_.assumed) {
-      if (a.decision.kind == events::DecisionKind::kBind) in_flight_binds_[a.decision.pod_uid] = a.decision;
-    }
-    sim_records_.assumed.clear();
-  }
-
   const RecordedPod* recorded(const std::string& uid) const {
     auto it = history_.pods.find(uid);
     return it == history_.pods.end() ? nullptr : &it->second;
@@ -140,10 +138,43 @@ class Counterfactual {
     return pod.scheduler_name == scheduler_name && pod.meta.namespace_ != model::kReservationNamespace;
   }
 
+  /// The recording's decisions in flight at the current position, by pod UID (binds and evictions
+  /// its cycles count as done until the watch or the binder says otherwise).
+  std::map<std::string, const events::Decision*> recorded_in_flight() const {
+    std::map<std::string, const events::Decision*> out;
+    for (const auto& [seq, a] : state_.records.assumed) out[a.decision.pod_uid] = &a.decision;
+    return out;
+  }
+
+  /// A following pod's placement and phase, as the recording has them now.
+  void mirror(SimPod& s, const model::Pod& pod, const events::Decision* in_flight, const RecordedCycle& c) {
+    const RecordedPod* h = recorded(pod.meta.uid);
+    const bool bind_in_flight = in_flight != nullptr && in_flight->kind == events::DecisionKind::kBind;
+    const bool bound = !pod.node_name.empty() || bind_in_flight;
+    if (bound && !s.bound) {
+      s.bind_ms = h != nullptr && h->bind_ms() ? *h->bind_ms() : c.start.now_ms;
+      s.bind_cycle = h != nullptr ? h->bind_cycle : 0;
+    }
+    s.bound = bound;
+    s.node = !pod.node_name.empty() ? pod.node_name : bind_in_flight ? in_flight->node : std::string();
+    s.gpu_groups.clear();
+    if (!pod.node_name.empty()) {
+      for (const auto& [k, v] : pod.meta.labels)
+        if (is_gpu_group_label(k)) s.gpu_groups.push_back(v);
+    } else if (bind_in_flight) {
+      s.gpu_groups = in_flight->gpu_groups;
+    }
+    if (is_finished_phase(pod.phase) && !s.finished) {
+      s.finished = true;
+      s.final_phase = pod.phase;
+      s.finish_ms = h != nullptr && h->finished ? h->finished->ms : c.start.now_ms;
+    }
+  }
+
   /// Brings the simulated pods to the recording at the cycle's position: arrivals, new versions of
-  /// their objects, deletions by their users.
+  /// their objects, following pods' state, deletions by their users.
   void sync_pods(const RecordedCycle& c) {
-    const bool first = result_.cycles == 0;
+    const auto in_flight = recorded_in_flight();
     std::set<std::string> present;
     for (const auto& [key, pod] : state_.pods) {
       if (!is_ours(pod, c.start.scheduler_name)) continue;
@@ -151,86 +182,60 @@ class Counterfactual {
       auto [it, added] = sim_.try_emplace(pod.meta.uid);
       SimPod& s = it->second;
       s.object = pod;
-      if (!added) continue;
-      const RecordedPod* h = recorded(pod.meta.uid);
-      auto flight = in_flight_binds_.find(pod.meta.uid);
-      if (!pod.node_name.empty()) {
-        // Placed before the window (or created on its node): the simulation starts where it was.
-        s.bound = true;
-        s.node = pod.node_name;
-        for (const auto& [k, v] : pod.meta.labels)
-          if (is_gpu_group_label(k)) s.gpu_groups.push_back(v);
-        s.bind_cycle = h != nullptr ? h->bind_cycle : 0;
-        s.bind_ms = h != nullptr && h->bind_ms() ? *h->bind_ms() : c.start.now_ms;
-      } else if (first && flight != in_flight_binds_.end()) {
-        s.bound = true;
-        s.node = flight->second.node;
-        s.gpu_groups = flight->second.gpu_groups;
-        s.bind_cycle = h != nullptr ? h->bind_cycle : 0;
-        s.bind_ms = h != nullptr && h->bind_ms() ? *h->bind_ms() : c.start.now_ms;
-      } else {
-        s.pending_at_start = true;
-      }
-      if (pod.phase == "Succeeded" || pod.phase == "Failed") {
-        s.finished = true;
-        s.final_phase = pod.phase;
-        s.finish_ms = c.start.now_ms;
-      }
+      auto flight = in_flight.find(pod.meta.uid);
+      if (added) s.pending_at_start = pod.node_name.empty() && flight == in_flight.end();
+      if (s.follows) mirror(s, pod, flight == in_flight.end() ? nullptr : flight->second, c);
     }
     for (auto& [uid, s] : sim_) {
-      if (s.evicted && s.leaves_with_recording && !present.count(uid) && s.leaves_ms == 0) {
-        const RecordedPod* h = recorded(uid);
-        s.leaves_ms = h != nullptr && h->deleted ? h->deleted->ms : c.start.now_ms;
-      }
-      if (!s.alive() || present.count(uid)) continue;
+      if (s.follows || !s.alive() || present.count(uid)) continue;
       const RecordedPod* h = recorded(uid);
       if (h != nullptr && h->evicted) continue;  // the recording's eviction: the simulation decides its own
       s.deleted = true;
       s.deleted_ms = h != nullptr && h->deleted ? h->deleted->ms : c.start.now_ms;
     }
+    present_ = std::move(present);
   }
 
-  /// Whether the simulated pod's bind is the recorded one (same cycle, same node).
-  static bool mirrors_recorded_bind(const SimPod& s, const RecordedPod* h) {
-    return h != nullptr && h->bound && s.node == h->node && s.bind_cycle == h->bind_cycle;
+  /// How long a placed pod runs in the simulation, if that is known and not the recording's to tell:
+  /// a pod that follows the recording finishes when the recording shows it, unless the recording
+  /// never shows it finish and --default-runtime gives it an end.
+  std::optional<int64_t> simulated_run_ms(const SimPod& s, const RecordedPod* h) const {
+    if (s.follows) {
+      if (h != nullptr && h->finished) return std::nullopt;
+      return options_.default_runtime_ms;
+    }
+    auto run = h != nullptr ? h->run_ms() : std::nullopt;
+    return run ? run : options_.default_runtime_ms;
   }
 
-  /// Pods that ran to their recorded (or default) run time by the cycle's clock complete. A bind
-  /// that is the recorded one completes exactly when the recording shows it.
+  /// Pods finish after their recorded (or default) run time from the simulated bind. A following
+  /// pod that finishes so (by the default run time) parts ways with the recording.
   void complete_pods(const RecordedCycle& c) {
     for (auto& [uid, s] : sim_) {
       if (!s.bound || s.finished || !s.alive()) continue;
       const RecordedPod* h = recorded(uid);
-      if (mirrors_recorded_bind(s, h) && h->finished) {
-        if (h->finished->seq <= c.start.log_position) finish(s, h->finished->ms, h->final_phase);
-        continue;
-      }
-      auto run = h != nullptr ? h->run_ms() : std::nullopt;
-      if (!run) run = options_.default_runtime_ms;
+      auto run = simulated_run_ms(s, h);
       if (run && s.bind_ms + *run <= c.start.now_ms) {
-        finish(s, s.bind_ms + *run, h != nullptr && !h->final_phase.empty() ? h->final_phase : "Succeeded");
+        s.follows = false;
+        s.finished = true;
+        s.finish_ms = s.bind_ms + *run;
+        s.final_phase = h != nullptr && !h->final_phase.empty() ? h->final_phase : "Succeeded";
       }
     }
   }
 
-  static void finish(SimPod& s, int64_t ms, const std::string& phase) {
-    s.finished = true;
-    s.finish_ms = ms;
-    s.final_phase = phase;
+  /// Whether a pod that no longer follows the recording is in the simulated cluster at the cycle:
+  /// not deleted, and not evicted or still terminating after its eviction.
+  static bool in_cluster(const SimPod& s, const RecordedCycle& c) {
+    if (s.deleted) return false;
+    return !s.evicted || c.start.now_ms < s.leaves_ms;
   }
 
-  /// The pod as the simulation has it: the recorded object when the recording agrees with the
-  /// simulation, else that object moved to the simulated node and phase.
+  /// A pod that no longer follows the recording, as the simulation has it: the recorded object
+  /// moved to the simulated node and phase.
   model::Pod simulated(const SimPod& s, const model::Pod& recorded_object) const {
-    const bool recorded_finished = recorded_object.phase == "Succeeded" || recorded_object.phase == "Failed";
-    const std::string& node = s.bound ? s.node : std::string();
-    const RecordedPod* h = recorded(s.object.meta.uid);
-    const bool recording_evicted = h != nullptr && h->evicted;  // its deletion there is not the simulation's
-    if (recorded_object.node_name == node && recorded_finished == s.finished && !s.evicted &&
-        !(recording_evicted && recorded_object.meta.deletion_timestamp))
-      return recorded_object;
     model::Pod p = recorded_object;
-    p.node_name = node;
+    p.node_name = s.bound ? s.node : std::string();
     for (auto it = p.meta.labels.begin(); it != p.meta.labels.end();) {
       it = is_gpu_group_label(it->first) ? p.meta.labels.erase(it) : std::next(it);
     }
@@ -244,54 +249,55 @@ class Counterfactual {
     } else {
       p.phase = "Pending";
     }
-    if (recording_evicted) p.meta.deletion_timestamp.reset();
+    const RecordedPod* h = recorded(s.object.meta.uid);
+    if (h != nullptr && h->evicted) p.meta.deletion_timestamp.reset();  // the recording's eviction
     if (s.evicted) p.meta.deletion_timestamp = s.evicted_ms / 1000;     // the simulation's, terminating
     return p;
-  }
-
-  /// Whether the pod is in the simulated cluster at the cycle: not deleted, and not evicted or still
-  /// terminating after its eviction.
-  static bool in_cluster(const SimPod& s, const RecordedCycle& c) {
-    if (s.deleted) return false;
-    if (!s.evicted) return true;
-    if (s.leaves_with_recording) return s.leaves_ms == 0;
-    return c.start.now_ms < s.leaves_ms;
   }
 
   /// The cluster the cycle sees.
   model::ClusterObjects simulated_cluster(const RecordedCycle& c) {
     model::ClusterObjects objects = state_.to_objects();
-    // (node, GPU group) of simulated pods. A reservation pod outlives its last sharer by one cycle:
-    // the cycle that finds its group unused deletes it (the daemon's clean-up).
+    // (node, GPU group) of the simulated pods. A reservation pod outlives its last sharer by one
+    // cycle: the cycle that finds its group unused deletes it (the daemon's clean-up).
     std::set<std::pair<std::string, std::string>> held_groups;
-    for (const auto& [uid, s] : sim_)
-      if (in_cluster(s, c) && s.bound && !s.finished)
+    for (const auto& [uid, s] : sim_) {
+      const bool there = s.follows ? present_.count(uid) != 0 : in_cluster(s, c);
+      if (there && s.bound && !s.finished)
         for (const auto& g : s.gpu_groups) held_groups.emplace(s.node, g);
+    }
     std::set<std::pair<std::string, std::string>> reserved = held_groups;
     reserved.insert(held_before_.begin(), held_before_.end());
     held_before_ = std::move(held_groups);
     std::map<std::string, model::Pod> pods;  // by "namespace/name", the order to_objects() gives
     std::set<std::string> listed;
+    included_others_.clear();
     for (auto& pod : objects.pods) {
       std::string key = pod.meta.namespace_ + "/" + pod.meta.name;
       if (pod.meta.namespace_ == model::kReservationNamespace) {
-        // A reservation pod holds its GPU for the simulated pods that share it, or for none.
         auto group = pod.meta.labels.find(model::kGpuGroupLabel);
-        if (group != pod.meta.labels.end() && reserved.count({pod.node_name, group->second}))
+        if (group != pod.meta.labels.end() && reserved.count({pod.node_name, group->second})) {
+          included_others_.insert(pod.meta.uid);
           pods.emplace(std::move(key), std::move(pod));
+        }
         continue;
       }
       if (!is_ours(pod, c.start.scheduler_name)) {
+        included_others_.insert(pod.meta.uid);
         pods.emplace(std::move(key), std::move(pod));
         continue;
       }
       listed.insert(pod.meta.uid);
       auto it = sim_.find(pod.meta.uid);
-      if (it == sim_.end() || !in_cluster(it->second, c)) continue;
-      pods.emplace(std::move(key), it->second.leaves_with_recording ? pod : simulated(it->second, pod));
+      if (it == sim_.end()) continue;
+      if (it->second.follows) {
+        pods.emplace(std::move(key), std::move(pod));
+      } else if (in_cluster(it->second, c)) {
+        pods.emplace(std::move(key), simulated(it->second, pod));
+      }
     }
     for (const auto& [uid, s] : sim_) {
-      if (!in_cluster(s, c) || listed.count(uid)) continue;
+      if (s.follows || !in_cluster(s, c) || listed.count(uid)) continue;
       pods.emplace(s.object.meta.namespace_ + "/" + s.object.meta.name, simulated(s, s.object));
     }
     objects.pods.clear();
@@ -330,6 +336,23 @@ class Counterfactual {
     return objects;
   }
 
+  /// The records the cycle reads: the simulation's own (job state, usage history), with the
+  /// recording's decisions in flight and failed binds for the pods that follow it and for the
+  /// other pods the cluster holds (reservation pods).
+  void sync_records() {
+    sim_records_.assumed.clear();
+    for (const auto& [seq, a] : state_.records.assumed) {
+      auto it = sim_.find(a.decision.pod_uid);
+      if (it != sim_.end() ? it->second.follows : included_others_.count(a.decision.pod_uid) != 0)
+        sim_records_.assumed.emplace(seq, a);
+    }
+    sim_records_.bind_failures.clear();
+    for (const auto& [key, f] : state_.records.bind_failures) {
+      auto it = sim_.find(f.pod_uid);
+      if (it != sim_.end() && it->second.follows) sim_records_.bind_failures.emplace(key, f);
+    }
+  }
+
   const model::Result<core::SessionOptions>* cycle_options(const RecordedCycle& c) {
     const LoggedConfig* recorded = configs_.find(c.start.config_hash, log_);
     if (recorded == nullptr) return nullptr;
@@ -347,13 +370,9 @@ class Counterfactual {
       if (ms > last_now_ms_ && ms <= result_.to_ms && (!wake || ms < *wake)) wake = ms;
     };
     for (const auto& [uid, s] : sim_) {
-      if (s.evicted && !s.leaves_with_recording) consider(s.leaves_ms);
+      if (s.evicted && !s.deleted) consider(s.leaves_ms);
       if (!s.bound || s.finished || !s.alive()) continue;
-      const RecordedPod* h = recorded(uid);
-      if (mirrors_recorded_bind(s, h) && h->finished) continue;  // the recording's own event wakes it
-      auto run = h != nullptr ? h->run_ms() : std::nullopt;
-      if (!run) run = options_.default_runtime_ms;
-      if (run) consider(s.bind_ms + *run);
+      if (auto run = simulated_run_ms(s, recorded(uid))) consider(s.bind_ms + *run);
     }
     return wake;
   }
@@ -400,6 +419,7 @@ class Counterfactual {
         result_.notes.push_back("cycles recorded by an older scheduling behaviour run with this build's");
     }
     const model::ClusterObjects objects = simulated_cluster(c);
+    sync_records();
     core::CycleInput in;
     in.objects = model::ObjectRefs::of(objects);
     in.records = &sim_records_;
@@ -413,7 +433,7 @@ class Counterfactual {
     in.reservation_cleanup = false;
     in.pod_group_writes = false;
     const core::CycleResult out = core::run_cycle(in);
-    apply(*out.session, out.decisions, c);
+    apply(*out.session, out.decisions, c, added);
     for (const auto& change : out.job_state_changes)
       (void)events::apply_record(sim_records_, events::Event{0, 0, events::kSchemaVersion, change});
     if (out.allocation)
@@ -421,9 +441,11 @@ class Counterfactual {
     (void)events::apply_record(sim_records_, events::Event{c.seq, c.start.now_ms * 1000, events::kSchemaVersion, c.start});
   }
 
-  /// The session's outcome on the simulated pods: binds take effect, victims leave, and each pod's
-  /// queue and GPUs are noted.
-  void apply(const core::Session& ssn, const std::vector<events::Decision>& decisions, const RecordedCycle& c) {
+  /// The session's outcome: each pod's queue and GPUs are noted; pods whose decisions this cycle
+  /// are not the recording's stop following it; the others' binds take effect at once and their
+  /// victims leave after the recording's median eviction latency.
+  void apply(const core::Session& ssn, const std::vector<events::Decision>& decisions, const RecordedCycle& c,
+             bool added) {
     std::map<std::string, uint32_t> task_of;  // pod UID -> task
     for (uint32_t id = 0; id < ssn.tasks.size(); ++id) {
       const core::TaskInfo& t = ssn.tasks[id];
@@ -443,11 +465,27 @@ class Counterfactual {
         s.gpus = ssn.queue_request_of(one).gpu;
       }
     }
+    std::map<std::string, std::vector<RecordedDecision>> mine;
+    for (const auto& d : decisions) mine[d.pod_uid].push_back({c.start.cycle_id, d.kind, d.node});
+    for (auto& [uid, s] : sim_) {
+      if (!s.follows) continue;
+      auto m = mine.find(uid);
+      if (added) {  // an added cycle has no recorded decisions: deciding anything parts ways
+        if (m != mine.end()) s.follows = false;
+        continue;
+      }
+      std::vector<RecordedDecision> theirs;
+      if (const RecordedPod* h = recorded(uid)) {
+        for (const auto& d : h->decisions)
+          if (d.cycle == c.start.cycle_id) theirs.push_back(d);
+      }
+      if (theirs != (m == mine.end() ? std::vector<RecordedDecision>{} : m->second)) s.follows = false;
+    }
     // What the cycle decided, not what the pods' statuses say: a pod its user is deleting is
     // releasing too, and that is no eviction.
     for (const auto& d : decisions) {
       auto it = sim_.find(d.pod_uid);
-      if (it == sim_.end()) continue;
+      if (it == sim_.end() || it->second.follows) continue;
       SimPod& s = it->second;
       if (d.kind == events::DecisionKind::kBind && !s.bound) {
         s.bound = true;
@@ -467,9 +505,7 @@ class Counterfactual {
         s.evicted = true;
         s.evicted_ms = c.start.now_ms;
         s.evict_cycle = c.start.cycle_id;
-        const RecordedPod* h = recorded(d.pod_uid);
-        s.leaves_with_recording = h != nullptr && h->evicted && h->evict_cycle == c.start.cycle_id;
-        if (!s.leaves_with_recording) s.leaves_ms = c.start.now_ms + eviction_latency_ms_;
+        s.leaves_ms = c.start.now_ms + eviction_latency_ms_;
       }
     }
     for (const auto& [job_id, updates] : ssn.annotation_updates) {
@@ -501,7 +537,8 @@ class Counterfactual {
       p.run_time_known = h != nullptr && h->run_ms().has_value();
       p.recreated_after_eviction = h != nullptr && h->recreated_after_eviction;
       if (h != nullptr) p.recorded = recorded_run(*h, end);
-      p.counterfactual = simulated_run(s, end);
+      // A pod that followed the recording to the end had the recording's run.
+      p.counterfactual = s.follows && h != nullptr ? p.recorded : simulated_run(s, end);
       result_.pods.push_back(std::move(p));
     }
     std::sort(result_.pods.begin(), result_.pods.end(),
@@ -549,7 +586,7 @@ class Counterfactual {
       r.end_ms = s.finish_ms;
     } else if (s.evicted) {
       r.end = PodEnd::kEvicted;
-      r.end_ms = std::min(end, s.leaves_ms != 0 ? s.leaves_ms : end);
+      r.end_ms = std::min(end, s.leaves_ms);
       r.evict_cycle = s.evict_cycle;
     } else if (s.deleted) {
       r.end = PodEnd::kDeletedByUser;
@@ -572,13 +609,14 @@ class Counterfactual {
   events::ScheduleRecords sim_records_;
   core::UsageMemo usage_memo_;
   std::map<std::string, SimPod> sim_;  // by UID
+  std::set<std::string> present_;      // this scheduler's pods in the recording at the current position
+  std::set<std::string> included_others_;  // other pods the simulated cluster holds (reservation pods...)
   std::set<std::pair<std::string, std::string>> held_before_;  // (node, GPU group) held at the last cycle
-  std::map<std::string, events::Decision> in_flight_binds_;  // the recording's, at the window's start
   std::map<std::string, std::map<std::string, std::string>> job_annotations_;  // PodGroup UID -> key -> value
   int64_t eviction_latency_ms_ = 0;  // the recording's median, for the simulation's own evictions
   bool progress_ = false;
-  uint64_t applied_ = 0;              // state_ is the recording up to this record
-  int64_t last_now_ms_ = 0;           // the clock of the last cycle run
+  uint64_t applied_ = 0;             // state_ is the recording up to this record
+  int64_t last_now_ms_ = 0;          // the clock of the last cycle run
   std::optional<RecordedCycle> last_recorded_;
   uint64_t not_run_ = 0, older_behaviour_ = 0;
   CounterfactualResult result_;

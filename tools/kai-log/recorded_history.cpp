@@ -96,8 +96,8 @@ class HistoryReader {
       p.node = pod.node_name;
       auto d = last_bind_.find(pod.meta.uid);
       if (d != last_bind_.end()) {
-        p.bind_cycle = d->second;
-        p.bind_cycle_ms = cycle_ms_[d->second];
+        p.bind_cycle = d->second.first;
+        p.bind_cycle_ms = cycle_ms_[d->second.first];
       }
     }
     if (!p.finished && (pod.phase == "Succeeded" || pod.phase == "Failed")) {
@@ -109,20 +109,35 @@ class HistoryReader {
   void on_decision(const events::DecisionEvent& d, const LogMoment& at) {
     const std::string& uid = d.decision.pod_uid;
     if (uid.empty()) return;
+    auto known = h_.pods.find(uid);
+    if (known != h_.pods.end()) known->second.decisions.push_back({d.cycle_id, d.decision.kind, d.decision.node});
     if (d.decision.kind == events::DecisionKind::kBind) {
-      last_bind_[uid] = d.cycle_id;
+      last_bind_[uid] = {d.cycle_id, d.decision.node};
     } else if (d.decision.kind == events::DecisionKind::kEvict) {
       auto it = h_.pods.find(uid);
-      if (it != h_.pods.end() && !it->second.evicted && !it->second.deleted) {
-        it->second.evicted = at;
-        it->second.evict_cycle = d.cycle_id;
+      if (it == h_.pods.end() || it->second.evicted) return;
+      RecordedPod& p = it->second;
+      if (p.deleted) {  // decided on a cut that still had it: its user's deletion came first
+        if (p.evict_cycle == 0) p.evict_cycle = d.cycle_id;
+        return;
+      }
+      p.evicted = at;
+      p.evict_cycle = d.cycle_id;
+      auto bind = last_bind_.find(uid);
+      if (!p.bound && bind != last_bind_.end()) {
+        // Evicted while its bind was still in flight: the scheduler held its place from the bind
+        // decision on, as the cycles counted it (the bind itself then fails: the pod is gone).
+        p.bound = at;
+        p.node = bind->second.second;
+        p.bind_cycle = bind->second.first;
+        p.bind_cycle_ms = cycle_ms_[bind->second.first];
       }
     }
   }
 
   std::ostream& err_;
   RecordedHistory h_;
-  std::map<std::string, uint64_t> last_bind_;  // pod UID -> cycle of its last bind decision
+  std::map<std::string, std::pair<uint64_t, std::string>> last_bind_;  // pod UID -> its last bind decision's cycle, node
   std::map<uint64_t, int64_t> cycle_ms_;       // cycle -> its clock
 };
 

@@ -21,6 +21,14 @@ struct LogMoment {
   int64_t ms = 0;
 };
 
+/// A decision of this scheduler about one pod, as logged.
+struct RecordedDecision {
+  uint64_t cycle = 0;
+  events::DecisionKind kind = events::DecisionKind::kBind;
+  std::string node;
+  bool operator==(const RecordedDecision&) const = default;
+};
+
 /// One pod's recorded life.
 struct RecordedPod {
   std::string key;  ///< "namespace/name"
@@ -30,7 +38,9 @@ struct RecordedPod {
   int64_t created_ms = 0;  ///< metadata.creationTimestamp (seconds precision), else when first seen.
   LogMoment first_seen;
   /// The first watch event that showed it on a node, the node, and the last bind decision's cycle
-  /// before it (0: bound by no recorded decision, e.g. before the log or by another scheduler).
+  /// before it (0: bound by no recorded decision, e.g. before the log or by another scheduler). A
+  /// pod evicted while its bind was in flight counts as bound by that decision (its cycle and node;
+  /// the moment is the eviction's): the cycles held its place from the decision on.
   std::optional<LogMoment> bound;
   std::string node;
   uint64_t bind_cycle = 0;
@@ -41,9 +51,13 @@ struct RecordedPod {
   /// An eviction decision of this scheduler came before it was deleted: its deletion is the
   /// scheduler's doing, not its user's.
   std::optional<LogMoment> evicted;
+  /// The cycle of the first eviction decision about it, also when its deletion came first (the cycle
+  /// decided on a cut that still had it).
   uint64_t evict_cycle = 0;
   /// Created within 30 s after an eviction of a pod with the same owner: a controller recreating it.
   bool recreated_after_eviction = false;
+  /// Every decision about it (binds, pipelines, evictions), in log order.
+  std::vector<RecordedDecision> decisions;
 
   /// When the scheduler decided its bind (the decision's cycle clock), else when the watch showed it.
   std::optional<int64_t> bind_ms() const {
