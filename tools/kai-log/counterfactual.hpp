@@ -4,12 +4,14 @@
 // (actors/scheduler/core/cycle.hpp) at the recorded cycle times.
 //
 // The simulated cluster is the recorded one (nodes, queues, PodGroups, other schedulers' pods, each
-// as the log shows it at the cycle's position) except for this scheduler's pods, whose placement,
-// phase and GPU groups are simulated:
+// as the log shows it at the cycle's position) except for this scheduler's pods:
 //   - a pod arrives when the log shows it, and a pod its user or a controller deleted is deleted at
-//     the same moment; a pod this scheduler evicted in the recording stays until the simulation
-//     evicts it;
-//   - a bind takes effect at once (the next cycle sees the pod running on its node);
+//     the same moment;
+//   - a pod follows the recording (its object, the recording's decisions in flight) while the
+//     simulation decides about it what the recording decided; from the first cycle they disagree,
+//     its placement, phase and GPU groups are the simulation's: binds take effect at once, victims
+//     leave after the recording's median eviction latency, a pod the recording evicted stays until
+//     the simulation evicts it;
 //   - a pod that completed in the recording runs as long from its simulated bind as it ran from its
 //     recorded one; a pod whose run time the recording does not tell (evicted, still running at the
 //     window's end, never bound) runs to the window's end, or --default-runtime;
@@ -17,8 +19,9 @@
 //     log feeds the daemon's;
 //   - besides the recorded cycles, a cycle runs when a pod finishes or leaves in the simulation only,
 //     as the daemon wakes when a pod's status changes.
-// With the recorded configuration the simulation sees what each recorded cycle saw, so it decides
-// the same: every pod binds in the same cycle on the same node (tests/tools/counterfactual_test.cpp).
+// With the recorded configuration every pod follows the recording throughout, so the simulation
+// decides as recorded: every pod binds in the same cycle on the same node
+// (tests/daemon/counterfactual_e2e_test.cpp, tests/daemon/replay_property_test.cpp).
 
 #include <cstdint>
 #include <optional>
