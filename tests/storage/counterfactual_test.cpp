@@ -104,6 +104,12 @@ class Recording {
     append(d, at_s * 1000);
   }
   storage::EventLog& log() { return *log_; }
+  /// `node`, queue default and its child team-a (1 GPU of quota), before T0: the small tests' cluster.
+  void small_cluster(const json& node) {
+    watch(events::WatchType::kAdded, "Node", node, kT0 - 5);
+    watch(events::WatchType::kAdded, "Queue", queue_json("default", "", -1), kT0 - 5);
+    watch(events::WatchType::kAdded, "Queue", queue_json("team-a", "default", 1), kT0 - 5);
+  }
 
  private:
   void append(events::Payload p, int64_t at_ms) {
@@ -149,6 +155,24 @@ void record_story(Recording& r) {
   }
 }
 
+std::unique_ptr<storage::EventLog> open_read_only(const std::string& dir) {
+  storage::EventLogOptions o;
+  o.read_only = true;
+  auto log = storage::EventLog::open(dir, o);
+  EXPECT_TRUE(log) << log.message();
+  return log ? std::move(log).value() : nullptr;
+}
+
+/// The counterfactual of the log in `dir` (an empty result, and a failure, when it fails).
+CounterfactualResult run_on(const std::string& dir, const CounterfactualOptions& options) {
+  auto log = open_read_only(dir);
+  if (!log) return {};
+  std::ostringstream err;
+  auto r = run_counterfactual(*log, options, err);
+  EXPECT_TRUE(r) << r.message() << err.str();
+  return r ? std::move(r).value() : CounterfactualResult{};
+}
+
 const PodComparison& pod(const CounterfactualResult& r, const std::string& name) {
   for (const auto& p : r.pods)
     if (p.key == "ns/" + name) return p;
@@ -171,16 +195,7 @@ class Counterfactual : public ::testing::Test {
     Recording r(dir_.str());
     record_story(r);
   }
-  CounterfactualResult run(const CounterfactualOptions& options) {
-    storage::EventLogOptions o;
-    o.read_only = true;
-    auto log = storage::EventLog::open(dir_.str(), o);
-    EXPECT_TRUE(log) << log.message();
-    std::ostringstream err;
-    auto r = run_counterfactual(*log.value(), options, err);
-    EXPECT_TRUE(r) << r.message() << err.str();
-    return r ? std::move(r).value() : CounterfactualResult{};
-  }
+  CounterfactualResult run(const CounterfactualOptions& options) { return run_on(dir_.str(), options); }
   storage::testing::TempDir dir_;
 };
 
@@ -282,11 +297,10 @@ TEST_F(Counterfactual, TheWindowSelectsCycles) {
   EXPECT_NEAR(queue(report, "team-a").recorded.gpu_hours, 36.0 / 3600, 1e-9);  // a-1, 25..61 s
   o.from_ms = (kT0 + 200) * 1000;
   o.to_ms.reset();
-  storage::EventLogOptions ro;
-  ro.read_only = true;
-  auto log = storage::EventLog::open(dir_.str(), ro);
+  auto log = open_read_only(dir_.str());
+  ASSERT_TRUE(log);
   std::ostringstream err;
-  auto none = run_counterfactual(*log.value(), o, err);
+  auto none = run_counterfactual(*log, o, err);
   ASSERT_FALSE(none);
   EXPECT_NE(none.message().find("no recorded cycle"), std::string::npos) << none.message();
 }
@@ -336,9 +350,7 @@ TEST(CounterfactualHistory, PodsAControllerRecreatedWithin30sOfAnEvictionAreFlag
   {
     Recording r(dir.str());
     using events::WatchType;
-    r.watch(WatchType::kAdded, "Node", node_json(), kT0 - 5);
-    r.watch(WatchType::kAdded, "Queue", queue_json("default", "", -1), kT0 - 5);
-    r.watch(WatchType::kAdded, "Queue", queue_json("team-a", "default", 1), kT0 - 5);
+    r.small_cluster(node_json());
     r.watch(WatchType::kAdded, "Pod", pod_json("x-1", "team-a", kT0 - 1, "n1", "Running", "job-x"), kT0 - 1);
     r.cycle(1, kT0);
     r.decide(1, events::DecisionKind::kEvict, "x-1", kT0);
@@ -348,12 +360,10 @@ TEST(CounterfactualHistory, PodsAControllerRecreatedWithin30sOfAnEvictionAreFlag
     r.watch(WatchType::kAdded, "Pod", pod_json("y-1", "team-a", kT0 + 6, "", "Pending", "job-y"), kT0 + 6);
     r.cycle(2, kT0 + 50);
   }
-  storage::EventLogOptions o;
-  o.read_only = true;
-  auto log = storage::EventLog::open(dir.str(), o);
-  ASSERT_TRUE(log) << log.message();
+  auto log = open_read_only(dir.str());
+  ASSERT_TRUE(log);
   std::ostringstream err;
-  auto h = read_recorded_history(*log.value(), err);
+  auto h = read_recorded_history(*log, err);
   ASSERT_TRUE(h) << h.message();
   EXPECT_TRUE(h->pods.at("uid-x-1").evicted.has_value());
   EXPECT_EQ(h->pods.at("uid-x-1").evict_cycle, 1u);
@@ -361,7 +371,7 @@ TEST(CounterfactualHistory, PodsAControllerRecreatedWithin30sOfAnEvictionAreFlag
   EXPECT_FALSE(h->pods.at("uid-x-3").recreated_after_eviction);  // 45 s after
   EXPECT_FALSE(h->pods.at("uid-y-1").recreated_after_eviction);  // another owner
   EXPECT_EQ(h->eviction_latency_ms(), 1000);
-  auto result = run_counterfactual(*log.value(), {}, err);
+  auto result = run_counterfactual(*log, {}, err);
   ASSERT_TRUE(result) << result.message();
   EXPECT_EQ(summarize(*result).recreated_after_eviction, 1u);
 }
@@ -376,9 +386,7 @@ TEST(CounterfactualWakes, APodFinishingOnlyInTheSimulationWakesACycleTheRecordin
   {
     Recording r(dir.str());
     using events::WatchType;
-    r.watch(WatchType::kAdded, "Node", one_gpu, kT0 - 5);
-    r.watch(WatchType::kAdded, "Queue", queue_json("default", "", -1), kT0 - 5);
-    r.watch(WatchType::kAdded, "Queue", queue_json("team-a", "default", 1), kT0 - 5);
+    r.small_cluster(one_gpu);
     r.watch(WatchType::kAdded, "Pod", pod_json("p-1", "team-a", kT0 - 1), kT0 - 1);
     r.cycle(1, kT0);
     r.decide(1, events::DecisionKind::kBind, "p-1", kT0);
@@ -387,23 +395,17 @@ TEST(CounterfactualWakes, APodFinishingOnlyInTheSimulationWakesACycleTheRecordin
     r.cycle(2, kT0 + 10);
     r.cycle(3, kT0 + 100);
   }
-  storage::EventLogOptions o;
-  o.read_only = true;
-  auto log = storage::EventLog::open(dir.str(), o);
-  ASSERT_TRUE(log) << log.message();
-  std::ostringstream err;
   CounterfactualOptions options;
   options.default_runtime_ms = 20'000;
-  auto result = run_counterfactual(*log.value(), options, err);
-  ASSERT_TRUE(result) << result.message();
+  const auto result = run_on(dir.str(), options);
   // p-1 finishes at T0+20 in the simulation: a cycle runs then and binds p-2 (waited 15 s), not at
   // the recording's next cycle (T0+100); p-2 finishes at T0+40, a second added cycle.
-  EXPECT_EQ(result->added_cycles, 2u);
-  const auto& p2 = pod(*result, "p-2");
+  EXPECT_EQ(result.added_cycles, 2u);
+  const auto& p2 = pod(result, "p-2");
   ASSERT_TRUE(p2.counterfactual.bind_ms.has_value());
   EXPECT_EQ(*p2.counterfactual.bind_ms, (kT0 + 20) * 1000);
   EXPECT_EQ(p2.counterfactual.bind_cycle, 2u) << "an added cycle carries the number of the recorded one before it";
-  EXPECT_DOUBLE_EQ(queue(summarize(*result), "team-a").counterfactual.wait_p95_s, 15.0);
+  EXPECT_DOUBLE_EQ(queue(summarize(result), "team-a").counterfactual.wait_p95_s, 15.0);
   EXPECT_FALSE(p2.recorded.bind_ms.has_value());
 }
 
@@ -412,9 +414,7 @@ TEST(CounterfactualDeletion, APodItsUserIsDeletingIsNotEvictedByTheSimulation) {
   {
     Recording r(dir.str());
     using events::WatchType;
-    r.watch(WatchType::kAdded, "Node", node_json(), kT0 - 5);
-    r.watch(WatchType::kAdded, "Queue", queue_json("default", "", -1), kT0 - 5);
-    r.watch(WatchType::kAdded, "Queue", queue_json("team-a", "default", 1), kT0 - 5);
+    r.small_cluster(node_json());
     r.watch(WatchType::kAdded, "Pod", pod_json("z-1", "team-a", kT0 - 1), kT0 - 1);
     r.cycle(1, kT0);
     r.decide(1, events::DecisionKind::kBind, "z-1", kT0);
@@ -427,14 +427,8 @@ TEST(CounterfactualDeletion, APodItsUserIsDeletingIsNotEvictedByTheSimulation) {
     r.watch(WatchType::kDeleted, "Pod", deleting, kT0 + 25);
     r.cycle(4, kT0 + 30);
   }
-  storage::EventLogOptions o;
-  o.read_only = true;
-  auto log = storage::EventLog::open(dir.str(), o);
-  ASSERT_TRUE(log) << log.message();
-  std::ostringstream err;
-  auto result = run_counterfactual(*log.value(), {}, err);
-  ASSERT_TRUE(result) << result.message();
-  const auto& z = pod(*result, "z-1");
+  const auto result = run_on(dir.str(), {});
+  const auto& z = pod(result, "z-1");
   EXPECT_EQ(z.counterfactual.end, PodEnd::kDeletedByUser);
   EXPECT_EQ(z.counterfactual.end_ms, (kT0 + 25) * 1000);
   EXPECT_EQ(z.recorded.end, PodEnd::kDeletedByUser);

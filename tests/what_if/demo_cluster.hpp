@@ -8,6 +8,8 @@
 #include <sstream>
 #include <string>
 
+#include "k8s/model/time.hpp"
+
 namespace kai::sim::testing {
 
 inline std::string read_text(const std::filesystem::path& path) {
@@ -44,5 +46,8 @@ inline std::string workload_pod(const std::string& name, const std::string& queu
          "}}\nspec: {containers: [{name: main, resources: {limits: {nvidia.com/gpu: \"" + std::to_string(gpus) +
          "\"}}}]}\n";
 }
+
+/// Unix seconds of an RFC 3339 time the test spells out.
+inline int64_t at(const char* rfc3339) { return model::parse_rfc3339(rfc3339).value(); }
 
 }  // namespace kai::sim::testing

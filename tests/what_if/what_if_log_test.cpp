@@ -17,9 +17,8 @@ namespace {
 
 using testing::demo_cluster_yaml;
 using testing::running_pod;
+using testing::at;
 using testing::workload_pod;
-
-int64_t at(const char* rfc3339) { return model::parse_rfc3339(rfc3339).value(); }
 
 /// The log's events, each stamped with its own wall clock.
 class LogWriter {

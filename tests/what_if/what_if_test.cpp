@@ -13,9 +13,8 @@ namespace {
 
 using testing::demo_cluster_yaml;
 using testing::running_pod;
+using testing::at;
 using testing::workload_pod;
-
-int64_t at(const char* rfc3339) { return model::parse_rfc3339(rfc3339).value(); }
 
 /// team-b holds all of gpu-node-1 until its deadline (started 08:00, 2 h; created at 07:50, so a
 /// deadline counted from the creation would say 09:50) and 2 GPUs of gpu-node-2 with no known end.
