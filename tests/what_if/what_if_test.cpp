@@ -53,6 +53,42 @@ TEST(WhatIf, FitsNowOnTheNodeWithRoom) {
             "If submitted at 2027-01-15T09:00:00Z:\nIt fits now:\n  default/train -> gpu-node-2 (bind)\n");
 }
 
+TEST(WhatIf, TheEarliestOfManyCompletionsIsFoundBySearching) {
+  // Eight 1-GPU pods of queue test fill both nodes, started at 08:00; gpu-node-1's end at 10:00,
+  // 11:00, 12:00 and 13:00, gpu-node-2's at 10:30, 11:30, 12:30 and 13:30. A 3-GPU pod fits once
+  // three GPUs are free: at 11:00 (two on gpu-node-1, one on gpu-node-2), consolidation moves two
+  // of gpu-node-2's pods onto gpu-node-1 and the pod takes gpu-node-2. Eight moments: the search
+  // tries the last, then 10:00, 11:00 (fits), then 10:30 and halves down to 11:00.
+  std::string snapshot = demo_cluster_yaml();
+  const char* nodes[] = {"gpu-node-1", "gpu-node-2"};
+  for (int n = 0; n < 2; ++n) {
+    for (int i = 0; i < 4; ++i) {
+      const int minutes = 120 + 60 * i + 30 * n;
+      snapshot += running_pod("team-a", "r-" + std::to_string(n) + std::to_string(i), "test", nodes[n], 1,
+                              "2027-01-15T08:00:00Z", ", activeDeadlineSeconds: " + std::to_string(minutes * 60),
+                              ", startTime: \"2027-01-15T08:00:00Z\"");
+    }
+  }
+  auto cluster = model::decode_snapshot(snapshot);
+  ASSERT_TRUE(cluster) << cluster.message();
+  core::SessionOptions options;
+  options.now = at("2027-01-15T09:00:00Z");
+  WhatIfRequest request;
+  request.workload_path = "workload.yaml";
+  request.snapshot_text = snapshot;
+  auto in = what_if_input(request, workload_pod("big", "test", 3), std::move(cluster).value(), {}, options);
+  ASSERT_TRUE(in) << in.message();
+  const WhatIfAnswer a = what_if(*in);
+  ASSERT_FALSE(a.first.fits);
+  ASSERT_TRUE(a.earliest);
+  EXPECT_EQ(a.earliest->at, at("2027-01-15T11:00:00Z"));
+  ASSERT_EQ(a.earliest->placements.size(), 1u);
+  EXPECT_EQ(a.earliest->placements[0].node, "gpu-node-2");
+  ASSERT_EQ(a.earliest->victims.size(), 2u);
+  for (const Victim& v : a.earliest->victims) EXPECT_EQ(v.action, "consolidation") << v.pod;
+  EXPECT_EQ(a.finished, (std::vector<std::string>{"team-a/r-00", "team-a/r-10", "team-a/r-01"}));
+}
+
 TEST(WhatIf, ReclaimNamesTheVictimsAndWhy) {
   // test is under its quota of 4 and team-b over its own (6 of 4): test reclaims b-2's 2 GPUs.
   auto a = ask("apiVersion: v1\nkind: Pod\nmetadata: {name: claim, namespace: team-a, labels: "
