@@ -132,6 +132,7 @@ WhatIfAnswer what_if(const WhatIfInput& in) {
   }
   if (by_time.empty()) return answer;
   std::vector<int64_t> moments;
+  moments.reserve(by_time.size());
   for (const auto& [at, pods] : by_time) moments.push_back(at);
   const auto finished_by = [&](size_t i) {
     std::set<std::string> finished;
