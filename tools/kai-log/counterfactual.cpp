@@ -263,8 +263,11 @@ class Counterfactual {
     std::set<std::pair<std::string, std::string>> held_groups;
     for (const auto& [uid, s] : sim_) {
       const bool there = s.follows ? present_.count(uid) != 0 : in_cluster(s, c);
-      if (there && s.bound && !s.finished)
-        for (const auto& g : s.gpu_groups) held_groups.emplace(s.node, g);
+      if (!there || !s.bound || s.finished) continue;
+      for (const auto& g : s.gpu_groups) {
+        held_groups.emplace(s.node, g);
+        if (!s.follows) simulated_groups_.emplace(s.node, g);
+      }
     }
     std::set<std::pair<std::string, std::string>> reserved = held_groups;
     reserved.insert(held_before_.begin(), held_before_.end());
@@ -275,8 +278,12 @@ class Counterfactual {
     for (auto& pod : objects.pods) {
       std::string key = pod.meta.namespace_ + "/" + pod.meta.name;
       if (pod.meta.namespace_ == model::kReservationNamespace) {
+        // A group only following pods ever shared is the recording's: its reservation pod comes and
+        // goes as recorded (the clean-up's own latency included).
         auto group = pod.meta.labels.find(model::kGpuGroupLabel);
-        if (group != pod.meta.labels.end() && reserved.count({pod.node_name, group->second})) {
+        if (group == pod.meta.labels.end()) continue;
+        const std::pair<std::string, std::string> node_group{pod.node_name, group->second};
+        if (!simulated_groups_.count(node_group) || reserved.count(node_group)) {
           included_others_.insert(pod.meta.uid);
           pods.emplace(std::move(key), std::move(pod));
         }
@@ -612,6 +619,9 @@ class Counterfactual {
   std::set<std::string> present_;      // this scheduler's pods in the recording at the current position
   std::set<std::string> included_others_;  // other pods the simulated cluster holds (reservation pods...)
   std::set<std::pair<std::string, std::string>> held_before_;  // (node, GPU group) held at the last cycle
+  /// (node, GPU group) a pod that no longer follows the recording has held: their reservation pods
+  /// are the simulation's to keep or drop.
+  std::set<std::pair<std::string, std::string>> simulated_groups_;
   std::map<std::string, std::map<std::string, std::string>> job_annotations_;  // PodGroup UID -> key -> value
   int64_t eviction_latency_ms_ = 0;  // the recording's median, for the simulation's own evictions
   bool progress_ = false;
