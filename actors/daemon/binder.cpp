@@ -32,12 +32,13 @@ events::BinderOutcome failed(const BindJob& job, const model::Status& s) {
 }  // namespace
 
 Binder::Binder(BindApi& api, gpu_sharing::SharingChain& chain, int workers, OutcomeFn on_outcome,
-               MayActFn may_act, BinderTiming timing)
+               MayActFn may_act, BinderTiming timing, WriteGate* gate)
     : api_(api),
       chain_(chain),
       on_outcome_(std::move(on_outcome)),
       may_act_(std::move(may_act)),
-      timing_(timing) {
+      timing_(timing),
+      gate_(gate) {
   for (int i = 0; i < std::max(1, workers); ++i) threads_.emplace_back([this] { work(); });
 }
 
@@ -46,6 +47,7 @@ Binder::~Binder() { stop(); }
 void Binder::submit(BindJob job) {
   Work w;
   w.job = std::move(job);
+  if (gate_ != nullptr) gate_->urgent_began();
   {
     std::lock_guard lock(mu_);
     auto& lane = w.job.decision.kind == events::DecisionKind::kEvict ? evictions_ : binds_;
@@ -99,6 +101,7 @@ void Binder::work() {
         while (!parked_.empty() && (stopping_ || parked_.begin()->first <= now)) {
           binds_.push_front(std::move(parked_.begin()->second));
           parked_.erase(parked_.begin());
+          if (gate_ != nullptr) gate_->urgent_began();
         }
         if (!evictions_.empty()) {
           w = std::move(evictions_.front());
@@ -120,6 +123,8 @@ void Binder::work() {
       }
     }
     if (auto outcome = step(w)) on_outcome_(w.job, std::move(*outcome));
+    // Done, or parked until its reservation pod reports: a kubelet's wait, not the API server's.
+    if (gate_ != nullptr) gate_->urgent_ended();
   }
 }
 

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "actors/daemon/bind_api.hpp"
+#include "actors/daemon/write_gate.hpp"
 #include "actors/gpu_sharing/sharing_chain.hpp"
 #include "events/event.hpp"
 
@@ -52,11 +53,12 @@ struct BinderTiming {
 /// Work runs on three lanes: evictions (reservation clean-ups, reclaims) first, so that binds
 /// cannot starve them; then binds, whole-GPU and shared alike, one API step at a time. A shared bind
 /// whose reservation pod has not reported its GPU is parked on a timer and read again later: no
-/// worker waits for it, so nothing queues behind it, for any number of workers.
+/// worker waits for it, so nothing queues behind it, for any number of workers. The gate (when given)
+/// holds the deferred writers while work is queued or running (write_gate.hpp).
 class Binder : private boost::noncopyable {
  public:
   Binder(BindApi& api, gpu_sharing::SharingChain& chain, int workers, OutcomeFn on_outcome,
-         MayActFn may_act = [] { return true; }, BinderTiming timing = {});
+         MayActFn may_act = [] { return true; }, BinderTiming timing = {}, WriteGate* gate = nullptr);
   ~Binder();
 
   void submit(BindJob job);
@@ -94,6 +96,7 @@ class Binder : private boost::noncopyable {
   OutcomeFn on_outcome_;
   MayActFn may_act_;
   BinderTiming timing_;
+  WriteGate* gate_;  ///< Told of every job queued, taken up again or done; may be null.
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Work> evictions_;

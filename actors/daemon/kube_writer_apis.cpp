@@ -32,10 +32,12 @@ model::Status KubeWriterApis::delete_pod(const std::string& ns, const std::strin
 model::Status KubeWriterApis::set_pod_condition(const std::string& ns, const std::string& name,
                                                 const std::string& type, const std::string& status,
                                                 const std::string& reason, const std::string& message) {
+  wait_turn();
   return client_.set_pod_condition(ns, name, type, status, reason, message).status();
 }
 
 model::Status KubeWriterApis::create_event(const EventNote& e) {
+  wait_turn();
   return client_.create_event(e.ns, e.kind, e.api_version, e.name, e.uid, e.type, e.reason, e.note, e.action)
       .status();
 }
@@ -43,6 +45,7 @@ model::Status KubeWriterApis::create_event(const EventNote& e) {
 model::Status KubeWriterApis::patch_pod_group_annotations(
     const std::string& ns, const std::string& name,
     const std::map<std::string, std::optional<std::string>>& annotations) {
+  wait_turn();
   nlohmann::json patch;
   for (const auto& [k, v] : annotations)
     patch["metadata"]["annotations"][k] = v ? nlohmann::json(*v) : nullptr;
@@ -50,23 +53,27 @@ model::Status KubeWriterApis::patch_pod_group_annotations(
 }
 
 model::Result<std::string> KubeWriterApis::get_pod_group(const std::string& ns, const std::string& name) {
+  wait_turn();
   k8s::ApiResult r = client_.get(pod_group_path(ns, name));
   if (!r.ok()) return r.status("PodGroup " + ns + "/" + name);
   return std::move(r.body);
 }
 
 model::Status KubeWriterApis::create_pod_group(const std::string& ns, const std::string& object_json) {
+  wait_turn();
   return client_.create_object(pod_group_path(ns, ""), object_json).status();
 }
 
 model::Status KubeWriterApis::update_pod_group(const std::string& ns, const std::string& name,
                                                const std::string& object_json) {
+  wait_turn();
   // A PUT carries the resourceVersion read, so a retry after a lost answer is refused, not doubled.
   return client_.request("PUT", pod_group_path(ns, name), object_json, "application/json", true).status();
 }
 
 model::Status KubeWriterApis::patch_status(const std::string& kind, const std::string& ns, const std::string& name,
                                            const std::string& uid, const std::string& patch_json) {
+  wait_turn();
   nlohmann::json patch = nlohmann::json::parse(patch_json, nullptr, false);
   if (!patch.is_object()) return model::Status::error(kind + " " + name + ": the logged status patch is not JSON");
   patch["metadata"]["uid"] = uid;  // the API server refuses the patch if the object was recreated
@@ -76,6 +83,7 @@ model::Status KubeWriterApis::patch_status(const std::string& kind, const std::s
 
 model::Status KubeWriterApis::annotate_pod(const std::string& ns, const std::string& name, const std::string& uid,
                                            const std::string& group, const std::string& sub_group) {
+  wait_turn();
   nlohmann::json patch;
   patch["metadata"]["uid"] = uid;  // the API server refuses the patch if the pod was recreated
   patch["metadata"]["annotations"][model::kPodGroupNameAnnotation] = group;

@@ -3,17 +3,21 @@
 // writer's (status_api.hpp) and the PodGroup writer's (pod_group_api.hpp). Each call is the client's
 // typed call; a failure's code is the HTTP status's class (k8s::ApiResult::error_code), its message
 // the answer as logs show it (ApiResult::describe). Tests put in-memory fakes behind the same ports.
+// The status writer's and the PodGroup writer's calls wait at the gate while the binder has work
+// (write_gate.hpp); the binder's never do.
 
 #include "actors/daemon/bind_api.hpp"
 #include "actors/daemon/pod_group_api.hpp"
 #include "actors/daemon/status_api.hpp"
+#include "actors/daemon/write_gate.hpp"
 #include "k8s/client/kube_client.hpp"
 
 namespace kai::daemon {
 
 class KubeWriterApis final : public BindApi, public StatusApi, public PodGroupApi {
  public:
-  explicit KubeWriterApis(k8s::KubeClient& client) : client_(client) {}
+  /// `gate`: may be null (nothing waits).
+  explicit KubeWriterApis(k8s::KubeClient& client, WriteGate* gate = nullptr) : client_(client), gate_(gate) {}
 
   model::Status bind_pod(const std::string& ns, const std::string& name, const std::string& uid,
                          const std::string& node) override;
@@ -41,7 +45,13 @@ class KubeWriterApis final : public BindApi, public StatusApi, public PodGroupAp
                              const std::string& uid, const std::string& patch_json) override;
 
  private:
+  /// A deferred call's turn (write_gate.hpp).
+  void wait_turn() const {
+    if (gate_ != nullptr) gate_->wait_turn();
+  }
+
   k8s::KubeClient& client_;
+  WriteGate* gate_;
 };
 
 }  // namespace kai::daemon
