@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "k8s/model/codec.hpp"
 #include "k8s/model/watch_decode.hpp"
@@ -75,6 +76,76 @@ TEST(LogRedaction, OtherTextIsKeptByteForByte) {
                                   std::string("not json \"env\""), std::string(R"(["managedFields"])")}) {
     EXPECT_EQ(redact_for_log(text), text);
   }
+}
+
+/// What redaction must leave of `text`, computed on a DOM.
+json expected_redaction(const std::string& text) {
+  json j = json::parse(text);
+  j["metadata"].erase("managedFields");
+  if (j["metadata"].contains("annotations"))
+    j["metadata"]["annotations"].erase("kubectl.kubernetes.io/last-applied-configuration");
+  for (const char* list : {"containers", "initContainers", "ephemeralContainers"}) {
+    if (!j["spec"].contains(list)) continue;
+    for (json& c : j["spec"][list]) {
+      if (!c.contains("env")) continue;
+      for (json& var : c["env"]) var.erase("value");
+    }
+  }
+  return j;
+}
+
+TEST(LogRedaction, CutsMembersWhereverTheyStandInTheTextAsReceived) {
+  // The members to drop first, in the middle, last and alone, in compact and indented text, with
+  // strings that hold commas, braces and escaped quotes: the text kept parses to what the DOM way
+  // leaves, and keeps the order the server wrote.
+  using ordered = nlohmann::ordered_json;
+  const ordered tricky = "a,\"b\"},{[";
+  std::vector<ordered> envs = {
+      ordered::array({{{"value", "s3cret"}, {"name", "FIRST"}}}),
+      ordered::array({{{"name", "MID"}, {"value", "s3cret"}, {"x", tricky}}}),
+      ordered::array({{{"name", "LAST"}, {"value", tricky}}}),
+      ordered::array({{{"value", "s3cret"}}}),
+      ordered::array({{{"value", "s3cret"}}, {{"name", "B"}, {"value", "s3cret"}}, {{"name", "C"}}}),
+  };
+  int cases = 0;
+  for (const ordered& env : envs) {
+    for (int managed_first = 0; managed_first < 2; ++managed_first) {
+      ordered meta = ordered::object();
+      const ordered managed = ordered::array({{{"manager", "kubectl"}, {"note", tricky}}});
+      if (managed_first) meta["managedFields"] = managed;
+      meta["name"] = "p";
+      meta["annotations"] = {{"kubectl.kubernetes.io/last-applied-configuration", "{\"kind\":\"Pod\"}"},
+                             {"keep", tricky}};
+      if (!managed_first) meta["managedFields"] = managed;
+      ordered pod = {{"kind", "Pod"},
+                     {"metadata", meta},
+                     {"spec", {{"containers", ordered::array({{{"name", "main"}, {"env", env}}})}}},
+                     {"status", {{"phase", "Pending"}}}};
+      for (int indent : {-1, 2}) {
+        const std::string text = pod.dump(indent);
+        const std::string kept = redact_for_log(text);
+        ++cases;
+        EXPECT_EQ(kept.find("s3cret"), std::string::npos) << kept;
+        EXPECT_EQ(kept.find("managedFields"), std::string::npos) << kept;
+        const json parsed = json::parse(kept, nullptr, false);
+        ASSERT_FALSE(parsed.is_discarded()) << "not JSON: " << kept;
+        EXPECT_EQ(parsed, expected_redaction(text)) << kept;
+        EXPECT_LT(kept.find("\"metadata\""), kept.find("\"spec\"")) << "the server's order is kept";
+      }
+    }
+  }
+  EXPECT_EQ(cases, 20);
+}
+
+TEST(LogRedaction, KeepsTheServersMemberOrderAndLayout) {
+  const std::string text =
+      R"({"spec": {"containers": [{"name": "m", "env": [{"name": "A", "value": "s3cret"}]}]}, "metadata": {"name": "p"}})";
+  EXPECT_EQ(redact_for_log(text), R"({"spec": {"containers": [{"name": "m", "env": [{"name": "A"}]}]}, "metadata": {"name": "p"}})");
+}
+
+TEST(LogRedaction, TextThatDoesNotParseIsKeptAndTruncatedObjectsAreNotCut) {
+  const std::string truncated = R"({"metadata":{"managedFields":[1,2],"name":"p"},"spec":{"containers":[{"env":[)";
+  EXPECT_EQ(redact_for_log(truncated), truncated);
 }
 
 }  // namespace
