@@ -10,8 +10,10 @@
 #include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
 
+#include <spdlog/spdlog.h>
 #include <sys/statvfs.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "events/event_codec.hpp"
@@ -168,9 +170,10 @@ EventLog::~EventLog() {
 }
 
 std::future<Result<AppendResult>> EventLog::append_async(std::vector<events::Event> evs,
-                                                         AppendResult* assigned) {
+                                                         AppendResult* assigned, Durability durability) {
   if (assigned != nullptr) *assigned = AppendResult{};
   auto req = std::make_unique<Request>();
+  req->durability = durability;
   auto fut = req->done.get_future();
   if (evs.empty()) {
     req->done.set_value(Status::error("append of no events"));
@@ -226,13 +229,40 @@ uint64_t EventLog::last_seq() const {
   return last_seq_.load(std::memory_order_acquire);
 }
 
+void EventLog::sync_lazy() {
+  if (!unsynced_) return;
+  std::lock_guard write_lock(write_mu_);
+  rocksdb::Status s = db_->SyncWAL();
+  if (!s.ok()) {
+    // The next batch is written with sync (unsynced_ stays), which reports the error to its appends.
+    spdlog::warn("event log: fsync of the WAL failed: {}", s.ToString());
+    unsynced_since_ = std::chrono::steady_clock::now();  // tried again after another interval
+    return;
+  }
+  unsynced_ = false;
+}
+
 void EventLog::writer_loop() {
   std::vector<std::unique_ptr<Request>> batch;
   for (;;) {
     {
       std::unique_lock lk(mu_);
-      cv_.wait(lk, [&] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping and drained
+      auto work = [&] { return stopping_ || !queue_.empty(); };
+      if (unsynced_) {
+        // Lazy appends wait for the next batch's fsync, or for this one when nothing comes.
+        if (!cv_.wait_until(lk, unsynced_since_ + options_.lazy_sync_within, work)) {
+          lk.unlock();
+          sync_lazy();
+          continue;
+        }
+      } else {
+        cv_.wait(lk, work);
+      }
+      if (queue_.empty()) {  // stopping and drained
+        lk.unlock();
+        sync_lazy();
+        return;
+      }
       size_t n = 0;
       while (!queue_.empty() &&
              (batch.empty() || n + queue_.front()->events.size() <= options_.max_batch_events)) {
@@ -375,8 +405,19 @@ void EventLog::write_batch(std::vector<std::unique_ptr<Request>>& batch) {
   for (const auto& [k, v] : meta) wb.Put(meta_cf_, k, v).PermitUncheckedError();
 
   rocksdb::WriteOptions wo;
-  wo.sync = options_.sync == SyncPolicy::kEveryBatch;
+  const bool lazy = std::all_of(batch.begin(), batch.end(), [](const auto& r) { return r->durability == Durability::kLazy; });
+  const auto now = std::chrono::steady_clock::now();
+  wo.sync = options_.sync == SyncPolicy::kEveryBatch &&
+            (!lazy || (unsynced_ && now - unsynced_since_ >= options_.lazy_sync_within));
   rocksdb::Status s = db_->Write(wo, &wb);
+  if (s.ok() && options_.sync == SyncPolicy::kEveryBatch) {
+    if (wo.sync) {
+      unsynced_ = false;
+    } else if (!unsynced_) {
+      unsynced_ = true;
+      unsynced_since_ = now;
+    }
+  }
   if (!s.ok()) {
     std::string msg;
     if (s.IsNoSpace()) {

@@ -100,6 +100,18 @@ enum class SyncPolicy : uint8_t {
   kNone,        ///< Acknowledge after the WAL write reaches the OS (survives a process crash only).
 };
 
+/// What an append needs before it is acknowledged (under SyncPolicy::kEveryBatch).
+enum class Durability : uint8_t {
+  /// Its batch is fsynced before the append is acknowledged (decisions: nothing acts on an unsynced one).
+  kSynced,
+  /// Acknowledged once in the WAL; made durable by the next synced batch, or within
+  /// EventLogOptions::lazy_sync_within at the latest. For what the daemon can read again after a
+  /// power loss (watch events: a restart lists again) or finds out again (binder outcomes: the pod
+  /// shows bound or not on the watch). The WAL is sequential, so a synced batch makes every earlier
+  /// append durable too: nothing logged after a lazy append survives without it.
+  kLazy,
+};
+
 /// Options of EventLog::open.
 struct EventLogOptions {
   /// Durability of acknowledged appends. Default: SyncPolicy::kEveryBatch.
@@ -125,6 +137,9 @@ struct EventLogOptions {
   /// The free bytes of the log's file system; tests inject a full disk with it. Default: unset
   /// (statvfs of the log directory: f_bavail * f_frsize, what an unprivileged writer may use).
   std::function<Result<uint64_t>()> free_bytes = {};
+  /// Lazy appends (Durability::kLazy) are fsynced within this time: by the next batch written after it,
+  /// or by the writer when nothing else comes. Default: 100 ms.
+  std::chrono::milliseconds lazy_sync_within{100};
 };
 
 /// Whether the log can take appends now, and why not.
@@ -213,7 +228,8 @@ class EventLog : private boost::noncopyable {
   /// the log writes requests in the order they were queued, so these are the numbers the future will
   /// confirm, and a consumer can stamp state with them before the write completes.
   std::future<Result<AppendResult>> append_async(std::vector<events::Event> events,
-                                                 AppendResult* assigned = nullptr);
+                                                 AppendResult* assigned = nullptr,
+                                                 Durability durability = Durability::kSynced);
 
   /// Whether appends can be written now: the free space (looked at now) and the last write error.
   /// Writes nothing; a log that ran out of space resumes at its next batch or probe().
@@ -283,10 +299,13 @@ class EventLog : private boost::noncopyable {
     std::vector<uint32_t> body_crc;    ///< CRC-32C of each encoded body; the writer adds the key.
     std::vector<events::Event> events;
     std::promise<Result<AppendResult>> done;
+    Durability durability = Durability::kSynced;
   };
 
   EventLog() = default;
   void writer_loop();
+  /// fsyncs the WAL when lazy appends are not durable yet (writer thread).
+  void sync_lazy();
   void write_batch(std::vector<std::unique_ptr<Request>>& batch);
   /// Fails `batch` and everything queued behind it with `message`, and hands their sequence numbers
   /// out again (writer thread).
@@ -323,6 +342,8 @@ class EventLog : private boost::noncopyable {
   /// Held around every RocksDB write of the writer and around Resume().
   std::mutex write_mu_;
   uint64_t next_seq_ = 1;                       // writer thread only (after open)
+  bool unsynced_ = false;                              // writer thread: lazy appends not fsynced yet
+  std::chrono::steady_clock::time_point unsynced_since_;  // writer thread: the first of them
   uint64_t next_assigned_ = 1;                  // guarded by mu_: the next seq append_async hands out
   std::atomic<uint64_t> last_seq_{0};
   /// Read by the audit compaction filter on RocksDB's threads.

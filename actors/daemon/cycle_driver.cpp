@@ -64,7 +64,7 @@ bool CycleDriver::drain_appends() {
   return unlogged_.empty();
 }
 
-void CycleDriver::append_record(events::Payload payload) {
+void CycleDriver::append_record(events::Payload payload, storage::Durability durability) {
   ++record_appends_;
   events::Event e;
   e.timestamp_us = wall_us();
@@ -74,7 +74,7 @@ void CycleDriver::append_record(events::Payload payload) {
     return;
   }
   PendingRecord p;
-  p.appended = ports_.log->append_async({e});
+  p.appended = ports_.log->append_async({e}, nullptr, durability);
   p.event = std::move(e);
   pending_appends_.push_back(std::move(p));
 }
@@ -97,7 +97,8 @@ void CycleDriver::on_outcome(const BindJob& job, const events::BinderOutcome& o)
     spdlog::info("{} {}: {}", job.decision.kind == events::DecisionKind::kEvict ? "evicted" : "bound", o.pod,
                  o.reason);
   }
-  append_record(o);
+  // Lazy: after a power loss the pod shows bound, or not, on the watch; the decision was synced.
+  append_record(o, storage::Durability::kLazy);
 }
 
 void CycleDriver::on_leadership(const events::LeadershipChange& change) {

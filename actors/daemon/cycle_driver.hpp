@@ -129,7 +129,7 @@ class CycleDriver {
     std::future<storage::Result<storage::AppendResult>> appended;
     events::Event event;
   };
-  void append_record(events::Payload payload);
+  void append_record(events::Payload payload, storage::Durability durability = storage::Durability::kSynced);
   void retry_unlogged();
   std::vector<events::UnschedulableEvent> changed_reasons(const std::vector<events::UnschedulableEvent>& all);
   bool previous_cycles_done(const ClusterCut& cut) const;

@@ -30,6 +30,8 @@ class FullDiskFs : public rocksdb::FileSystemWrapper {
   std::atomic<bool> sync_fails{false};
   /// Only files whose name contains this fail ("" = every file), e.g. ".sst" or ".log".
   std::string only;
+  /// Sync and Fsync calls on the selected files.
+  mutable std::atomic<int> syncs{0};
 
   class File : public rocksdb::FSWritableFileOwnerWrapper {
    public:
@@ -46,10 +48,12 @@ class FullDiskFs : public rocksdb::FileSystemWrapper {
       return FSWritableFileOwnerWrapper::Append(d, o, v, dbg);
     }
     rocksdb::IOStatus Sync(const rocksdb::IOOptions& o, rocksdb::IODebugContext* dbg) override {
+      if (selected_) ++fs_.syncs;
       if (sync_fails()) return rocksdb::IOStatus::NoSpace("injected: disk full");
       return FSWritableFileOwnerWrapper::Sync(o, dbg);
     }
     rocksdb::IOStatus Fsync(const rocksdb::IOOptions& o, rocksdb::IODebugContext* dbg) override {
+      if (selected_) ++fs_.syncs;
       if (sync_fails()) return rocksdb::IOStatus::NoSpace("injected: disk full");
       return FSWritableFileOwnerWrapper::Fsync(o, dbg);
     }
@@ -113,8 +117,8 @@ class DiskFault : public ::testing::Test {
   DiskFault() : fs_(std::make_shared<FullDiskFs>(rocksdb::FileSystem::Default())), env_(rocksdb::NewCompositeEnv(fs_)) {}
 
   /// The log on `env` (the fixture's full-disk one by default).
-  Result<std::unique_ptr<EventLog>> open(rocksdb::Env* env = nullptr, bool read_only = false) {
-    EventLogOptions o;
+  Result<std::unique_ptr<EventLog>> open(rocksdb::Env* env = nullptr, bool read_only = false,
+                                         EventLogOptions o = {}) {
     o.env = env != nullptr ? env : env_.get();
     o.read_only = read_only;
     return EventLog::open(dir_.str(), o);
@@ -351,6 +355,38 @@ TEST(FreeDiskBytes, ReadsTheFileSystem) {
   ASSERT_TRUE(free) << free.message();
   EXPECT_GT(*free, 0u);
   EXPECT_FALSE(free_disk_bytes("/no/such/directory/here"));
+}
+
+// Lazy appends (storage/event_log.hpp Durability::kLazy: watch events, binder outcomes) are acknowledged
+// without an fsync of the WAL, and made durable by the next synced append or by the writer within the
+// window; a synced append (a decision) is fsynced before it is acknowledged.
+TEST_F(DiskFault, LazyAppendsAreSyncedWithinTheirWindowAndSyncedAppendsAtOnce) {
+  fs_->only = ".log";
+  EventLogOptions o;
+  o.lazy_sync_within = std::chrono::milliseconds(1500);
+  auto log = open(nullptr, false, o);
+  ASSERT_TRUE(log.is_ok()) << log.message();
+  const int before = fs_->syncs.load();
+  const auto start = std::chrono::steady_clock::now();
+  for (uint64_t i = 1; i <= 20; ++i) {
+    auto r = (*log)->append_async({events::testing::decision_event(1, i)}, nullptr, Durability::kLazy).get();
+    ASSERT_TRUE(r.is_ok()) << r.message();
+  }
+  if (std::chrono::steady_clock::now() - start < o.lazy_sync_within) {
+    EXPECT_EQ(fs_->syncs.load(), before) << "a lazy append waited for an fsync";
+  }
+  const auto until = start + std::chrono::seconds(10);
+  while (fs_->syncs.load() == before && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_GT(fs_->syncs.load(), before) << "the lazy appends were never fsynced";
+  EXPECT_GE(std::chrono::steady_clock::now() - start, o.lazy_sync_within - std::chrono::milliseconds(100))
+      << "fsynced before the window: the writer did not let them wait";
+  const int lazily_synced = fs_->syncs.load();
+  auto r = (*log)->append({events::testing::decision_event(2, 1)});
+  ASSERT_TRUE(r.is_ok()) << r.message();
+  EXPECT_GT(fs_->syncs.load(), lazily_synced) << "a synced append was acknowledged before its fsync";
+  EXPECT_EQ((*log)->last_seq(), 21u);
 }
 
 }  // namespace
