@@ -14,17 +14,26 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 
+#include <atomic>
+#include <condition_variable>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
 #include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <thread>
 
 #include "actors/daemon/daemon.hpp"
+#include "k8s/client/cluster_config.hpp"
+#include "k8s/client/kube_client.hpp"
+#include "k8s/http/http_client.hpp"
 #include "bench/e2e/child_process.hpp"
 #include "bench/e2e/cluster_server.hpp"
 #include "tests/daemon/daemon_harness.hpp"
@@ -38,6 +47,10 @@ using kai::bench::ChildProcess;
 /// The cost model the figures are taken with (bench/README.md states it).
 constexpr int64_t kServiceMicros = 1000;
 constexpr int64_t kMaxInFlight = 8;
+/// The ceiling runs' cost model: about what a real kube-apiserver with etcd absorbs on this machine
+/// (about 800 bindings/s), 2.5 ms per request, 2 at a time.
+constexpr int64_t kCeilingServiceMicros = 2500;
+constexpr int64_t kCeilingInFlight = 2;
 
 bool g_failed = false;  // a benchmark that errs fails the process, so that the ctest smoke run sees it
 
@@ -122,9 +135,24 @@ double writes(const Calls& calls) {
   return n;
 }
 
+/// The writes that wait behind the binds (actors/daemon/write_gate.hpp): PodGroups and their status,
+/// Queue status, Events, pod conditions and the pod grouper's annotations.
+double deferred_writes(const Calls& calls) {
+  double n = 0;
+  for (const auto& [key, count] : calls) {
+    const bool write = key.rfind("create ", 0) == 0 || key.rfind("patch ", 0) == 0 || key.rfind("update ", 0) == 0;
+    const bool deferred = key.find("podgroups") != std::string::npos || key.find("queues") != std::string::npos ||
+                          key.find("events") != std::string::npos || key == "patch pods/status" ||
+                          key == "patch pods";
+    if (write && deferred) n += count;
+  }
+  return n;
+}
+
 struct Quiet {
   double calls = 0;        ///< Counted calls seen while polling.
   double last_seen_s = 0;  ///< From the start to the last poll that saw one.
+  Calls seen;              ///< Every call seen while polling, by kind.
 };
 
 /// Polls the server's counts each second until three polls in a row see no call `counted` counts,
@@ -137,6 +165,7 @@ std::optional<Quiet> until_quiet(ChildProcess& child, const std::function<double
     std::this_thread::sleep_for(1s);
     Calls calls;
     if (!child.send("counts") || !read_calls(child, calls)) return std::nullopt;
+    for (const auto& [key, n] : calls) q.seen[key] += n;
     const double n = counted(calls);
     q.calls += n;
     if (n > 0) {
@@ -157,7 +186,22 @@ struct RunResult {
   double create_us = 0;  ///< Creating every pod took this long (at once: the server's own speed).
   double cpu_at_last_bind = 0;
   Calls calls;
+  std::vector<std::pair<double, double>> progress;  ///< (steady ns, pods bound by then)
 };
+
+/// Pods bound in each second of the run, from its first creation: where a run loses time.
+std::string timeline(const RunResult& r) {
+  std::string out;
+  double prev = 0;
+  size_t i = 0;
+  for (int second = 1; i < r.progress.size(); ++second) {
+    double bound = prev;
+    while (i < r.progress.size() && r.progress[i].first <= r.first_create_ns + 1e9 * second) bound = r.progress[i++].second;
+    out += (out.empty() ? "" : " ") + std::to_string(static_cast<int64_t>(bound - prev));
+    prev = bound;
+  }
+  return out;
+}
 
 /// Sends `go` and follows the progress lines; the CPU time is sampled whenever the bound count grows,
 /// so that the CPU per pod covers the work up to the last bind and not the quiet wait after it.
@@ -170,6 +214,9 @@ bool follow_run(ChildProcess& child, double rate, std::chrono::milliseconds quie
     in >> word;
     if (word == "progress") {
       r.cpu_at_last_bind = cpu_seconds();
+      double bound = 0, at = 0;
+      in >> bound >> at;
+      r.progress.emplace_back(at, bound);
     } else if (word == "done") {
       in >> r.created >> r.bound >> r.first_create_ns >> r.last_bind_ns >> r.p50_us >> r.p99_us >> r.max_us >>
           r.create_us;
@@ -201,37 +248,197 @@ void log_to_file(const std::string& dir) {
   spdlog::set_level(spdlog::level::info);
 }
 
-void BM_DaemonEndToEnd(benchmark::State& state) {
+/// Bindings per second the null client reached (BM_BindCeiling), by "nodes/pods" of the uniform
+/// cluster: the daemon's run on the same cluster reports its share of it.
+std::map<std::string, double> g_ceiling;
+
+std::string ceiling_key(int64_t nodes, int64_t pods) {
+  return std::to_string(nodes) + "/" + std::to_string(pods);
+}
+
+/// Starts the API-server process with `settings` and reads its `ready` line; nullopt (and `why`)
+/// when it does not come up.
+struct StartedServer {
+  std::unique_ptr<ChildProcess> child;
+  std::string kubeconfig;
+  double nodes = 0, running = 0, pending = 0, groups = 0, pod_bytes = 0, load_ms = 0;
+};
+std::optional<StartedServer> start_server(const kai::bench::ClusterServerSettings& settings, std::string& why) {
+  std::vector<std::string> args = {std::filesystem::read_symlink("/proc/self/exe").string(),
+                                   kai::bench::kClusterServerFlag};
+  for (const auto& a : kai::bench::cluster_server_args(settings)) args.push_back(a);
+  StartedServer s;
+  s.child = ChildProcess::spawn(args);
+  if (!s.child) {
+    why = "cannot start the API-server process";
+    return std::nullopt;
+  }
+  auto ready = s.child->read_line(30min);
+  std::istringstream in(ready.value_or(""));
+  std::string word;
+  in >> word >> s.kubeconfig >> s.nodes >> s.running >> s.pending >> s.groups >> s.pod_bytes >> s.load_ms;
+  if (word != "ready") {
+    why = "the API-server process did not load its cluster";
+    return std::nullopt;
+  }
+  std::cerr << "cluster: " << s.nodes << " nodes, " << s.running << " running pods (" << s.pod_bytes
+            << " B each as stored), " << s.pending << " pending pods in " << s.groups << " groups; loaded in "
+            << s.load_ms / 1000 << " s\n";
+  return s;
+}
+
+/// A scheduler that decides nothing (the ceiling's measuring stick): it watches the uniform
+/// cluster's namespace and binds every new pod to the next free GPU slot in node order, on `workers`
+/// threads through the daemon's own HTTPS client with no rate limit.
+class NullClient {
+ public:
+  NullClient(const kai::k8s::ClusterConfig& config, int workers)
+      : client_(config, client_options(workers)),
+        watch_(config.endpoint, std::string("/api/v1/namespaces/") + kai::bench::kUniformNamespace + "/pods?watch=1"),
+        workers_(workers) {}
+  ~NullClient() { stop(); }
+  NullClient(const NullClient&) = delete;
+  NullClient& operator=(const NullClient&) = delete;
+
+  bool start() {
+    if (watch_.status() != 200) return false;
+    threads_.emplace_back([this] { read(); });
+    for (int i = 0; i < workers_; ++i) threads_.emplace_back([this] { bind(); });
+    return true;
+  }
+  void stop() {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    watch_.stop();
+    for (auto& t : threads_) t.join();
+    threads_.clear();
+  }
+  uint64_t failed() const { return failed_.load(); }
+
+ private:
+  struct Pod {
+    std::string ns, name, uid;
+  };
+  static kai::k8s::ClientOptions client_options(int workers) {
+    kai::k8s::ClientOptions o;
+    o.qps = 1e9;
+    o.burst = 1000000000;
+    o.max_connections = workers;
+    return o;
+  }
+  void read() {
+    for (;;) {
+      {
+        std::lock_guard lock(mu_);
+        if (stopping_) return;
+      }
+      auto line = watch_.next(100ms);
+      if (!line) continue;
+      const auto ev = nlohmann::json::parse(*line, nullptr, false);
+      if (!ev.is_object() || ev.value("type", "") != "ADDED") continue;
+      const auto& o = ev["object"];
+      if (!o.value("spec", nlohmann::json::object()).value("nodeName", "").empty()) continue;
+      const auto& meta = o["metadata"];
+      {
+        std::lock_guard lock(mu_);
+        pods_.push_back({meta.value("namespace", ""), meta.value("name", ""), meta.value("uid", "")});
+      }
+      cv_.notify_one();
+    }
+  }
+  void bind() {
+    for (;;) {
+      Pod pod;
+      int64_t slot = 0;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return stopping_ || !pods_.empty(); });
+        if (stopping_) return;
+        pod = std::move(pods_.front());
+        pods_.pop_front();
+        slot = next_slot_++;
+      }
+      constexpr int64_t kGpusPerNode = 8;
+      if (!client_.bind_pod(pod.ns, pod.name, pod.uid, kai::bench::uniform_node_name(slot / kGpusPerNode)).ok())
+        ++failed_;
+    }
+  }
+
+  kai::k8s::KubeClient client_;
+  kai::http::WatchStream watch_;
+  const int workers_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Pod> pods_;
+  int64_t next_slot_ = 0;
+  bool stopping_ = false;
+  std::atomic<uint64_t> failed_{0};
+  std::vector<std::thread> threads_;
+};
+
+/// The API server's ceiling for binds (issue 23 "Binds at the ceiling"): the null client binds the
+/// uniform cluster's pods, created all at once, as fast as the server takes them.
+void BM_BindCeiling(benchmark::State& state) {
   kai::bench::ClusterServerSettings settings;
-  settings.per_mille = state.range(0);
-  settings.service_us = kServiceMicros;
-  settings.max_in_flight = kMaxInFlight;
-  const double rate = static_cast<double>(state.range(1));
-  const int64_t qps = state.range(2);
-  // 0: the client makes the PodGroups; 1-3: batch Jobs, whose PodGroups the daemon's pod grouper
-  // writes for every group (1), for groups of more than one pod (2) or for none (3).
-  const int64_t workloads = state.range(3);
-  settings.as_jobs = workloads > 0;
+  settings.service_us = kCeilingServiceMicros;
+  settings.max_in_flight = kCeilingInFlight;
+  settings.uniform_nodes = state.range(0);
+  settings.uniform_pods = state.range(1);
+  const int workers = static_cast<int>(state.range(2));
+  auto fail = [&](const std::string& why) {
+    g_failed = true;
+    state.SkipWithError(why.c_str());
+  };
+  for (auto _ : state) {
+    std::string why;
+    auto server = start_server(settings, why);
+    if (!server) return fail(why);
+    auto config = kai::k8s::load_kubeconfig(server->kubeconfig);
+    if (!config.is_ok()) return fail("kubeconfig: " + config.message());
+    NullClient null_client(config.value(), workers);
+    if (!null_client.start()) return fail("the null client's watch failed");
+    RunResult r;
+    if (!follow_run(*server->child, 0, 10s, r)) return fail("the API-server process stopped during the run");
+    null_client.stop();
+    server->child->finish(60s);
+    const double drain_s = (r.last_bind_ns - r.first_create_ns) / 1e9;
+    state.SetIterationTime(r.bound > 0 ? drain_s : 0);
+    const double pods_per_s = r.bound > 0 ? r.bound / drain_s : 0;
+    g_ceiling[ceiling_key(settings.uniform_nodes, settings.uniform_pods)] =
+        std::max(g_ceiling[ceiling_key(settings.uniform_nodes, settings.uniform_pods)], pods_per_s);
+    state.counters["bound"] = r.bound;
+    state.counters["pods_per_s"] = pods_per_s;
+    state.counters["failed_binds"] = static_cast<double>(null_client.failed());
+    state.counters["create_s"] = r.create_us / 1e6;
+    state.counters["p50_ms"] = r.p50_us / 1000;
+    state.counters["p99_ms"] = r.p99_us / 1000;
+    std::cerr << "null client: " << r.bound << " of " << r.created << " pods bound in " << drain_s << " s ("
+              << pods_per_s << " /s), " << null_client.failed() << " binds failed; API calls "
+              << (r.calls.count("total") ? r.calls["total"] : 0) << ": " << describe(r.calls, r.bound)
+              << "; binds per second: " << timeline(r) << "\n";
+    if (r.bound < r.created) return fail("the null client did not bind every pod");
+  }
+}
+
+/// The daemon on the cluster `settings` names: cold start, the cold-start wave, idle cycles, then the
+/// run (pods created at `rate`, 0 = at once) and the deferred writes' drain.
+void daemon_end_to_end(benchmark::State& state, const kai::bench::ClusterServerSettings& settings, double rate,
+                       int64_t qps, int64_t workloads) {
   auto fail = [&](const std::string& why) {
     g_failed = true;
     state.SkipWithError(why.c_str());
   };
   for (auto _ : state) {
     reset_peak_rss();
-    std::vector<std::string> args = {std::filesystem::read_symlink("/proc/self/exe").string(),
-                                     kai::bench::kClusterServerFlag};
-    for (const auto& a : kai::bench::cluster_server_args(settings)) args.push_back(a);
-    auto child = ChildProcess::spawn(args);
-    if (!child) return fail("cannot start the API-server process");
-    auto ready = child->read_line(30min);
-    std::istringstream in(ready.value_or(""));
-    std::string word, kubeconfig;
-    double nodes = 0, running = 0, pending = 0, groups = 0, pod_bytes = 0, load_ms = 0;
-    in >> word >> kubeconfig >> nodes >> running >> pending >> groups >> pod_bytes >> load_ms;
-    if (word != "ready") return fail("the API-server process did not load its cluster");
-    std::cerr << "cluster: " << nodes << " nodes, " << running << " running pods (" << pod_bytes
-              << " B each as stored), " << pending << " pending pods in " << groups << " groups; loaded in "
-              << load_ms / 1000 << " s\n";
+    std::string why;
+    auto server = start_server(settings, why);
+    if (!server) return fail(why);
+    ChildProcess* child = server->child.get();
+    const std::string& kubeconfig = server->kubeconfig;
+    const double nodes = server->nodes, running = server->running;
 
     TempDir temp;
     if (temp.path.empty()) return fail("cannot make a temporary directory");
@@ -325,9 +532,11 @@ void BM_DaemonEndToEnd(benchmark::State& state) {
       return n;
     };
     const double status_before = status_patches(r.calls);
-    const auto drain = until_quiet(*child, status_patches, 120s);
+    const double deferred_before = deferred_writes(r.calls);
+    const auto drain = until_quiet(*child, deferred_writes, 900s);
     if (!drain) return fail("the API-server process stopped");
-    const double status_after = drain->calls, status_drain_s = drain->last_seen_s;
+    const double status_after = status_patches(drain->seen), deferred_after = drain->calls;
+    const double status_drain_s = drain->last_seen_s;
     daemon->stop();
     daemon.reset();
     child->finish(60s);
@@ -358,16 +567,70 @@ void BM_DaemonEndToEnd(benchmark::State& state) {
     state.counters["idle_cycle_cpu_ms"] = 1000 * idle_cpu_s / static_cast<double>(kIdleCycles);
     state.counters["idle_settle_s"] = idle_settle_s;  // from the wave's end to the first skipped tick
     state.counters["status_calls_per_pod"] = (status_before + status_after) / bound;
-    state.counters["status_drain_s"] = status_drain_s;
+    state.counters["status_drain_s"] = status_drain_s;  // every deferred write, statuses included
+    state.counters["deferred_writes_before_last_bind"] = deferred_before;
+    state.counters["deferred_writes_after_last_bind"] = deferred_after;
+    if (settings.uniform_nodes > 0) {
+      const auto ceiling = g_ceiling.find(ceiling_key(settings.uniform_nodes, settings.uniform_pods));
+      if (ceiling != g_ceiling.end() && ceiling->second > 0)
+        state.counters["share_of_ceiling"] = state.counters["pods_per_s"] / ceiling->second;
+    }
     state.counters["wave_writes"] = wave_writes;
     state.counters["wave_s"] = wave_s;
     std::cerr << "run: " << r.bound << " of " << r.created << " pods bound in " << drain_s << " s, p50 "
               << r.p50_us / 1000 << " ms, p99 " << r.p99_us / 1000 << " ms, max " << r.max_us / 1000
               << " ms; " << 1000 * (r.cpu_at_last_bind - cpu_go) << " ms CPU to the last bind; API calls "
-              << total << ": " << describe(r.calls, bound) << "\n";
+              << total << ": " << describe(r.calls, bound) << "; binds per second: " << timeline(r) << "\n";
     if (r.bound == 0) return fail("no pod was bound");
   }
 }
+
+void BM_DaemonEndToEnd(benchmark::State& state) {
+  kai::bench::ClusterServerSettings settings;
+  settings.per_mille = state.range(0);
+  settings.service_us = kServiceMicros;
+  settings.max_in_flight = kMaxInFlight;
+  // 0: the client makes the PodGroups; 1-3: batch Jobs, whose PodGroups the daemon's pod grouper
+  // writes for every group (1), for groups of more than one pod (2) or for none (3).
+  const int64_t workloads = state.range(3);
+  settings.as_jobs = workloads > 0;
+  daemon_end_to_end(state, settings, static_cast<double>(state.range(1)), state.range(2), workloads);
+}
+
+/// The daemon with its defaults on the ceiling's cluster and cost model (BM_BindCeiling): its
+/// bindings per second, and their share of the ceiling when BM_BindCeiling ran first in the process.
+void BM_DaemonAtCeiling(benchmark::State& state) {
+  kai::bench::ClusterServerSettings settings;
+  settings.service_us = kCeilingServiceMicros;
+  settings.max_in_flight = kCeilingInFlight;
+  settings.uniform_nodes = state.range(0);
+  settings.uniform_pods = state.range(1);
+  daemon_end_to_end(state, settings, 0, state.range(2), 0);
+}
+
+// The ceiling and the daemon's share of it: 1,000 nodes / 5,000 pods and 5,000 nodes / 10,000 pods,
+// as the outside check (bench/README.md "Binds at the ceiling"); 50 nodes / 200 pods for the smoke
+// run. The null client with 4, 8 and 16 binding threads: the ceiling is the best of them.
+BENCHMARK(BM_BindCeiling)
+    ->ArgNames({"nodes", "pods", "workers"})
+    ->Args({50, 200, 8})
+    ->Args({1000, 5000, 4})
+    ->Args({1000, 5000, 8})
+    ->Args({1000, 5000, 16})
+    ->Args({5000, 10000, 4})
+    ->Args({5000, 10000, 8})
+    ->Args({5000, 10000, 16})
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kSecond);
+BENCHMARK(BM_DaemonAtCeiling)
+    ->ArgNames({"nodes", "pods", "qps"})
+    ->Args({50, 200, 0})
+    ->Args({1000, 5000, 0})
+    ->Args({5000, 10000, 0})
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kSecond);
 
 // Smoke size (50 nodes), with the client's PodGroups and with Jobs grouped by the daemon; 1,000 nodes
 // with Jobs and each --pod-group-objects choice (bench/README.md "Pod grouper writes"); 1,000 and 5,000 nodes with every pending pod at once, the same at a steady

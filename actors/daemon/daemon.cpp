@@ -57,6 +57,8 @@ struct Daemon::Impl {
   std::unique_ptr<storage::EventLog> log;
   std::unique_ptr<k8s::KubeClient> client;
   std::unique_ptr<KubeSharingApi> sharing_api;
+  /// Holds the deferred writers while the binder has work (write_gate.hpp).
+  WriteGate gate;
   std::unique_ptr<KubeWriterApis> writer_apis;
   std::unique_ptr<gpu_sharing::SharingChain> chain;
   std::unique_ptr<Binder> binder;
@@ -439,7 +441,7 @@ model::Status Daemon::Impl::start_scheduling() {
   chain_options.reservation_timeout = m.options.reservation_timeout;
   m.chain = std::make_unique<gpu_sharing::SharingChain>(*m.sharing_api, chain_options,
                                                         [] { return admission::system_random_suffix()(5); });
-  m.writer_apis = std::make_unique<KubeWriterApis>(*m.client);
+  m.writer_apis = std::make_unique<KubeWriterApis>(*m.client, &m.gate);
   m.status = std::make_unique<StatusWriter>(*m.writer_apis);
   m.pod_group_writer = std::make_unique<PodGroupWriter>(
       *m.writer_apis, [leadership = m.leadership.get()] { return leadership->may_act(); }, m.options.status_pacing);
@@ -499,7 +501,10 @@ model::Status Daemon::Impl::start_scheduling() {
   m.ingest_core.log = m.log.get();
   m.ingest_core.metrics = m.metrics.get();
   m.ingest_core.unlisted_kinds = kinds;
-  m.trigger = std::make_unique<EarlyCycleTrigger>(m.options.early_cycle_changes, kinds);
+  // The binder is short of work with fewer jobs queued or running than it has workers.
+  m.trigger = std::make_unique<EarlyCycleTrigger>(
+      m.options.early_cycle_changes, kinds,
+      [&m] { return m.gate.urgent() < static_cast<uint64_t>(std::max(1, m.options.binder_workers)); });
 
   if (m.options.webhook_port != 0) {
     if (auto s = m.start_webhooks({}); !s) return s;
@@ -513,7 +518,7 @@ model::Status Daemon::Impl::start_scheduling() {
         }
         m.actors->outcome(job, std::move(o));
       },
-      [leadership = m.leadership.get()] { return leadership->may_act(); });
+      [leadership = m.leadership.get()] { return leadership->may_act(); }, BinderTiming{}, &m.gate);
   // What each reflector already holds, read before the actors own the stores.
   std::map<std::string, std::map<std::string, std::string>> known;
   for (const auto& store : m.stores) {
@@ -592,6 +597,7 @@ void Daemon::stop() {
   if (m.elector_loop) m.elector_loop->stop();
   m.stopping = true;  // no new cycle: the binder's queue only shrinks from here
   m.binder->stop();   // in-flight calls finish and report while the actors still live
+  m.gate.open();      // the writers' last calls wait for nothing
   m.actors->stop();   // the scheduler first, then the ingest and the stores
   m.status->stop();
   m.pod_group_writer->stop();

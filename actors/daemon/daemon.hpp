@@ -25,21 +25,21 @@ struct DaemonOptions {
   std::string log_dir;     ///< the event log (RocksDB); required
   std::string scheduler_name = "kai-scheduler";
   std::string config_path;  ///< KAI's scheduler configuration (YAML/JSON); "" = KAI's defaults
-  double qps = 500;
-  int burst = 1000;
+  double qps = 1000;
+  int burst = 2000;
   std::chrono::milliseconds schedule_period{1000};
   /// How the PodGroup and Queue status writes are paced (status_pacing.hpp). Default: 1 s settle, 2 s
   /// per PodGroup, 5 s per Queue.
   StatusPacing status_pacing;
-  /// A cycle starts before its period is up once this many watch changes arrived since the last
-  /// one (a burst of new pods waits less). Default: 500; 0 = only by period.
+  /// A cycle starts before its period is up once this many objects were added or deleted since the
+  /// last one (a burst of new pods waits less; updates do not count). Default: 500; 0 = only by period.
   uint64_t early_cycle_changes = 500;
   /// Metrics / health port (KAI's --listen-address :8080); 0 = off.
   uint16_t metrics_port = 8080;
   /// Answer /get-snapshot (every pod, unauthenticated) on the metrics port to any peer. Default: false
   /// (loopback peers only: this host, `kubectl port-forward`).
   bool expose_snapshot = false;
-  int binder_workers = 4;
+  int binder_workers = 8;
   /// A bind or eviction not started this long after its decision is cancelled by the binder, which
   /// logs the outcome, so that the pod may be decided again. 0 = twice `reservation_timeout`.
   /// Default: 0.

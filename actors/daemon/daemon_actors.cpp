@@ -172,8 +172,10 @@ caf::behavior ingest_actor(caf::event_based_actor* self, IngestCore* core, Early
 /// The scheduler actor: ticks, asks for cuts and runs the cycle driver on them. While a cut is on
 /// its way, outcomes and leadership changes wait here, in order, so that nothing the driver appends
 /// falls between the cut's position and the cycle (its records stay the projection's at the cut).
-caf::behavior scheduler_actor(caf::event_based_actor* self, CycleDriver* driver, const caf::actor& ingest) {
+caf::behavior scheduler_actor(caf::event_based_actor* self, CycleDriver* driver, const caf::actor& ingest,
+                             EarlyCycleTrigger* trigger) {
   struct State {
+    std::chrono::steady_clock::time_point asked_at;  ///< When the cut being waited for was asked.
     uint64_t generation = 0;  ///< Ticks carry one; an early cycle starts a new one.
     uint64_t request = 0;     ///< The last cut asked for.
     bool busy = false;        ///< A cut is asked for and not yet handled.
@@ -242,12 +244,15 @@ caf::behavior scheduler_actor(caf::event_based_actor* self, CycleDriver* driver,
         st->plan = driver->plan();
         if (!st->plan.cycle && !st->plan.snapshot) return next();
         st->busy = true;
+        st->asked_at = std::chrono::steady_clock::now();
         self->send(ingest, cut_atom::value, st->plan.snapshot, ++st->request);
         self->delayed_send(self, kCutTimeout, cut_late_atom::value, st->request);
       },
       [=](cut_atom, const CutPtr& cut, uint64_t request) {
         if (!st->busy || request != st->request) return;  // given up already
         driver->on_cut(cut, st->plan);
+        const auto ended = std::chrono::steady_clock::now();
+        trigger->cycle_ran(ended - st->asked_at, ended);
         settle();
       },
       [=](cut_late_atom, uint64_t request) {
@@ -276,6 +281,10 @@ DaemonActors::DaemonActors(IngestCore& ingest, EarlyCycleTrigger& trigger, const
   Impl& m = *impl_;
   m.trigger = &trigger;
   m.cfg.set("scheduler.max-threads", 2);
+  // Work sharing: idle workers wait on a condition variable. CAF's default, work stealing, polls its
+  // queues with 50 µs sleeps between messages, which cost about a core while watch events trickle in
+  // (bench/README.md "Binds at the ceiling") and left the API server's process less of the machine.
+  m.cfg.set("scheduler.policy", caf::atom("sharing"));
   m.system = std::make_unique<caf::actor_system>(m.cfg);
   std::map<std::string, caf::actor> store_of_kind;
   for (size_t i = 0; i < stores.size(); ++i) {
@@ -285,7 +294,7 @@ DaemonActors::DaemonActors(IngestCore& ingest, EarlyCycleTrigger& trigger, const
     });
   }
   m.ingest = m.system->spawn(ingest_actor, &ingest, &trigger, store_of_kind, m.stores, std::move(relist));
-  m.scheduler = m.system->spawn(scheduler_actor, &driver, m.ingest);
+  m.scheduler = m.system->spawn(scheduler_actor, &driver, m.ingest, &trigger);
 }
 
 DaemonActors::~DaemonActors() {

@@ -1,5 +1,7 @@
 #include "actors/daemon/ingest.hpp"
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include <utility>
@@ -64,7 +66,8 @@ void IngestCore::on_watch(const k8s::ReflectorEvent& ev, const Forward& forward)
     dropped_kinds.insert(ev.kind);
   } else {
     PendingWatch p;
-    p.appended = log->append_async({e});
+    // Lazy: a restart after a power loss lists again what the lost tail held (event_log.hpp Durability).
+    p.appended = log->append_async({e}, nullptr, storage::Durability::kLazy);
     p.event = std::make_shared<const events::WatchEvent>(std::get<events::WatchEvent>(std::move(e.payload)));
     p.list_end = ev.type == k8s::ReflectorEventType::kBookmark && ev.from_list;
     pending.push_back(std::move(p));
@@ -94,12 +97,28 @@ bool EarlyCycleTrigger::admit(const k8s::ReflectorEvent& ev, const std::function
   if (ev.type == k8s::ReflectorEventType::kBookmark) {
     return ev.from_list && unlisted_.erase(ev.kind) > 0 && unlisted_.empty();
   }
-  return early_after_ > 0 && ++changes_since_cut_ == early_after_;
+  // Only what makes new work or frees room counts: objects added and deleted. The updates a burst of
+  // binds brings back (bound, then running: two per pod) would otherwise start a cycle every few
+  // hundred binds, each costing a whole session while the decisions it finds were already made.
+  if (ev.type != k8s::ReflectorEventType::kAdded && ev.type != k8s::ReflectorEventType::kDeleted) return false;
+  if (early_after_ == 0) return false;
+  if (++changes_since_cut_ == early_after_) return true;
+  if (hungry_asked_ || !binder_short_ || changes_since_cut_ < std::max<uint64_t>(1, early_after_ / 10)) return false;
+  if (Clock::now() - last_ended_ < 4 * last_took_ || !binder_short_()) return false;
+  hungry_asked_ = true;
+  return true;
 }
 
 void EarlyCycleTrigger::cut_taken() {
   std::lock_guard lock(mu_);
   changes_since_cut_ = 0;
+  hungry_asked_ = false;
+}
+
+void EarlyCycleTrigger::cycle_ran(Clock::duration took, Clock::time_point ended) {
+  std::lock_guard lock(mu_);
+  last_took_ = took;
+  last_ended_ = ended;
 }
 
 }  // namespace kai::daemon

@@ -124,13 +124,73 @@ Json reservation_pod(const std::string& group, const std::string& node, int seri
 
 /// The cluster as loaded, and what is left to create on `go`.
 struct Loaded {
+  int64_t uniform_pods = 0;  ///< bare one-GPU pods to create in kUniformNamespace
   std::vector<model::PodGroup> pending_groups;
   std::map<std::string, std::vector<model::Pod>> pending_by_group;  ///< "ns/group" -> pods
   std::map<std::string, std::string> job_uids;  ///< "ns/group" -> its Job's uid (as_jobs)
   size_t nodes = 0, running = 0, pending = 0, pod_bytes = 0;
 };
 
+Json uniform_node(int64_t i) {
+  const Json resources = {{"cpu", "128"}, {"memory", "1099511627776"}, {"nvidia.com/gpu", "8"}, {"pods", "110"}};
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata",
+           {{"name", uniform_node_name(i)},
+            {"labels", {{"nvidia.com/gpu.count", "8"}, {"nvidia.com/gpu.memory", "81920"}}}}},
+          {"spec", Json::object()},
+          {"status",
+           {{"allocatable", resources},
+            {"capacity", resources},
+            {"conditions", Json::array({{{"type", "Ready"}, {"status", "True"}}})}}}};
+}
+
+/// A bare one-GPU pod of the uniform cluster, as a user would post it (then dressed and admitted).
+Json uniform_pod(int64_t i) {
+  Json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata",
+               {{"name", "gpu-" + std::to_string(i)},
+                {"namespace", kUniformNamespace},
+                {"labels", {{"kai.scheduler/queue", "bench"}}}}},
+              {"spec",
+               {{"schedulerName", "kai-scheduler"},
+                {"containers",
+                 Json::array({{{"name", "main"},
+                               {"resources",
+                                {{"requests", {{"cpu", "1"}, {"memory", "1073741824"}, {"nvidia.com/gpu", "1"}}},
+                                 {"limits", {{"nvidia.com/gpu", "1"}}}}}}})}}}};
+  dress(pod);
+  admit(pod);
+  return pod;
+}
+
+/// The uniform cluster (ClusterServerSettings::uniform_nodes): nodes and one queue; the pods come on `go`.
+Loaded load_uniform(apiserver::ApiServer& server, const ClusterServerSettings& s) {
+  Loaded out;
+  for (const char* ns : {"kai-resource-reservation", kUniformNamespace})
+    create(server, {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}});
+  const std::string runtime_class = admission::AdmissionOptions{}.gpu_pod_runtime_class;
+  create(server, {{"apiVersion", "node.k8s.io/v1"},
+                  {"kind", "RuntimeClass"},
+                  {"metadata", {{"name", runtime_class}}},
+                  {"handler", runtime_class}});
+  const Json unlimited = {{"quota", -1.0}, {"limit", -1.0}, {"overQuotaWeight", 1.0}};
+  create(server, {{"apiVersion", "scheduling.run.ai/v2"},
+                  {"kind", "Queue"},
+                  {"metadata", {{"name", "bench"}}},
+                  {"spec", {{"resources", {{"cpu", unlimited}, {"memory", unlimited}, {"gpu", unlimited}}}}}});
+  for (int64_t i = 0; i < s.uniform_nodes; ++i) create(server, uniform_node(i));
+  out.nodes = static_cast<size_t>(s.uniform_nodes);
+  out.uniform_pods = s.uniform_pods;
+  out.pending = static_cast<size_t>(s.uniform_pods);
+  server.set_kubelet(true);
+  server.set_kubelet_reserves_gpus(true);
+  return out;
+}
+
 Loaded load(apiserver::ApiServer& server, const ClusterServerSettings& s) {
+  if (s.uniform_nodes > 0) return load_uniform(server, s);
   const model::ClusterObjects c =
       gen::generate(gen::ClusterSpec::scaled(static_cast<double>(s.per_mille) / 1000.0));
   Loaded out;
@@ -321,6 +381,9 @@ void run(Reports& r, apiserver::ApiServer& server, const Loaded& cluster, double
       items.push_back({p.meta.namespace_ + "/" + p.meta.name, doc.dump()});
     }
   }
+  for (int64_t i = 0; i < cluster.uniform_pods; ++i) {
+    items.push_back({std::string(kUniformNamespace) + "/gpu-" + std::to_string(i), uniform_pod(i).dump()});
+  }
   const int64_t t0 = now_ns();
   size_t created = 0;
   auto last_check = Clock::now();
@@ -363,15 +426,23 @@ void run(Reports& r, apiserver::ApiServer& server, const Loaded& cluster, double
 
 }  // namespace
 
+std::string uniform_node_name(int64_t i) {
+  char name[32];
+  std::snprintf(name, sizeof name, "node-%05lld", static_cast<long long>(i));
+  return name;
+}
+
 std::vector<std::string> cluster_server_args(const ClusterServerSettings& s) {
-  return {std::to_string(s.per_mille), std::to_string(s.service_us), std::to_string(s.max_in_flight),
-          std::to_string(s.kubelet_delay_ms), s.as_jobs ? "jobs" : "podgroups"};
+  return {std::to_string(s.per_mille),         std::to_string(s.service_us),
+          std::to_string(s.max_in_flight),     std::to_string(s.kubelet_delay_ms),
+          s.as_jobs ? "jobs" : "podgroups",    std::to_string(s.uniform_nodes),
+          std::to_string(s.uniform_pods)};
 }
 
 int run_cluster_server(int argc, char** argv) {
-  if (argc != 5) {
+  if (argc != 7) {
     std::cerr << "cluster server: expected <per-mille> <service us> <max in flight> <kubelet delay ms> "
-                 "<podgroups|jobs>\n";
+                 "<podgroups|jobs> <uniform nodes> <uniform pods>\n";
     return 2;
   }
   ClusterServerSettings s;
@@ -380,6 +451,8 @@ int run_cluster_server(int argc, char** argv) {
   s.max_in_flight = std::atoll(argv[2]);
   s.kubelet_delay_ms = std::atoll(argv[3]);
   s.as_jobs = std::string(argv[4]) == "jobs";
+  s.uniform_nodes = std::atoll(argv[5]);
+  s.uniform_pods = std::atoll(argv[6]);
   Reports reports;
 
   apiserver::ServerOptions o = e2e::test_server_options();
@@ -398,6 +471,7 @@ int run_cluster_server(int argc, char** argv) {
   size_t groups = 0;
   for (const auto& pg : cluster.pending_groups)
     groups += cluster.pending_by_group.count(pg.meta.namespace_ + "/" + pg.meta.name);
+  groups += static_cast<size_t>(cluster.uniform_pods);  // a group each
   const auto load_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
   reports.line("ready " + server.kubeconfig_path() + " " + std::to_string(cluster.nodes) + " " +
                std::to_string(cluster.running) + " " + std::to_string(cluster.pending) + " " +

@@ -36,7 +36,17 @@ struct ClusterServerSettings {
   /// gang size) instead of PodGroups the client makes: the daemon's pod grouper then writes every
   /// PodGroup and pod-group-name annotation. Default: false.
   bool as_jobs = false;
+  /// Instead of kai-gen's cluster: this many nodes of 8 GPUs, empty, one queue `bench` without
+  /// limits, and `uniform_pods` bare one-GPU pods (no PodGroup: the daemon's pod grouper makes one
+  /// each) created on `go`, as the outside throughput check has them (bench/README.md "Binds at the
+  /// ceiling"). Default: 0 (kai-gen).
+  int64_t uniform_nodes = 0;
+  int64_t uniform_pods = 0;
 };
+
+/// Namespace and node names of the uniform cluster, which the null client binds to by name.
+inline constexpr const char* kUniformNamespace = "bench";
+std::string uniform_node_name(int64_t i);
 
 /// The arguments after kClusterServerFlag that carry `s`.
 std::vector<std::string> cluster_server_args(const ClusterServerSettings& s);

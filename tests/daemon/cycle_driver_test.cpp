@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <numeric>
 #include <sstream>
 #include <vector>
 
@@ -175,7 +176,7 @@ TEST_F(DriverTest, AStandbyAndAStoppingDaemonPlanNoCycle) {
   EXPECT_FALSE(driver->plan().cycle);
 }
 
-TEST(EarlyCycleTrigger, NumbersEventsInOrderAndAsksForACycleAfterEnoughChangesAndWhenTheFirstListsEnd) {
+TEST(EarlyCycleTrigger, NumbersEventsInOrderAndAsksForACycleAfterEnoughAdditionsOrDeletionsAndWhenTheFirstListsEnd) {
   EarlyCycleTrigger trigger(3, {"Node", "Pod"});
   std::vector<uint64_t> enqueued;
   uint64_t number = 0;
@@ -201,7 +202,47 @@ TEST(EarlyCycleTrigger, NumbersEventsInOrderAndAsksForACycleAfterEnoughChangesAn
   EXPECT_FALSE(admit("Pod", kAdded, false));
   EXPECT_FALSE(admit("Pod", kAdded, false));
   EXPECT_TRUE(admit("Pod", kAdded, false)) << "counted again from the cut";
-  EXPECT_EQ(enqueued, (std::vector<uint64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10})) << "every event handed on, in order";
+  trigger.cut_taken();
+  const auto kModified = k8s::ReflectorEventType::kModified;
+  const auto kDeleted = k8s::ReflectorEventType::kDeleted;
+  for (int i = 0; i < 5; ++i) EXPECT_FALSE(admit("Pod", kModified, false)) << "updates do not count";
+  EXPECT_FALSE(admit("Pod", kDeleted, false));
+  EXPECT_FALSE(admit("Pod", kAdded, false));
+  EXPECT_TRUE(admit("Pod", kDeleted, false)) << "deletions count as additions do";
+  std::vector<uint64_t> every(18);
+  std::iota(every.begin(), every.end(), 1);
+  EXPECT_EQ(enqueued, every) << "every event handed on, in order";
+}
+
+TEST(EarlyCycleTrigger, AShortBinderAsksAfterATenthOfTheAdditionsWhileCyclesAreCheap) {
+  bool short_of_work = true;
+  EarlyCycleTrigger trigger(100, {}, [&] { return short_of_work; });
+  uint64_t number = 0;
+  auto add = [&] {
+    k8s::ReflectorEvent e;
+    e.kind = "Pod";
+    e.type = k8s::ReflectorEventType::kAdded;
+    return trigger.admit(e, [](uint64_t) {}, number);
+  };
+  auto additions_until_asked = [&](int limit) {
+    for (int i = 1; i <= limit; ++i) {
+      if (add()) return i;
+    }
+    return 0;
+  };
+  EXPECT_EQ(additions_until_asked(200), 10) << "a tenth of 100, the binder being short";
+  EXPECT_EQ(additions_until_asked(200), 90) << "once per cut: then at the full count";
+  trigger.cut_taken();
+  short_of_work = false;
+  EXPECT_EQ(additions_until_asked(200), 100) << "a busy binder waits for the full count";
+  trigger.cut_taken();
+  short_of_work = true;
+  const auto now = EarlyCycleTrigger::Clock::now();
+  trigger.cycle_ran(std::chrono::seconds(10), now);
+  EXPECT_EQ(additions_until_asked(200), 100) << "a cycle that took 10 s and just ended: not sooner";
+  trigger.cut_taken();
+  trigger.cycle_ran(std::chrono::milliseconds(1), now - std::chrono::seconds(1));
+  EXPECT_EQ(additions_until_asked(200), 10) << "a cheap cycle a second ago: sooner again";
 }
 
 }  // namespace
