@@ -512,7 +512,9 @@ void daemon_end_to_end(benchmark::State& state, const kai::bench::ClusterServerS
     RunResult r;
     const auto quiet = std::chrono::milliseconds(static_cast<int64_t>(1000 * std::max(10.0, 4 * cycle_s)));
     const double cpu_go = cpu_seconds();
+    const uint64_t cycles_go = daemon->cycles() - daemon->idle_cycles();
     if (!follow_run(*child, rate, quiet, r)) return fail("the API-server process stopped during the run");
+    const uint64_t run_cycles = daemon->cycles() - daemon->idle_cycles() - cycles_go;
     const double rss = status_mib("VmRSS");
     const double peak_rss = status_mib("VmHWM");
     const double heap = live_heap_mib();
@@ -564,6 +566,7 @@ void daemon_end_to_end(benchmark::State& state, const kai::bench::ClusterServerS
     state.counters["cold_start_s"] = cold_start_s;
     state.counters["idle_cpu_pct"] = 100 * idle_cpu_share;
     state.counters["cycle_s"] = cycle_s;
+    state.counters["run_cycles"] = static_cast<double>(run_cycles);  // sessions run, to the run's quiet end
     state.counters["idle_cycle_cpu_ms"] = 1000 * idle_cpu_s / static_cast<double>(kIdleCycles);
     state.counters["idle_settle_s"] = idle_settle_s;  // from the wave's end to the first skipped tick
     state.counters["status_calls_per_pod"] = (status_before + status_after) / bound;

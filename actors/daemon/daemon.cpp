@@ -504,7 +504,7 @@ model::Status Daemon::Impl::start_scheduling() {
   // The binder is short of work with fewer jobs queued or running than it has workers.
   m.trigger = std::make_unique<EarlyCycleTrigger>(
       m.options.early_cycle_changes, kinds,
-      [&m] { return m.gate.urgent() < static_cast<uint64_t>(std::max(1, m.options.binder_workers)); });
+      [&m] { return m.gate.urgent() < 4 * static_cast<uint64_t>(std::max(1, m.options.binder_workers)); });
 
   if (m.options.webhook_port != 0) {
     if (auto s = m.start_webhooks({}); !s) return s;

@@ -103,7 +103,7 @@ bool EarlyCycleTrigger::admit(const k8s::ReflectorEvent& ev, const std::function
   if (ev.type != k8s::ReflectorEventType::kAdded && ev.type != k8s::ReflectorEventType::kDeleted) return false;
   if (early_after_ == 0) return false;
   if (++changes_since_cut_ == early_after_) return true;
-  if (hungry_asked_ || !binder_short_ || changes_since_cut_ < std::max<uint64_t>(1, early_after_ / 10)) return false;
+  if (hungry_asked_ || !binder_short_ || changes_since_cut_ < std::min<uint64_t>(early_after_, kHungryAfter)) return false;
   if (Clock::now() - last_ended_ < 4 * last_took_ || !binder_short_()) return false;
   hungry_asked_ = true;
   return true;

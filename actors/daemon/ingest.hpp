@@ -80,14 +80,16 @@ struct IngestCore {
 /// already holds is dropped. This lets the reflectors wake the scheduler directly, so that the ingest
 /// actor holds no handle to it.
 ///
-/// A hungry binder asks sooner: when the binder is short of work (`binder_short`, e.g. fewer jobs than
-/// workers) a tenth of `early_after` additions starts a cycle, so that the first binds of a burst do
-/// not wait for its 500th pod. Only while cycles cost little: the time since the last cycle ended must
+/// A hungry binder asks sooner: when the binder is short of work (`binder_short`: the daemon's binder
+/// has fewer jobs than four per worker) kHungryAfter additions start a cycle, so that the first binds
+/// of a burst do not wait for its 500th pod. Only while cycles cost little: the time since the last cycle ended must
 /// be at least four times what that cycle took (a cluster whose cycle takes a second is not cycled
 /// more than a fifth of the time for it).
 class EarlyCycleTrigger {
  public:
   using Clock = std::chrono::steady_clock;
+  /// Additions after which a binder short of work asks for a cycle (or `early_after`, when fewer).
+  static constexpr uint64_t kHungryAfter = 50;
 
   EarlyCycleTrigger(uint64_t early_after, std::set<std::string> unlisted_kinds,
                     std::function<bool()> binder_short = {})

@@ -131,6 +131,18 @@ struct Loaded {
   size_t nodes = 0, running = 0, pending = 0, pod_bytes = 0;
 };
 
+/// The namespaces, and the runtime class admit() gives GPU pods, as the GPU operator installs it: the
+/// API server refuses a pod that names a RuntimeClass that does not exist.
+void create_namespaces_and_runtime_class(apiserver::ApiServer& server, const std::set<std::string>& namespaces) {
+  for (const auto& ns : namespaces)
+    create(server, {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}});
+  const std::string runtime_class = admission::AdmissionOptions{}.gpu_pod_runtime_class;
+  create(server, {{"apiVersion", "node.k8s.io/v1"},
+                  {"kind", "RuntimeClass"},
+                  {"metadata", {{"name", runtime_class}}},
+                  {"handler", runtime_class}});
+}
+
 Json uniform_node(int64_t i) {
   const Json resources = {{"cpu", "128"}, {"memory", "1099511627776"}, {"nvidia.com/gpu", "8"}, {"pods", "110"}};
   return {{"apiVersion", "v1"},
@@ -168,13 +180,7 @@ Json uniform_pod(int64_t i) {
 /// The uniform cluster (ClusterServerSettings::uniform_nodes): nodes and one queue; the pods come on `go`.
 Loaded load_uniform(apiserver::ApiServer& server, const ClusterServerSettings& s) {
   Loaded out;
-  for (const char* ns : {"kai-resource-reservation", kUniformNamespace})
-    create(server, {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}});
-  const std::string runtime_class = admission::AdmissionOptions{}.gpu_pod_runtime_class;
-  create(server, {{"apiVersion", "node.k8s.io/v1"},
-                  {"kind", "RuntimeClass"},
-                  {"metadata", {{"name", runtime_class}}},
-                  {"handler", runtime_class}});
+  create_namespaces_and_runtime_class(server, {"kai-resource-reservation", kUniformNamespace});
   const Json unlimited = {{"quota", -1.0}, {"limit", -1.0}, {"overQuotaWeight", 1.0}};
   create(server, {{"apiVersion", "scheduling.run.ai/v2"},
                   {"kind", "Queue"},
@@ -197,15 +203,7 @@ Loaded load(apiserver::ApiServer& server, const ClusterServerSettings& s) {
   out.nodes = c.nodes.size();
   std::set<std::string> namespaces = {"kai-resource-reservation"};
   for (const auto& p : c.pods) namespaces.insert(p.meta.namespace_);
-  for (const auto& ns : namespaces)
-    create(server, {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}});
-  // The runtime class admit() gives GPU pods, as the GPU operator installs it: the API server
-  // refuses a pod that names a RuntimeClass that does not exist.
-  const std::string runtime_class = admission::AdmissionOptions{}.gpu_pod_runtime_class;
-  create(server, {{"apiVersion", "node.k8s.io/v1"},
-                  {"kind", "RuntimeClass"},
-                  {"metadata", {{"name", runtime_class}}},
-                  {"handler", runtime_class}});
+  create_namespaces_and_runtime_class(server, namespaces);
   for (const auto& pc : c.priority_classes) create(server, model::encode(pc));
   for (const auto& q : c.queues) create(server, model::encode(q));
   for (const auto& n : c.nodes) create(server, model::encode(n));

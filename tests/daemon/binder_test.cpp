@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <future>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -199,6 +200,27 @@ bool first_bind_held(FakeBindApi& api, Binder& binder, const std::string& name) 
   api.hold_first_call = true;
   binder.submit(bind_job(1, name));
   return api.wait_held();
+}
+
+TEST(Binder, HoldsTheWriteGateFromTheFirstQueuedJobToTheLastOutcome) {
+  // The deferred writers (status, Events, PodGroups) wait at the gate while a bind is queued or
+  // running (actors/daemon/write_gate.hpp).
+  WriteGate gate;
+  FakeBindApi api;
+  FakeCluster cluster;
+  auto chain = chain_over(cluster);
+  Outcomes outcomes;
+  Binder binder(api, chain, 1, outcomes.fn(), [] { return true; }, BinderTiming{}, &gate);
+  ASSERT_TRUE(first_bind_held(api, binder, "a"));
+  binder.submit(bind_job(2, "b"));  // queued behind the first: the only worker is busy
+  EXPECT_EQ(gate.urgent(), 2u);
+  auto turn = std::async(std::launch::async, [&gate] { gate.wait_turn(); });
+  EXPECT_EQ(turn.wait_for(50ms), std::future_status::timeout) << "a deferred write went while binds waited";
+  api.release();
+  EXPECT_EQ(turn.wait_for(5s), std::future_status::ready);
+  EXPECT_EQ(outcomes.now().size(), 2u) << "the gate opened only after both outcomes";
+  EXPECT_EQ(gate.urgent(), 0u);
+  binder.stop();
 }
 
 TEST(Binder, ABindThatSucceedsReportsBoundToItsNode) {

@@ -214,9 +214,9 @@ TEST(EarlyCycleTrigger, NumbersEventsInOrderAndAsksForACycleAfterEnoughAdditions
   EXPECT_EQ(enqueued, every) << "every event handed on, in order";
 }
 
-TEST(EarlyCycleTrigger, AShortBinderAsksAfterATenthOfTheAdditionsWhileCyclesAreCheap) {
+TEST(EarlyCycleTrigger, AShortBinderAsksAfterFiftyAdditionsWhileCyclesAreCheap) {
   bool short_of_work = true;
-  EarlyCycleTrigger trigger(100, {}, [&] { return short_of_work; });
+  EarlyCycleTrigger trigger(500, {}, [&] { return short_of_work; });
   uint64_t number = 0;
   auto add = [&] {
     k8s::ReflectorEvent e;
@@ -230,19 +230,30 @@ TEST(EarlyCycleTrigger, AShortBinderAsksAfterATenthOfTheAdditionsWhileCyclesAreC
     }
     return 0;
   };
-  EXPECT_EQ(additions_until_asked(200), 10) << "a tenth of 100, the binder being short";
-  EXPECT_EQ(additions_until_asked(200), 90) << "once per cut: then at the full count";
+  static_assert(EarlyCycleTrigger::kHungryAfter == 50);
+  EXPECT_EQ(additions_until_asked(1000), 50) << "the binder being short";
+  EXPECT_EQ(additions_until_asked(1000), 450) << "once per cut: then at the full count";
   trigger.cut_taken();
   short_of_work = false;
-  EXPECT_EQ(additions_until_asked(200), 100) << "a busy binder waits for the full count";
+  EXPECT_EQ(additions_until_asked(1000), 500) << "a busy binder waits for the full count";
   trigger.cut_taken();
   short_of_work = true;
   const auto now = EarlyCycleTrigger::Clock::now();
   trigger.cycle_ran(std::chrono::seconds(10), now);
-  EXPECT_EQ(additions_until_asked(200), 100) << "a cycle that took 10 s and just ended: not sooner";
+  EXPECT_EQ(additions_until_asked(1000), 500) << "a cycle that took 10 s and just ended: not sooner";
   trigger.cut_taken();
   trigger.cycle_ran(std::chrono::milliseconds(1), now - std::chrono::seconds(1));
-  EXPECT_EQ(additions_until_asked(200), 10) << "a cheap cycle a second ago: sooner again";
+  EXPECT_EQ(additions_until_asked(1000), 50) << "a cheap cycle a second ago: sooner again";
+  EarlyCycleTrigger few(20, {}, [] { return true; });
+  uint64_t n = 0;
+  int asked_at = 0;
+  for (int i = 1; i <= 30 && asked_at == 0; ++i) {
+    k8s::ReflectorEvent e;
+    e.kind = "Pod";
+    e.type = k8s::ReflectorEventType::kAdded;
+    if (few.admit(e, [](uint64_t) {}, n)) asked_at = i;
+  }
+  EXPECT_EQ(asked_at, 20) << "never later than --early-cycle-changes";
 }
 
 }  // namespace

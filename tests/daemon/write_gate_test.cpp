@@ -1,17 +1,12 @@
-// The gate that holds the deferred writers while the binder has work (actors/daemon/write_gate.hpp),
-// alone and as the binder drives it (actors/daemon/binder.hpp).
+// The gate that holds the deferred writers while the binder has work (actors/daemon/write_gate.hpp);
+// tests/daemon/binder_test.cpp has the binder driving it.
 
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <chrono>
 #include <future>
-#include <thread>
 
-#include "actors/daemon/binder.hpp"
 #include "actors/daemon/write_gate.hpp"
-#include "tests/daemon/writer_fakes.hpp"
-#include "tests/gpu_sharing/fake_sharing_api.hpp"
 
 namespace kai::daemon {
 namespace {
@@ -70,76 +65,6 @@ TEST(WriteGate, MoreEndsThanBeginningsLeaveTheGateOpenNotWrapped) {
   gate.urgent_ended(3);
   EXPECT_EQ(gate.urgent(), 0u);
   EXPECT_EQ(gate.wait_turn(), std::chrono::steady_clock::duration::zero());
-}
-
-/// A bind port whose binds wait until the test lets them go.
-class HeldBinds : public BindApi {
- public:
-  model::Status bind_pod(const std::string&, const std::string&, const std::string&, const std::string&) override {
-    std::unique_lock lock(mu_);
-    ++started_;
-    cv_.notify_all();
-    cv_.wait(lock, [&] { return released_; });
-    return model::Status::ok();
-  }
-  model::Result<std::string> pod_node(const std::string&, const std::string&, const std::string&) override {
-    return std::string();
-  }
-  model::Status delete_pod(const std::string&, const std::string&, const std::string&, int64_t) override {
-    return model::Status::ok();
-  }
-  bool wait_started(int n) {
-    std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, 5s, [&] { return started_ >= n; });
-  }
-  void release() {
-    {
-      std::lock_guard lock(mu_);
-      released_ = true;
-    }
-    cv_.notify_all();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int started_ = 0;
-  bool released_ = false;
-};
-
-BindJob bind_of(uint64_t seq, const std::string& name) {
-  BindJob j;
-  j.log_seq = seq;
-  j.decision.action = "allocate";
-  j.decision.kind = events::DecisionKind::kBind;
-  j.decision.pod = "team-a/" + name;
-  j.decision.pod_uid = "uid-" + name;
-  j.decision.node = "node-1";
-  return j;
-}
-
-TEST(WriteGate, TheBinderHoldsDeferredWritesFromTheFirstQueuedJobToTheLastOutcome) {
-  WriteGate gate;
-  HeldBinds api;
-  gpu_sharing::fakes::FakeCluster cluster;
-  gpu_sharing::SharingChain chain(cluster, gpu_sharing::ChainOptions{}, gpu_sharing::fakes::counter_suffix());
-  std::atomic<int> outcomes{0};
-  {
-    Binder binder(
-        api, chain, 1, [&](const BindJob&, events::BinderOutcome) { ++outcomes; }, [] { return true; },
-        BinderTiming{}, &gate);
-    binder.submit(bind_of(1, "a"));
-    binder.submit(bind_of(2, "b"));  // queued behind the first: the only worker is busy
-    ASSERT_TRUE(api.wait_started(1));
-    EXPECT_EQ(gate.urgent(), 2u);
-    auto turn = deferred_call(gate);
-    EXPECT_TRUE(still_waiting(turn, 50ms));
-    api.release();
-    EXPECT_EQ(turn.wait_for(5s), std::future_status::ready);
-    EXPECT_EQ(outcomes.load(), 2) << "the gate opened only after both outcomes";
-    EXPECT_EQ(gate.urgent(), 0u);
-    binder.stop();
-  }
 }
 
 }  // namespace
