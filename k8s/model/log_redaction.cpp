@@ -86,6 +86,15 @@ bool value_end(od::value value, std::string_view text, size_t& end) {
   return true;
 }
 
+/// Cuts `field`'s whole member (its key's opening quote to the end of its value); false on an error.
+bool cut_member(od::field& field, std::string_view text, Cuts& cuts) {
+  const size_t start = member_start(field, text);
+  size_t end = 0;
+  if (!value_end(field.value(), text, end)) return false;
+  cuts.emplace_back(start, end);
+  return true;
+}
+
 /// Cuts the "value" member of every env entry of each container in `list`.
 bool cut_env_values(od::value list, std::string_view text, Cuts& cuts) {
   od::array containers;
@@ -105,11 +114,7 @@ bool cut_env_values(od::value list, std::string_view text, Cuts& cuts) {
         for (auto vm : v) {
           od::field vf;
           if (std::move(vm).get(vf) != simdjson::SUCCESS) return false;
-          if (vf.key() != "value") continue;
-          const size_t start = member_start(vf, text);
-          size_t end = 0;
-          if (!value_end(vf.value(), text, end)) return false;
-          cuts.emplace_back(start, end);
+          if (vf.key() == "value" && !cut_member(vf, text, cuts)) return false;
         }
       }
     }
@@ -135,21 +140,14 @@ bool find_cuts(std::string_view text, size_t capacity, Cuts& cuts) {
         od::field mf;
         if (std::move(mm).get(mf) != simdjson::SUCCESS) return false;
         if (mf.key() == "managedFields") {
-          const size_t start = member_start(mf, text);
-          size_t end = 0;
-          if (!value_end(mf.value(), text, end)) return false;
-          cuts.emplace_back(start, end);
+          if (!cut_member(mf, text, cuts)) return false;
         } else if (mf.key() == "annotations") {
           od::object ann;
           if (mf.value().get_object().get(ann) != simdjson::SUCCESS) continue;
           for (auto am : ann) {
             od::field af;
             if (std::move(am).get(af) != simdjson::SUCCESS) return false;
-            if (af.key() != kLastApplied) continue;
-            const size_t start = member_start(af, text);
-            size_t end = 0;
-            if (!value_end(af.value(), text, end)) return false;
-            cuts.emplace_back(start, end);
+            if (af.key() == kLastApplied && !cut_member(af, text, cuts)) return false;
           }
         }
       }
