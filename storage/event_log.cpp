@@ -234,9 +234,10 @@ void EventLog::sync_lazy() {
   std::lock_guard write_lock(write_mu_);
   rocksdb::Status s = db_->SyncWAL();
   if (!s.ok()) {
-    // The next batch is written with sync (unsynced_ stays), which reports the error to its appends.
+    // unsynced_ stays: tried again after another interval, or by the next synced batch, whose
+    // appends then see the error.
     spdlog::warn("event log: fsync of the WAL failed: {}", s.ToString());
-    unsynced_since_ = std::chrono::steady_clock::now();  // tried again after another interval
+    unsynced_since_ = std::chrono::steady_clock::now();
     return;
   }
   unsynced_ = false;

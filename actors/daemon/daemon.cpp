@@ -501,7 +501,7 @@ model::Status Daemon::Impl::start_scheduling() {
   m.ingest_core.log = m.log.get();
   m.ingest_core.metrics = m.metrics.get();
   m.ingest_core.unlisted_kinds = kinds;
-  // The binder is short of work with fewer jobs queued or running than it has workers.
+  // The binder is short of work with fewer than four jobs per worker queued or running.
   m.trigger = std::make_unique<EarlyCycleTrigger>(
       m.options.early_cycle_changes, kinds,
       [&m] { return m.gate.urgent() < 4 * static_cast<uint64_t>(std::max(1, m.options.binder_workers)); });
