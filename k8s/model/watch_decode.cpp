@@ -3,11 +3,16 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <exception>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "k8s/model/json_codec.hpp"
+#include "k8s/model/kind_decoders.hpp"
 
 namespace kai::model {
 namespace {
@@ -16,134 +21,130 @@ using nlohmann::json;
 using simdjson::dom::element;
 using simdjson::dom::element_type;
 
-// ------------------------------------------------------------------------------- what is kept
+/// A view (json_decoder.hpp) of a simdjson DOM value. Its members are found by a scan that keeps
+/// the last of repeated keys, and a map's members are visited in ascending key order, each once,
+/// as nlohmann's std::map holds them (Go writes maps sorted, so the sort is almost never needed).
+class SimdView {
+ public:
+  explicit SimdView(element e) : e_(e) {}
 
-/// Which members of an object are copied. A field with `only == nullptr` is copied whole; with a
-/// shape, that shape applies to it (to each element when it is an array). `keep_others` copies the
-/// members the list does not name, whole.
-struct Shape;
-struct Field {
-  std::string_view key;
-  const Shape* only = nullptr;
-};
-struct Shape {
-  const Field* fields;
-  size_t count;
-  bool keep_others;
-  const Field* find(std::string_view key) const {
-    for (size_t i = 0; i < count; ++i)
-      if (fields[i].key == key) return &fields[i];
-    return nullptr;
+  bool is_object() const { return e_.type() == element_type::OBJECT; }
+  bool is_array() const { return e_.type() == element_type::ARRAY; }
+  bool is_string() const { return e_.type() == element_type::STRING; }
+  bool is_boolean() const { return e_.type() == element_type::BOOL; }
+  bool is_number() const {
+    const element_type t = e_.type();
+    return t == element_type::INT64 || t == element_type::UINT64 || t == element_type::DOUBLE;
   }
-};
+  bool is_null() const { return e_.type() == element_type::NULL_VALUE; }
 
-// These lists follow the decoders in json_codec.cpp: a field a decoder reads must be listed here
-// (tests/model/watch_decode_test.cpp compares both paths on every kind and on mutated objects).
-constexpr Field kMetaFields[] = {{"name"},
-                                 {"namespace"},
-                                 {"uid"},
-                                 {"resourceVersion"},
-                                 {"generation"},
-                                 {"creationTimestamp"},
-                                 {"deletionTimestamp"},
-                                 {"labels"},
-                                 {"annotations"},
-                                 {"ownerReferences"}};
-constexpr Shape kMeta{kMetaFields, std::size(kMetaFields), false};
+  /// nlohmann's names, so that errors read the same whichever view decoded.
+  const char* type_name() const {
+    switch (e_.type()) {
+      case element_type::OBJECT:
+        return "object";
+      case element_type::ARRAY:
+        return "array";
+      case element_type::STRING:
+        return "string";
+      case element_type::INT64:
+      case element_type::UINT64:
+      case element_type::DOUBLE:
+        return "number";
+      case element_type::BOOL:
+        return "boolean";
+      case element_type::NULL_VALUE:
+        return "null";
+    }
+    return "null";
+  }
 
-constexpr Field kContainerFields[] = {{"name"}, {"resources"}, {"ports"}, {"restartPolicy"}};
-constexpr Shape kContainer{kContainerFields, std::size(kContainerFields), false};
+  std::optional<SimdView> find(std::string_view key) const {
+    std::optional<SimdView> found;
+    for (auto [k, v] : simdjson::dom::object(e_)) {
+      if (k == key) found = SimdView(v);
+    }
+    return found;
+  }
 
-constexpr Field kPodSpecFields[] = {{"schedulerName"},
-                                    {"nodeName"},
-                                    {"priorityClassName"},
-                                    {"priority"},
-                                    {"nodeSelector"},
-                                    {"affinity"},
-                                    {"topologySpreadConstraints"},
-                                    {"tolerations"},
-                                    {"containers", &kContainer},
-                                    {"initContainers", &kContainer},
-                                    {"overhead"},
-                                    {"schedulingGates"},
-                                    {"resourceClaims"}};
-constexpr Shape kPodSpec{kPodSpecFields, std::size(kPodSpecFields), false};
+  std::string_view string() const { return std::string_view(e_); }
+  bool boolean() const { return bool(e_); }
 
-constexpr Field kPodStatusFields[] = {{"phase"}, {"nominatedNodeName"}, {"conditions"}};
-constexpr Shape kPodStatus{kPodStatusFields, std::size(kPodStatusFields), false};
+  std::optional<int64_t> as_int64() const {
+    switch (e_.type()) {
+      case element_type::INT64:
+        return int64_t(e_);
+      case element_type::DOUBLE:
+        return json_detail::integral(double(e_));
+      default:
+        return std::nullopt;  // UINT64 holds only values above int64's range
+    }
+  }
+  double as_double() const {
+    switch (e_.type()) {
+      case element_type::INT64:
+        return static_cast<double>(int64_t(e_));
+      case element_type::UINT64:
+        return static_cast<double>(uint64_t(e_));
+      default:
+        return double(e_);
+    }
+  }
+  std::string dump_number() const {
+    switch (e_.type()) {
+      case element_type::INT64:
+        return std::to_string(int64_t(e_));
+      case element_type::UINT64:
+        return std::to_string(uint64_t(e_));
+      default:
+        return json(double(e_)).dump();
+    }
+  }
 
-constexpr Field kPodFields[] = {
-    {"apiVersion"}, {"kind"}, {"metadata", &kMeta}, {"spec", &kPodSpec}, {"status", &kPodStatus}};
-constexpr Shape kPod{kPodFields, std::size(kPodFields), false};
+  size_t size() const {
+    size_t n = 0;
+    for ([[maybe_unused]] element item : simdjson::dom::array(e_)) ++n;
+    return n;
+  }
 
-constexpr Field kNodeStatusFields[] = {{"capacity"}, {"allocatable"}, {"conditions"}};
-constexpr Shape kNodeStatus{kNodeStatusFields, std::size(kNodeStatusFields), false};
+  template <class F>
+  void for_each_element(F&& f) const {
+    size_t i = 0;
+    for (element item : simdjson::dom::array(e_)) f(i++, SimdView(item));
+  }
 
-constexpr Field kNodeFields[] = {
-    {"apiVersion"}, {"kind"}, {"metadata", &kMeta}, {"spec"}, {"status", &kNodeStatus}};
-constexpr Shape kNode{kNodeFields, std::size(kNodeFields), false};
-
-/// Every other kind: all of it but the managed fields.
-constexpr Field kOtherFields[] = {{"metadata", &kMeta}};
-constexpr Shape kOther{kOtherFields, std::size(kOtherFields), true};
-
-const Shape& shape_of(std::string_view kind) {
-  if (kind == "Pod") return kPod;
-  if (kind == "Node") return kNode;
-  return kOther;
-}
-
-// ------------------------------------------------------------------------------- conversion
-
-/// Copies `e` into a nlohmann value exactly as nlohmann's own parser would have built it
-/// (non-negative integers unsigned, as its lexer makes them; a repeated key keeps its last value).
-json convert(element e, const Shape* shape) {
-  switch (e.type()) {
-    case element_type::OBJECT: {
-      json out = json::object();
-      for (auto [key, value] : simdjson::dom::object(e)) {
-        const Shape* child = nullptr;
-        if (shape != nullptr) {
-          const Field* f = shape->find(key);
-          if (f == nullptr && !shape->keep_others) continue;
-          if (f != nullptr) child = f->only;
-        }
-        out[std::string(key)] = convert(value, child);
+  template <class F>
+  void for_each_member(F&& f) const {
+    const simdjson::dom::object obj(e_);
+    bool ascending = true;
+    std::optional<std::string_view> previous;
+    for (auto [k, v] : obj) {
+      if (previous && !(*previous < k)) {
+        ascending = false;
+        break;
       }
-      return out;
+      previous = k;
     }
-    case element_type::ARRAY: {
-      json out = json::array();
-      for (element item : simdjson::dom::array(e)) out.push_back(convert(item, shape));
-      return out;
+    if (ascending) {
+      for (auto [k, v] : obj) f(k, SimdView(v));
+      return;
     }
-    case element_type::STRING:
-      return json(std::string(std::string_view(e)));
-    case element_type::INT64: {
-      const int64_t v = int64_t(e);
-      return v < 0 ? json(v) : json(static_cast<uint64_t>(v));
+    std::vector<std::pair<std::string_view, element>> members;
+    for (auto [k, v] : obj) members.emplace_back(k, v);
+    std::stable_sort(members.begin(), members.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (size_t i = 0; i < members.size(); ++i) {
+      if (i + 1 < members.size() && members[i + 1].first == members[i].first) continue;  // the last wins
+      f(members[i].first, SimdView(members[i].second));
     }
-    case element_type::UINT64:
-      return json(uint64_t(e));
-    case element_type::DOUBLE:
-      return json(double(e));
-    case element_type::BOOL:
-      return json(bool(e));
-    case element_type::NULL_VALUE:
-      return json(nullptr);
   }
-  return json(nullptr);
-}
+
+ private:
+  element e_;
+};
 
 Status decode_item(element e, std::string_view kind, ClusterObjects& out) {
-  const Shape* shape = &shape_of(kind);
-  if (e.is_object()) {
-    std::string_view own;
-    if (!e["kind"].get(own)) shape = &shape_of(own);
-  }
-  json j = convert(e, shape);
-  if (j.is_object() && !j.contains("kind")) j["kind"] = kind;
-  return decode_object_into(j, out);
+  return json_detail::decode_object_into(SimdView(e), kind, out);
 }
 
 Status decode_tree(json& j, std::string_view kind, ClusterObjects& out) {

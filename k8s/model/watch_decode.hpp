@@ -1,9 +1,9 @@
 #pragma once
 // Decoding objects as a watch or a list delivers them, at the rate the watch path needs
-// (docs/performance-targets.md "Targets": >= 100,000 pod events of about 4 KB per second on one core). simdjson parses the
-// text; only the fields the typed decoders read are copied into a small nlohmann value; the one set
-// of per-kind decoders (json_codec) fills the typed structs. What no decoder reads (managedFields,
-// env, volumes, container statuses, a node's image list) is never materialised. Text that simdjson
+// (docs/performance-targets.md "Targets": >= 100,000 pod events of about 4 KB per second on one
+// core). simdjson parses the text and the one set of per-kind decoders (kind_decoders.hpp) reads
+// its DOM directly: nothing is copied into a second DOM, and what no decoder reads (managedFields,
+// env, volumes, container statuses, a node's image list) is never looked at. Text that simdjson
 // refuses (invalid JSON, integers beyond 64 bits, nesting deeper than 1,024) goes through nlohmann's
 // DOM instead, so the result and the error messages never depend on which path ran.
 

@@ -165,6 +165,34 @@ TEST(WatchDecode, ListsArraysAndMissingKindsDecodeAsTheReferenceDoes) {
   expect_same("3");
 }
 
+// nlohmann's objects are sorted maps that keep the last of repeated keys; the simdjson view visits
+// a map's members the same way, so labels, quantities and replica maps come out in the same order
+// with the same FieldErrors whatever the text's order.
+TEST(WatchDecode, MapsWithKeysOutOfOrderOrRepeatedDecodeAsTheReferenceDoes) {
+  const std::string pod_head = R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"ns",)";
+  for (const char* labels : {R"({"b":"2","a":"1","c":3})", R"({"a":"1","a":2,"b":"x"})", R"({"a":2,"a":"1"})",
+                             R"({"z":1,"y":[],"x":{}})", R"({"":"e","a":"1"})"}) {
+    expect_same(pod_head + R"("labels":)" + labels + "}}");
+    expect_same(pod_head + R"("labels":{}},"spec":{"nodeSelector":)" + labels + "}}");
+  }
+  const std::string requests = R"({"memory":"1Gi","cpu":"x","nvidia.com/gpu":1,"cpu":"500m","a":true})";
+  expect_same(pod_head + R"("labels":{}},"spec":{"containers":[{"name":"c","resources":{"requests":)" + requests +
+              "}}]}}");
+  const std::string job = R"({"kind":"PyTorchJob","apiVersion":"kubeflow.org/v1","metadata":{"name":"j","namespace":"ns"},)"
+                          R"("spec":{"pytorchReplicaSpecs":{"Worker":{"replicas":3},"Master":{"replicas":1},"Bad":7,)"
+                          R"("Master":{"replicas":2}}}})";
+  expect_same(job, "PyTorchJob");
+  json item = json::parse(job);
+  item.erase("kind");
+  expect_same(json{{"kind", "PyTorchJobList"}, {"items", {item}}}.dump(), "PyTorchJob");
+  const Decoded f = run(decode_objects_json, job, "PyTorchJob");
+  ASSERT_TRUE(f.ok) << f.message;
+  ASSERT_EQ(f.objects.owners.size(), 1u);
+  ASSERT_EQ(f.objects.owners[0].replicas.size(), 2u);
+  EXPECT_EQ(f.objects.owners[0].replicas[0].name, "Master");
+  EXPECT_EQ(f.objects.owners[0].replicas[0].replicas, 2);  // the last of the repeated key
+}
+
 TEST(WatchDecode, GeneratedClusterDecodesAsTheReferenceDoes) {
   const ClusterObjects cluster = gen::generate(gen::ClusterSpec::scaled(0.01));
   const std::string list = encode_snapshot_json(cluster);
