@@ -13,8 +13,8 @@ namespace kai::core {
 namespace {
 
 std::string label(const model::Pod& pod, const char* key) {
-  auto it = pod.meta.labels.find(key);
-  return it == pod.meta.labels.end() ? std::string() : it->second;
+  const std::string* v = find_in(pod.meta.labels, key);
+  return v == nullptr ? std::string() : *v;
 }
 
 OwnerIndex index_owners(const model::ObjectRefs& objects) {
@@ -97,6 +97,7 @@ std::vector<PodGroupAssignment> group_pods(const model::ObjectRefs& objects,
                                            const std::string& scheduler_name,
                                            const std::string& default_queue, const GrouperFlags& flags) {
   std::vector<PodGroupAssignment> out;
+  out.reserve(objects.pod_groups.size() + objects.pods.size());  // never moved while growing
   // "namespace/name" -> index into out; '/' cannot occur in either part.
   std::unordered_map<std::string, size_t> by_name;
   by_name.reserve(objects.pod_groups.size() + objects.pods.size());
@@ -200,7 +201,7 @@ std::vector<PodGroupAssignment> group_pods(const model::ObjectRefs& objects,
         std::find(a.invalid.begin(), a.invalid.end(), invalid) == a.invalid.end()) {
       a.invalid.push_back(std::move(invalid));
     }
-    if (spec && !a.spec) a.spec = std::move(spec);
+    if (spec && !a.spec) a.spec = std::make_unique<const GroupSpec>(std::move(*spec));
     if (a.pod_group == nullptr) {
       a.creation_timestamp = std::min(a.creation_timestamp, pod.meta.creation_timestamp);
       if (a.spec && a.spec->size_from_pods) a.min_member = static_cast<int32_t>(a.pods.size());

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "actors/scheduler/core/node_accounting.hpp"
+#include "actors/scheduler/core/workload_groupers.hpp"
 
 namespace kai::core {
 namespace {
@@ -58,8 +59,7 @@ void SessionBuilder::build() {
 }
 
 const std::string* SessionBuilder::find_label(const model::StringMap& labels, const char* key) {
-  auto it = labels.find(key);
-  return it == labels.end() ? nullptr : &it->second;
+  return find_in(labels, key);
 }
 
 bool SessionBuilder::parse_int64(const std::string& s, int64_t& out) {

@@ -122,10 +122,10 @@ std::optional<std::string> SessionBuilder::add_task(uint32_t pod_index, uint32_t
     int64_t ignored = 0;
     if (k.rfind("nvidia.com/mig-", 0) == 0 && parse_int64(v, ignored)) t.legacy_mig = true;
   }
-  if (auto it = pod.meta.labels.find("kai.scheduler/task-priority"); it != pod.meta.labels.end()) {
+  if (const std::string* priority = find_label(pod.meta.labels, "kai.scheduler/task-priority")) {
     int64_t p = 0;
-    const bool neg = !it->second.empty() && it->second[0] == '-';
-    if (parse_int64(neg ? it->second.substr(1) : it->second, p))
+    const bool neg = !priority->empty() && (*priority)[0] == '-';
+    if (parse_int64(neg ? priority->substr(1) : *priority, p))
       t.task_priority = static_cast<int32_t>(neg ? -p : p);
   }
   if (const auto* role = find_label(pod.meta.labels, "training.kubeflow.org/job-role")) {

@@ -6,6 +6,7 @@
 #include <deque>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "actors/scheduler/core/pod_grouper.hpp"
@@ -31,7 +32,7 @@ std::optional<int32_t> parse_int(const std::string* text);
 model::SubGroup leaf(std::string name, int32_t min_member, std::optional<std::string> parent = std::nullopt);
 
 /// The value of `key` in `m`, or null.
-const std::string* find_in(const model::StringMap& m, const std::string& key);
+const std::string* find_in(const model::StringMap& m, std::string_view key);
 
 /// Follows the pod's first ownerReference upward through the projected owners.
 OwnerChain walk_owners(const model::Pod& pod, const OwnerIndex& index);
