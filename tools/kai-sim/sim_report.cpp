@@ -60,8 +60,46 @@ bool is_unschedulable(const core::Session& ssn, const core::JobInfo& job) {
   return !job.fit_errors.empty() && ssn.active_allocated_count(job) < job.min_member;
 }
 
+namespace {
+
+/// Writes the report as `ordered_json(...).dump(2)` would, one element at a time: at 150,000 pods the
+/// whole document as a JSON tree cost more than the session build. Each element is dumped on its own
+/// and indented to its depth; JSON strings hold no raw newline, so every newline of a dump starts a
+/// line of the element.
+class ReportWriter {
+ public:
+  void begin_array(const char* key) {
+    out_ += first_section_ ? "{\n" : ",\n";
+    first_section_ = false;
+    out_.append("  \"").append(key).append("\": [");
+    empty_ = true;
+  }
+  void element(const ordered_json& value) {
+    out_ += empty_ ? "\n    " : ",\n    ";
+    empty_ = false;
+    const std::string text = value.dump(2);
+    for (char c : text) {
+      out_ += c;
+      if (c == '\n') out_ += "    ";
+    }
+  }
+  void end_array() { out_ += empty_ ? "]" : "\n  ]"; }
+  std::string finish() {
+    out_ += first_section_ ? "{}\n" : "\n}\n";
+    return std::move(out_);
+  }
+
+ private:
+  std::string out_;
+  bool first_section_ = true;
+  bool empty_ = true;
+};
+
+}  // namespace
+
 std::string render_json(const core::Session& ssn, const std::vector<events::Decision>* all_decisions) {
-  ordered_json pods = ordered_json::array();
+  ReportWriter w;
+  w.begin_array("pods");
   for (uint32_t id : sorted_task_ids(ssn)) {
     // A pod consolidation moved is reported where it was pipelined (its stand-in's place).
     const core::TaskInfo* moved = ssn.moved_to(id);
@@ -73,35 +111,38 @@ std::string render_json(const core::Session& ssn, const std::vector<events::Deci
                    {"gpuGroups", t.gpu_groups}};
     if (t.gpu.is_shared()) p["gpuFraction"] = gpu_fraction(t);
     if (auto r = pod_reason(ssn, t); !r.empty()) p["reason"] = r;
-    pods.push_back(std::move(p));
+    w.element(p);
   }
-  ordered_json decisions = ordered_json::array();
+  w.end_array();
+  w.begin_array("decisions");
   for (const auto& d : all_decisions ? *all_decisions : ssn.decisions) {
-    decisions.push_back(ordered_json{{"seq", d.seq},
-                                     {"action", d.action},
-                                     {"kind", events::to_string(d.kind)},
-                                     {"pod", d.pod},
-                                     {"node", d.node},
-                                     {"gpuGroups", d.gpu_groups},
-                                     {"reason", d.reason},
-                                     {"by", d.by}});
+    w.element(ordered_json{{"seq", d.seq},
+                           {"action", d.action},
+                           {"kind", events::to_string(d.kind)},
+                           {"pod", d.pod},
+                           {"node", d.node},
+                           {"gpuGroups", d.gpu_groups},
+                           {"reason", d.reason},
+                           {"by", d.by}});
   }
+  w.end_array();
   std::vector<const core::JobInfo*> jobs;
   for (const auto& j : ssn.jobs) jobs.push_back(&j);
   std::sort(jobs.begin(), jobs.end(), [](const auto* a, const auto* b) { return a->key < b->key; });
-  ordered_json groups = ordered_json::array();
+  w.begin_array("podGroups");
   for (const auto* j : jobs) {
     ordered_json reasons = ordered_json::array();
     for (const auto& r : j->fit_errors)
       reasons.push_back(ordered_json{{"reason", r.reason}, {"message", r.message}});
-    groups.push_back(ordered_json{{"namespace", j->namespace_},
-                                  {"name", j->name},
-                                  {"queue", j->queue_name},
-                                  {"minMember", j->min_member},
-                                  {"unschedulable", is_unschedulable(ssn, *j)},
-                                  {"reasons", std::move(reasons)}});
+    w.element(ordered_json{{"namespace", j->namespace_},
+                           {"name", j->name},
+                           {"queue", j->queue_name},
+                           {"minMember", j->min_member},
+                           {"unschedulable", is_unschedulable(ssn, *j)},
+                           {"reasons", std::move(reasons)}});
   }
-  ordered_json queues = ordered_json::array();
+  w.end_array();
+  w.begin_array("queues");
   for (const auto& q : ssn.queues) {
     ordered_json queue{{"name", q.name},
                        {"parent", q.parent == core::kNoQueue ? "" : ssn.queues[q.parent].name},
@@ -112,13 +153,10 @@ std::string render_json(const core::Session& ssn, const std::vector<events::Deci
     if (ssn.options().queue_usage != nullptr) {
       queue["usage"] = ordered_json{{"gpu", q.usage.gpu}, {"cpu", q.usage.cpu}, {"memory", q.usage.memory}};
     }
-    queues.push_back(std::move(queue));
+    w.element(queue);
   }
-  ordered_json out{{"pods", std::move(pods)},
-                   {"decisions", std::move(decisions)},
-                   {"podGroups", std::move(groups)},
-                   {"queues", std::move(queues)}};
-  return out.dump(2) + "\n";
+  w.end_array();
+  return w.finish();
 }
 
 std::string render_table(const core::Session& ssn) {
