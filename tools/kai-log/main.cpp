@@ -19,6 +19,7 @@
 #include "storage/event_log.hpp"
 #include "storage/restore.hpp"
 #include "tools/common/guarded_main.hpp"
+#include "tools/common/huge_pages.hpp"
 #include "tools/common/read_file.hpp"
 #include "tools/kai-log/counterfactual_command.hpp"
 #include "tools/kai-log/dump_filter.hpp"
@@ -451,5 +452,6 @@ static int run_tool(int argc, char** argv) {
 }
 
 int main(int argc, char** argv) {
+  kai::tools::run_with_huge_pages(argv);
   return kai::tools::guarded_main("kai-log", [&] { return run_tool(argc, argv); });
 }

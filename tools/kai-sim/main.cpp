@@ -12,6 +12,7 @@
 #include "k8s/model/json_codec.hpp"
 #include "k8s/model/time.hpp"
 #include "tools/common/guarded_main.hpp"
+#include "tools/common/huge_pages.hpp"
 #include "tools/common/read_file.hpp"
 #include "tools/kai-sim/log_input.hpp"
 #include "tools/kai-sim/sim_report.hpp"
@@ -185,5 +186,6 @@ static int run_tool(int argc, char** argv) {
 }
 
 int main(int argc, char** argv) {
+  kai::tools::run_with_huge_pages(argv);
   return kai::tools::guarded_main("kai-sim", [&] { return run_tool(argc, argv); });
 }
