@@ -58,10 +58,6 @@ void SessionBuilder::build() {
   }
 }
 
-const std::string* SessionBuilder::find_label(const model::StringMap& labels, const char* key) {
-  return find_in(labels, key);
-}
-
 bool SessionBuilder::parse_int64(const std::string& s, int64_t& out) {
   if (s.empty() || s.size() > 18) return false;
   int64_t v = 0;
@@ -156,11 +152,11 @@ void SessionBuilder::build_nodes() {
     info.allocatable.milli_gpu -= info.allocatable.milli_gpu % 1000;
     info.idle = info.allocatable;
     info.gpu_count = static_cast<int32_t>(info.allocatable.milli_gpu / 1000);
-    if (const auto* v = find_label(n.meta.labels, "nvidia.com/gpu.count")) {
+    if (const auto* v = find_in(n.meta.labels, "nvidia.com/gpu.count")) {
       int64_t count = 0;
       if (parse_int64(*v, count)) info.gpu_count = static_cast<int32_t>(count);
     }
-    if (const auto* v = find_label(n.meta.labels, "nvidia.com/gpu.memory")) {
+    if (const auto* v = find_in(n.meta.labels, "nvidia.com/gpu.memory")) {
       int64_t mem = 0;
       if (parse_int64(*v, mem)) {
         if (mem >= 1024 * 1024) mem /= 1024 * 1024;  // given in bytes
@@ -172,11 +168,11 @@ void SessionBuilder::build_nodes() {
                                 "\" is not an integer; GPU memory treated as not synced");
       }
     }
-    if (const auto* v = find_label(n.meta.labels, "nvidia.com/mig.strategy")) {
+    if (const auto* v = find_in(n.meta.labels, "nvidia.com/mig.strategy")) {
       if (*v == "single") info.mig = MigStrategy::kSingle;
       if (*v == "mixed") info.mig = MigStrategy::kMixed;
     }
-    if (const auto* v = find_label(n.meta.labels, "node-role.kubernetes.io/mig-enabled")) {
+    if (const auto* v = find_in(n.meta.labels, "node-role.kubernetes.io/mig-enabled")) {
       info.mig_enabled = *v == "true";
     }
     for (const auto& c : n.conditions) {
@@ -292,7 +288,7 @@ void SessionBuilder::account_foreign_pods() {
     t.req = pod_request(pod, has_mig);
     t.status = pod.meta.deletion_timestamp ? PodStatus::kReleasing : PodStatus::kRunning;
     const bool reservation = pod.meta.namespace_ == model::kReservationNamespace;
-    const std::string* group = reservation ? find_label(pod.meta.labels, model::kGpuGroupLabel) : nullptr;
+    const std::string* group = reservation ? find_in(pod.meta.labels, model::kGpuGroupLabel) : nullptr;
     // A reservation pod holds one device, that of its GPU group (docs/gpu-sharing.md "Accounting"):
     // the group's fraction pods hold it too, and when none is left (a bind abandoned after the
     // reservation pod was made) the reservation pod alone does, until the clean-up deletes it or a

@@ -26,7 +26,6 @@ class SessionBuilder {
   void build();
 
  private:
-  static const std::string* find_label(const model::StringMap& labels, const char* key);
   static bool parse_int64(const std::string& s, int64_t& out);
 
   // --- the cluster side (session_builder.cpp) ---

@@ -6,6 +6,7 @@
 #include "actors/scheduler/core/node_accounting.hpp"
 #include "actors/scheduler/core/sub_group_tree.hpp"
 #include "actors/scheduler/core/session_builder.hpp"
+#include "actors/scheduler/core/workload_groupers.hpp"
 #include "actors/scheduler/core/topology_scopes.hpp"
 #include "k8s/model/time.hpp"
 
@@ -122,16 +123,16 @@ std::optional<std::string> SessionBuilder::add_task(uint32_t pod_index, uint32_t
     int64_t ignored = 0;
     if (k.rfind("nvidia.com/mig-", 0) == 0 && parse_int64(v, ignored)) t.legacy_mig = true;
   }
-  if (const std::string* priority = find_label(pod.meta.labels, "kai.scheduler/task-priority")) {
+  if (const std::string* priority = find_in(pod.meta.labels, "kai.scheduler/task-priority")) {
     int64_t p = 0;
     const bool neg = !priority->empty() && (*priority)[0] == '-';
     if (parse_int64(neg ? priority->substr(1) : *priority, p))
       t.task_priority = static_cast<int32_t>(neg ? -p : p);
   }
-  if (const auto* role = find_label(pod.meta.labels, "training.kubeflow.org/job-role")) {
+  if (const auto* role = find_in(pod.meta.labels, "training.kubeflow.org/job-role")) {
     t.leader = *role == "master" || *role == "launcher";
   }
-  if (const auto* type = find_label(pod.meta.labels, "ray.io/node-type"))
+  if (const auto* type = find_in(pod.meta.labels, "ray.io/node-type"))
     t.leader = t.leader || *type == "head";
   t.constraints = constraint_signature(pod, t);
 
@@ -161,7 +162,7 @@ std::optional<std::string> SessionBuilder::add_task(uint32_t pod_index, uint32_t
 
 std::vector<std::string> SessionBuilder::running_gpu_groups(const model::Pod& pod) {
   std::vector<std::string> groups;
-  if (const auto* g = find_label(pod.meta.labels, model::kGpuGroupLabel)) groups.push_back(*g);
+  if (const auto* g = find_in(pod.meta.labels, model::kGpuGroupLabel)) groups.push_back(*g);
   const std::string prefix = std::string(model::kGpuGroupLabel) + "/";
   for (const auto& [k, v] : pod.meta.labels) {
     if (k.rfind(prefix, 0) == 0) groups.push_back(v.empty() ? k.substr(prefix.size()) : v);
