@@ -65,8 +65,9 @@ TEST(OneTruth, ABurstWithBindsInFlightAndASigkillReplaysWithoutADifference) {
   c.queue("default", "", -1);
   c.queue("team-a", "default", 512);
   c.queue("team-b", "default", 512);
-  // Binds take a while on the server, so that many are in flight across cycles.
-  c.slow_binds(std::chrono::milliseconds(2));
+  // Binds take a while on the server (5 ms each, 8 at once: about half a second for the 780 after
+  // the kill's threshold), so that many are in flight across cycles and the kill lands among them.
+  c.slow_binds(std::chrono::milliseconds(5));
   constexpr int kSingles = 900;
   for (int i = 0; i < kSingles; ++i) c.create(c.pod("team-a", "p-" + std::to_string(i), "team-a", 1));
   for (int g = 0; g < 10; ++g) {
