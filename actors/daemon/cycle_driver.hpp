@@ -41,6 +41,8 @@ struct CutResult {
   bool encoded = false;         ///< `sections` holds a snapshot of the cut.
   /// The number of the last watch event the cut holds (EarlyCycleTrigger::admit).
   uint64_t last_event_number = 0;
+  /// Changes after the cut already ask for the next cycle (EarlyCycleTrigger::cut_taken).
+  bool early_due = false;
   events::StateSections sections;
   std::map<std::string, std::string> resource_versions;
 };

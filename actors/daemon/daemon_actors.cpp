@@ -159,7 +159,7 @@ caf::behavior ingest_actor(caf::event_based_actor* self, IngestCore* core, Early
         r.appends_failed = std::exchange(core->failed_since_cut, false);
         r.cut.seq = core->log->last_assigned_seq();
         r.last_event_number = core->last_event_number;
-        trigger->cut_taken();
+        r.early_due = trigger->cut_taken(r.last_event_number);
         r.listed = core->current();
         r.encoded = encode;
         r.cut.views.resize(stores.size());
@@ -250,6 +250,8 @@ caf::behavior scheduler_actor(caf::event_based_actor* self, CycleDriver* driver,
       },
       [=](cut_atom, const CutPtr& cut, uint64_t request) {
         if (!st->busy || request != st->request) return;  // given up already
+        // Changes that came while the cut was on its way want their cycle as an early request would.
+        if (cut->early_due) st->deferred_early = std::max(st->deferred_early.value_or(0), cut->last_event_number + 1);
         driver->on_cut(cut, st->plan);
         const auto ended = std::chrono::steady_clock::now();
         trigger->cycle_ran(ended - st->asked_at, ended);

@@ -105,17 +105,26 @@ bool EarlyCycleTrigger::admit(const k8s::ReflectorEvent& ev, const std::function
   // schedules nothing (it is not `listed`) yet builds a view of every store: at 150,000 pods those
   // cuts cost a quarter of the cold start. So they ask for none; the end of the last one does.
   if (early_after_ == 0 || !unlisted_.empty()) return false;
-  if (++changes_since_cut_ == early_after_) return true;
-  if (hungry_asked_ || !binder_short_ || changes_since_cut_ < std::min<uint64_t>(early_after_, kHungryAfter)) return false;
+  counted_.push_back(number);
+  const uint64_t changes = counted_.size();
+  if (!full_asked_ && changes >= early_after_) {
+    full_asked_ = true;
+    return true;
+  }
+  if (hungry_asked_ || !binder_short_ || changes < std::min<uint64_t>(early_after_, kHungryAfter)) return false;
   if (Clock::now() - last_ended_ < 4 * last_took_ || !binder_short_()) return false;
   hungry_asked_ = true;
   return true;
 }
 
-void EarlyCycleTrigger::cut_taken() {
+bool EarlyCycleTrigger::cut_taken(uint64_t upto) {
   std::lock_guard lock(mu_);
-  changes_since_cut_ = 0;
+  // Changes admitted after the cut's last event are not in it: they stay counted, or a change that
+  // came while a cut was on its way would wait a whole period for its cycle.
+  while (!counted_.empty() && counted_.front() <= upto) counted_.pop_front();
   hungry_asked_ = false;
+  full_asked_ = early_after_ > 0 && counted_.size() >= early_after_;
+  return full_asked_;
 }
 
 void EarlyCycleTrigger::cycle_ran(Clock::duration took, Clock::time_point ended) {

@@ -101,15 +101,19 @@ class EarlyCycleTrigger {
   /// Numbers `ev` and calls `enqueue(number)` under the lock; true when the scheduler should cycle
   /// now for it (then `number` is what the early request carries).
   bool admit(const k8s::ReflectorEvent& ev, const std::function<void(uint64_t)>& enqueue, uint64_t& number);
-  /// A cut was taken: the count starts again.
-  void cut_taken();
+  /// A cut holding every event up to number `upto` was taken: the count starts again from the events
+  /// after it (admitted while the cut was on its way, so not in it). True when those already reach
+  /// `early_after`: the caller asks for a cycle for them (admit has not, and will not).
+  bool cut_taken(uint64_t upto);
 
  private:
   std::mutex mu_;
   const uint64_t early_after_;
   std::set<std::string> unlisted_;
-  uint64_t changes_since_cut_ = 0;
+  /// The numbers of the counted changes (additions, deletions) no cut holds yet, oldest first.
+  std::deque<uint64_t> counted_;
   uint64_t last_number_ = 0;
+  bool full_asked_ = false;  ///< A request at `early_after` changes went out since the last cut.
   std::function<bool()> binder_short_;
   bool hungry_asked_ = false;  ///< A hungry request went out since the last cut.
   Clock::duration last_took_{};
