@@ -241,6 +241,16 @@ TEST_P(RandomClusters, FullSessionNeverEvictsNonPreemptibleWorkAndOverCommitsNot
     }
     EXPECT_TRUE(later.fits_in(ssn.nodes[n].allocatable)) << ssn.nodes[n].name;
   }
+  // The per-job counters every action reads agree with the tasks after all the actions' statements.
+  for (const auto& job : ssn.jobs) {
+    int32_t pending = 0, active = 0;
+    for (uint32_t t : job.tasks) {
+      pending += ssn.tasks[t].status == PodStatus::kPending;
+      active += is_active_allocated(ssn.tasks[t].status);
+    }
+    EXPECT_EQ(job.pending, pending) << job.key;
+    EXPECT_EQ(job.active_allocated, active) << job.key;
+  }
   evictions_seen += std::count_if(ssn.decisions.begin(), ssn.decisions.end(),
                                   [](const auto& d) { return d.kind == kai::events::DecisionKind::kEvict; });
 }

@@ -147,10 +147,7 @@ int32_t Session::pod_set_active_allocated(const PodSetInfo& ps) const {
 }
 
 bool Session::has_pending_tasks(const JobInfo& job) const {
-  for (uint32_t t : job.tasks) {
-    if (tasks[t].status == PodStatus::kPending) return true;
-  }
-  return false;
+  return job.pending > 0;
 }
 
 std::vector<uint32_t> Session::tasks_to_allocate(const JobInfo& job) const {

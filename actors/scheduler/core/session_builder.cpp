@@ -55,6 +55,7 @@ void SessionBuilder::build() {
   for (const auto& t : ssn_.tasks) {
     ssn_.account_task_in_queue(t, +1);
     ssn_.jobs[t.job].active_allocated += is_active_allocated(t.status);
+    ssn_.jobs[t.job].pending += t.status == PodStatus::kPending;
   }
 }
 

@@ -16,7 +16,10 @@ void Statement::set_state(uint32_t task_id, const TaskState& state) {
   const int32_t old_node = task.node;
   if (task.node != kNoNode && is_active_used(task.status)) node_remove_task(ssn_.nodes[task.node], task);
   ssn_.account_task_in_queue(task, -1);
-  if (!task.ghost) ssn_.jobs[task.job].active_allocated -= is_active_allocated(task.status);
+  if (!task.ghost) {
+    ssn_.jobs[task.job].active_allocated -= is_active_allocated(task.status);
+    ssn_.jobs[task.job].pending -= task.status == PodStatus::kPending;
+  }
   for (const auto& fn : ssn_.allocate_event_fns) fn(task, -1);
   if (ssn_.inter_pod) ssn_.inter_pod->on_task(task_id, -1);
   task.status = state.status;
@@ -25,7 +28,10 @@ void Statement::set_state(uint32_t task_id, const TaskState& state) {
   task.placed_portion = state.placed_portion;
   if (task.node != kNoNode && is_active_used(task.status)) node_add_task(ssn_.nodes[task.node], task);
   ssn_.account_task_in_queue(task, +1);
-  if (!task.ghost) ssn_.jobs[task.job].active_allocated += is_active_allocated(task.status);
+  if (!task.ghost) {
+    ssn_.jobs[task.job].active_allocated += is_active_allocated(task.status);
+    ssn_.jobs[task.job].pending += task.status == PodStatus::kPending;
+  }
   for (const auto& fn : ssn_.allocate_event_fns) fn(task, +1);
   if (ssn_.inter_pod) ssn_.inter_pod->on_task(task_id, +1);
   for (int32_t n : {old_node, task.node == old_node ? kNoNode : task.node}) {
