@@ -4,8 +4,10 @@
 
 #include <map>
 #include <memory>
+#include <vector>
 
 #include "actors/scheduler/core/actions/allocate.hpp"
+#include "actors/scheduler/core/grouping_memo.hpp"
 #include "actors/scheduler/core/plugin.hpp"
 #include "actors/scheduler/core/plugins/builtin.hpp"
 #include "actors/scheduler/core/session.hpp"
@@ -118,6 +120,48 @@ void BM_SessionBuild(benchmark::State& state) {
   for (auto _ : state) {
     Session ssn(objects, allocate_only());
     benchmark::DoNotOptimize(ssn.nodes.data());
+  }
+}
+
+/// The daemon's session build between two cycles 100 pod confirmations apart: the pod grouper's
+/// decisions come from the memo the last build left (actors/scheduler/core/grouping_memo.hpp), so only
+/// the changed pods are grouped again. Each iteration replaces the objects of the same 100 running pods
+/// (alternately originals and changed copies, all kept alive, as the daemon's cut keeps them).
+void BM_SessionBuildAfterConfirmations(benchmark::State& state) {
+  const auto& objects = cluster(state.range(0), false);
+  kai::model::ObjectRefs refs = kai::model::ObjectRefs::of(objects);
+  std::vector<size_t> confirmed;
+  for (size_t i = 0; i < objects.pods.size() && confirmed.size() < 100; ++i) {
+    if (objects.pods[i].phase == "Running" && objects.pods[i].scheduler_name == "kai-scheduler") confirmed.push_back(i);
+  }
+  std::vector<kai::model::Pod> copies;
+  copies.reserve(confirmed.size());
+  for (size_t i : confirmed) {
+    copies.push_back(objects.pods[i]);
+    copies.back().meta.resource_version += "-confirmed";
+  }
+  // The bench's objects outlive the memo: an owner that frees nothing.
+  const std::shared_ptr<const void> alive(&objects, [](const void*) {});
+  kai::core::GroupingMemo memo;
+  SessionOptions options = allocate_only();
+  options.grouping_memo = &memo;
+  memo.hold(alive);
+  { Session warm(refs, options); }
+  bool changed = false;
+  for (auto _ : state) {
+    state.PauseTiming();
+    changed = !changed;
+    for (size_t k = 0; k < confirmed.size(); ++k) {
+      refs.pods[confirmed[k]] = changed ? &copies[k] : &objects.pods[confirmed[k]];
+    }
+    memo.hold(alive);
+    state.ResumeTiming();
+    Session ssn(refs, options);
+    benchmark::DoNotOptimize(ssn.nodes.data());
+    state.PauseTiming();
+    state.counters["reused"] = static_cast<double>(memo.reused());
+    state.counters["pods"] = static_cast<double>(ssn.tasks.size());
+    state.ResumeTiming();
   }
 }
 
@@ -235,6 +279,7 @@ BENCHMARK(BM_FullSession)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMillis
 BENCHMARK(BM_ReclaimShape)->Arg(20)->Arg(500)->Arg(1000)->Arg(5000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_FairShare)->Arg(20)->Arg(1000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SessionBuild)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SessionBuildAfterConfirmations)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AllocateOnly)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BuildAndAllocate)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GangAttempt3Pods)->Arg(20)->Arg(1000)->Unit(benchmark::kMicrosecond);

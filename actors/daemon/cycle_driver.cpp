@@ -234,6 +234,9 @@ void CycleDriver::schedule(const CutPtr& cut_ptr) {
       events::config_hash(std::to_string(cycle_id_) + "/" + std::to_string(cut.seq)) | 1);
   in.cycle_id = cycle_id_;
   in.usage_memo = &usage_memo_;
+  // The cut owns the objects the memo's entries point at until the next cycle's cut replaces it.
+  grouping_memo_.hold(cut_ptr);
+  in.options.grouping_memo = &grouping_memo_;
   core::CycleResult out = core::run_cycle(in);
   // What /get-snapshot serves is the cut: its job state, not the one this cycle is about to log.
   events::ScheduleRecords records_at_cut;

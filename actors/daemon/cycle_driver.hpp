@@ -26,6 +26,7 @@
 #include "actors/daemon/leadership.hpp"
 #include "actors/daemon/snapshotter.hpp"
 #include "actors/endpoints/metrics.hpp"
+#include "actors/scheduler/core/grouping_memo.hpp"
 #include "actors/scheduler/core/session.hpp"
 #include "actors/scheduler/core/usage_history.hpp"
 #include "events/state_codec.hpp"
@@ -165,6 +166,8 @@ class CycleDriver {
   std::optional<int64_t> next_deadline_;
   /// Time-based fair share: the usage computed at the last fetch step (cycles up to the next reuse it).
   core::UsageMemo usage_memo_;
+  /// The pod grouper's decisions of the last cycle, reused for pods whose objects did not change.
+  core::GroupingMemo grouping_memo_;
   /// What the last cycle that decided nothing (and logged nothing) saw: its cut (kept, so that an
   /// object list of a later cut is the same list only if no watch event changed that kind), the
   /// records appended by then, and its clock.

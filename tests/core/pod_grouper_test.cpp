@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "actors/scheduler/core/cycle.hpp"
+#include "actors/scheduler/core/pod_grouper.hpp"
 #include "k8s/model/codec.hpp"
 
 namespace kai::core {
@@ -482,6 +483,21 @@ TEST(LegacyPodGroups, AKnativeRevisionIsOneGangUnlessItsPodsAlreadyHaveOneGroupE
   EXPECT_EQ(pod_groups(r).at("ns/a"), "ns/pg-a-uid-a");
   EXPECT_EQ(pod_groups(r).at("ns/b"), "ns/pg-b-uid-b");
   EXPECT_EQ(r.decisions.size(), 2u);
+}
+
+TEST(TopOwnerMetadata, NamesTheOwnerInKaisLinesWithEmptyValuesQuoted) {
+  model::WorkloadOwner job;
+  job.meta.name = "train-1";
+  job.meta.uid = "u-1";
+  job.group = "batch";
+  job.version = "v1";
+  job.kind = "Job";
+  EXPECT_EQ(top_owner_metadata(job), "name: train-1\nuid: u-1\ngroup: batch\nversion: v1\nkind: Job\n");
+  model::WorkloadOwner pod;
+  pod.meta.name = "p";
+  pod.version = "v1";
+  pod.kind = "Pod";
+  EXPECT_EQ(top_owner_metadata(pod), "name: p\nuid: \"\"\ngroup: \"\"\nversion: v1\nkind: Pod\n");
 }
 
 }  // namespace

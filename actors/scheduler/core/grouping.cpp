@@ -2,15 +2,38 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <set>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 
+#include "actors/scheduler/core/grouping_memo.hpp"
 #include "actors/scheduler/core/workload_groupers.hpp"
 #include "k8s/model/kinds.hpp"
 
 namespace kai::core {
 namespace {
+
+/// Whether `group` is "pg-<name>-<uid>", the name KAI's grouper gives an owner's group (compared
+/// without building it: the grouper asks for every pod of a session build).
+bool is_own_group_name(std::string_view group, std::string_view name, std::string_view uid) {
+  constexpr std::string_view kPrefix = "pg-";
+  if (group.size() != kPrefix.size() + name.size() + 1 + uid.size()) return false;
+  if (group.substr(0, kPrefix.size()) != kPrefix) return false;
+  group.remove_prefix(kPrefix.size());
+  return group.substr(0, name.size()) == name && group[name.size()] == '-' && group.substr(name.size() + 1) == uid;
+}
+
+/// A group's (namespace, name), viewing strings that outlive the map.
+using NameKey = std::pair<std::string_view, std::string_view>;
+
+struct NameKeyHash {
+  size_t operator()(const NameKey& k) const {
+    const size_t h = std::hash<std::string_view>{}(k.first);
+    return h ^ (std::hash<std::string_view>{}(k.second) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+  }
+};
 
 std::string label(const model::Pod& pod, const char* key) {
   const std::string* v = find_in(pod.meta.labels, key);
@@ -82,6 +105,19 @@ void find_per_pod_revisions(const model::ObjectRefs& objects, OwnerIndex& index)
   }
 }
 
+/// Starts a grouping on `memo` with what the grouper reads besides the pods and their PodGroups.
+bool begin_memo(GroupingMemo& memo, const model::ObjectRefs& objects, const std::string& scheduler_name,
+                const std::string& default_queue, const GrouperFlags& flags, bool reads_other_pods) {
+  GroupingMemo::Context context;
+  context.priority_classes = objects.priority_classes;
+  context.served_owner_kinds.assign(objects.served_owner_kinds.begin(), objects.served_owner_kinds.end());
+  context.scheduler_name = scheduler_name;
+  context.default_queue = default_queue;
+  context.search_legacy_pod_groups = flags.search_legacy_pod_groups;
+  context.knative_gang_schedule = flags.knative_gang_schedule;
+  return memo.begin(std::move(context), objects.owners, reads_other_pods);
+}
+
 }  // namespace
 
 
@@ -95,45 +131,44 @@ int32_t builtin_priority_class_value(const std::string& name) {
 
 std::vector<PodGroupAssignment> group_pods(const model::ObjectRefs& objects,
                                            const std::string& scheduler_name,
-                                           const std::string& default_queue, const GrouperFlags& flags) {
+                                           const std::string& default_queue, const GrouperFlags& flags,
+                                           GroupingMemo* memo) {
   std::vector<PodGroupAssignment> out;
   out.reserve(objects.pod_groups.size() + objects.pods.size());  // never moved while growing
-  // "namespace/name" -> index into out; '/' cannot occur in either part.
-  std::unordered_map<std::string, size_t> by_name;
+  // (namespace, name) -> index into out. The keys view the PodGroup objects' names and the
+  // assignments' own (which never move: `out` is reserved), so no key is built per group.
+  std::unordered_map<NameKey, size_t, NameKeyHash> by_name;
   by_name.reserve(objects.pod_groups.size() + objects.pods.size());
-  auto key_of = [](const std::string& ns, const std::string& name) {
-    std::string k;
-    k.reserve(ns.size() + name.size() + 1);
-    k.append(ns).push_back('/');
-    k.append(name);
-    return k;
-  };
   for (const model::PodGroup* pg_ptr : objects.pod_groups) {
     const model::PodGroup& pg = *pg_ptr;
-    auto key = key_of(pg.meta.namespace_, pg.meta.name);
-    if (by_name.count(key)) continue;  // duplicate object: the first one wins
-    by_name[key] = out.size();
-    PodGroupAssignment a;
+    // A duplicate object: the first one wins.
+    if (!by_name.emplace(NameKey{pg.meta.namespace_, pg.meta.name}, out.size()).second) continue;
+    PodGroupAssignment& a = out.emplace_back();
     a.namespace_ = pg.meta.namespace_;
     a.name = pg.meta.name;
     a.pod_group = &pg;
-    out.push_back(std::move(a));
   }
   OwnerIndex index = index_owners(objects);
   index.search_legacy_pod_groups = flags.search_legacy_pod_groups;
   index.knative_gang_schedule = flags.knative_gang_schedule;
+  const bool has_revisions = std::any_of(objects.owners.begin(), objects.owners.end(), [](const auto* o) {
+    return o->kind == "Revision" && o->group == "serving.knative.dev";
+  });
   if (!objects.pod_groups.empty()) {
     // by_name holds only PodGroup objects until the pods are grouped, and later entries are
     // synthesised groups without one, so it answers for the objects throughout.
     index.find_pod_group = [&](const std::string& ns, const std::string& name) -> const model::PodGroup* {
-      auto it = by_name.find(key_of(ns, name));
+      auto it = by_name.find(NameKey{ns, name});
       return it == by_name.end() ? nullptr : out[it->second].pod_group;
     };
-    const bool has_revisions = std::any_of(objects.owners.begin(), objects.owners.end(), [](const auto* o) {
-      return o->kind == "Revision" && o->group == "serving.knative.dev";
-    });
     if (has_revisions) find_per_pod_revisions(objects, index);
   }
+  const bool memo_on = memo != nullptr && begin_memo(*memo, objects, scheduler_name, default_queue, flags,
+                                                     !index.pods.empty() || has_revisions);
+  auto find_pod_group = [&](const std::string& ns, const std::string& name) -> const model::PodGroup* {
+    return index.find_pod_group ? index.find_pod_group(ns, name) : nullptr;
+  };
+  std::vector<PodGroupLookup> lookups;
   for (uint32_t i = 0; i < objects.pods.size(); ++i) {
     const model::Pod& pod = *objects.pods[i];
     if (pod.scheduler_name != scheduler_name) continue;
@@ -145,13 +180,21 @@ std::vector<PodGroupAssignment> group_pods(const model::ObjectRefs& objects,
     // KAI's pod grouper leaves alone a bare pod that names its group, and every pod that skips it;
     // a bare pod that names the group the grouper itself named (its annotation, written by the
     // PodGroup writer) is still the grouper's, so it never waits for the object.
-    std::optional<GroupSpec> spec;
+    // Held apart from the start: the assignment keeps it without moving its 600 bytes again.
+    std::shared_ptr<const GroupSpec> spec;
     std::pair<std::string, std::string> invalid;
     bool skip = skips_pod_grouper(pod.meta);
     const bool user_named = named != nullptr && pod.meta.owner_references.empty() &&
-                            *named != "pg-" + pod.meta.name + "-" + pod.meta.uid;
+                            !is_own_group_name(*named, pod.meta.name, pod.meta.uid);
     if (!skip && !user_named) {
-      spec = decide_group(pod, index, default_queue);
+      if (memo_on) spec = memo->find(&pod, find_pod_group);
+      if (!spec) {
+        lookups.clear();
+        index.pod_group_lookups = memo_on ? &lookups : nullptr;
+        spec = std::make_shared<const GroupSpec>(decide_group(pod, index, default_queue));
+        index.pod_group_lookups = nullptr;
+        if (memo_on) memo->keep(&pod, spec, lookups);
+      }
       skip = spec->skipped;
       if (skip) spec.reset();
     }
@@ -167,15 +210,15 @@ std::vector<PodGroupAssignment> group_pods(const model::ObjectRefs& objects,
     std::string group_name = named != nullptr ? *named
                              : spec           ? spec->name
                                               : "pg-" + pod.meta.name + "-" + pod.meta.uid;
-    auto key = key_of(pod.meta.namespace_, group_name);
-    auto it = by_name.find(key);
+    auto it = by_name.find(NameKey{pod.meta.namespace_, group_name});
     if (it == by_name.end()) {
-      PodGroupAssignment a;
+      PodGroupAssignment& a = out.emplace_back();  // reserved above: nothing moves
       a.namespace_ = pod.meta.namespace_;
       a.name = group_name;
+      it = by_name.emplace(NameKey{a.namespace_, a.name}, out.size() - 1).first;
       a.missing_pod_group = named != nullptr && !spec;
       a.uid = spec ? spec->owner.uid : pod.meta.uid;
-      if (spec && group_name != "pg-" + spec->owner.name + "-" + spec->owner.uid) a.uid += ":" + group_name;
+      if (spec && !is_own_group_name(group_name, spec->owner.name, spec->owner.uid)) a.uid += ":" + group_name;
       if (spec) {
         a.queue = spec->queue;
         a.queue_defaulted = spec->queue_defaulted;
@@ -190,8 +233,6 @@ std::vector<PodGroupAssignment> group_pods(const model::ObjectRefs& objects,
         a.preemptibility = label(pod, model::kPreemptibilityLabel);
       }
       a.creation_timestamp = pod.meta.creation_timestamp;
-      it = by_name.emplace(std::move(key), out.size()).first;
-      out.push_back(std::move(a));
     }
     PodGroupAssignment& a = out[it->second];
     a.pods.push_back(i);
@@ -201,12 +242,13 @@ std::vector<PodGroupAssignment> group_pods(const model::ObjectRefs& objects,
         std::find(a.invalid.begin(), a.invalid.end(), invalid) == a.invalid.end()) {
       a.invalid.push_back(std::move(invalid));
     }
-    if (spec && !a.spec) a.spec = std::make_unique<const GroupSpec>(std::move(*spec));
+    if (spec && !a.spec) a.spec = std::move(spec);
     if (a.pod_group == nullptr) {
       a.creation_timestamp = std::min(a.creation_timestamp, pod.meta.creation_timestamp);
       if (a.spec && a.spec->size_from_pods) a.min_member = static_cast<int32_t>(a.pods.size());
     }
   }
+  if (memo_on) memo->end();
   return out;
 }
 

@@ -18,6 +18,8 @@
 
 namespace kai::core {
 
+class GroupingMemo;
+
 struct PodGroupAssignment {
   std::string namespace_;
   std::string name;
@@ -29,8 +31,9 @@ struct PodGroupAssignment {
   std::vector<std::string> pod_sub_groups;
   /// What the pod grouper decided (from the group's first pod): the PodGroup it writes. Set for
   /// every group the grouper names, whether or not the object exists yet. Held apart: a session at
-  /// 150,000 pods has as many assignments, and moving 600 inline bytes each dominated its build.
-  std::unique_ptr<const GroupSpec> spec;
+  /// 150,000 pods has as many assignments, and moving 600 inline bytes each dominated its build;
+  /// shared, so that a GroupingMemo hands the same one to the next cycle.
+  std::shared_ptr<const GroupSpec> spec;
   // For synthesised groups (what the pod grouper would write into the PodGroup it creates):
   std::string uid;
   std::string queue;
@@ -45,10 +48,13 @@ struct PodGroupAssignment {
 };
 
 /// Groups the pods of `scheduler_name` in `objects`. Output order: PodGroup objects in input order,
-/// then synthesised and missing groups in order of their first pod. Pure and deterministic.
+/// then synthesised and missing groups in order of their first pod. Pure and deterministic: with a
+/// `memo` (grouping_memo.hpp), the grouper's spec of a pod unchanged since the memo's last grouping
+/// is taken from it, and the result is the same.
 std::vector<PodGroupAssignment> group_pods(const model::ObjectRefs& objects,
                                            const std::string& scheduler_name,
-                                           const std::string& default_queue, const GrouperFlags& flags = {});
+                                           const std::string& default_queue, const GrouperFlags& flags = {},
+                                           GroupingMemo* memo = nullptr);
 
 /// KAI's built-in priority of the classes its chart installs (train 50, build-preemptible 75, build 100,
 /// inference 125), used when the snapshot lacks the PriorityClass object; -1 when unknown.

@@ -2,6 +2,10 @@
 // "Default grouper"); the per-kind groupers are in workload_groupers.cpp.
 #include "actors/scheduler/core/pod_grouper.hpp"
 
+#include <algorithm>
+#include <string_view>
+#include <utility>
+
 #include "actors/scheduler/core/workload_groupers.hpp"
 #include "k8s/model/kinds.hpp"
 #include "k8s/model/time.hpp"
@@ -20,25 +24,24 @@ std::string version_of(const std::string& api_version) {
   return slash == std::string::npos ? api_version : api_version.substr(slash + 1);
 }
 
+// Both fill an owner in place: the chain's owners are built where they stay (a WorkloadOwner is
+// large, and the grouper makes one for every bare pod of a session build).
+
 /// An owner known only by a reference (its kind is not watched): what the default grouper can use.
-model::WorkloadOwner from_reference(const model::OwnerReference& ref, const std::string& ns) {
-  model::WorkloadOwner o;
+void fill_from_reference(model::WorkloadOwner& o, const model::OwnerReference& ref, const std::string& ns) {
   o.meta.name = ref.name;
   o.meta.namespace_ = ns;
   o.meta.uid = ref.uid;
   o.group = group_of(ref.api_version);
   o.version = version_of(ref.api_version);
   o.kind = ref.kind;
-  return o;
 }
 
 /// A pod as the top owner of itself (a bare pod, a Spark driver).
-model::WorkloadOwner from_pod(const model::Pod& pod) {
-  model::WorkloadOwner o;
+void fill_from_pod(model::WorkloadOwner& o, const model::Pod& pod) {
   o.meta = pod.meta;
   o.version = "v1";
   o.kind = "Pod";
-  return o;
 }
 
 }  // namespace
@@ -84,7 +87,7 @@ OwnerChain walk_owners(const model::Pod& pod, const OwnerIndex& index) {
         return chain;
       }
       // A kind the scheduler does not watch: the reference is the top owner (docs/pod-grouping.md).
-      chain.unwatched.push_back(from_reference(ref, ns));
+      fill_from_reference(chain.unwatched.emplace_back(), ref, ns);
       chain.owners.push_back(&chain.unwatched.back());
       chain.top_pod = nullptr;
       chain.top_unwatched = true;
@@ -99,16 +102,24 @@ OwnerChain walk_owners(const model::Pod& pod, const OwnerIndex& index) {
     refs = &it->second->meta.owner_references;
   }
   if (chain.top_pod != nullptr || chain.owners.empty()) {
-    chain.unwatched.push_back(from_pod(chain.top_pod != nullptr ? *chain.top_pod : pod));
+    fill_from_pod(chain.unwatched.emplace_back(), chain.top_pod != nullptr ? *chain.top_pod : pod);
     chain.owners.push_back(&chain.unwatched.back());
   }
   return chain;
 }
 
 std::string top_owner_metadata(const model::WorkloadOwner& top) {
-  auto value = [](const std::string& v) { return v.empty() ? std::string("\"\"") : v; };
-  return "name: " + value(top.meta.name) + "\nuid: " + value(top.meta.uid) + "\ngroup: " + value(top.group) +
-         "\nversion: " + value(top.version) + "\nkind: " + value(top.kind) + "\n";
+  // One string, reserved once: the grouper writes this for every pod of a session build.
+  const std::pair<std::string_view, const std::string*> fields[] = {
+      {"name: ", &top.meta.name}, {"\nuid: ", &top.meta.uid}, {"\ngroup: ", &top.group},
+      {"\nversion: ", &top.version}, {"\nkind: ", &top.kind}};
+  size_t size = 1;
+  for (const auto& [label, value] : fields) size += label.size() + std::max<size_t>(value->size(), 2);
+  std::string out;
+  out.reserve(size);
+  for (const auto& [label, value] : fields) out.append(label).append(value->empty() ? "\"\"" : *value);
+  out.push_back('\n');
+  return out;
 }
 
 std::string choose_priority(const std::vector<const model::WorkloadOwner*>& owners, const model::Pod& pod,

@@ -43,10 +43,18 @@ struct GroupSpec {
   bool size_from_pods = false;
   /// An owner sets kai.scheduler/skip-podgrouper: the grouper leaves the pod alone (nothing else set).
   bool skipped = false;
+  bool operator==(const GroupSpec&) const = default;
 };
 
 /// Whether `meta` sets kai.scheduler/skip-podgrouper to "true" (KAI's exact value).
 bool skips_pod_grouper(const model::ObjectMeta& meta);
+
+/// A PodGroup lookup the grouper made for a pod and what it found (null: none).
+struct PodGroupLookup {
+  std::string namespace_;
+  std::string name;
+  const model::PodGroup* found = nullptr;
+};
 
 /// The owners by key (model::key_of) and the pods by "namespace/name", as group_pods indexes them.
 struct OwnerIndex {
@@ -59,6 +67,8 @@ struct OwnerIndex {
   /// The PodGroup object of a namespace and name, or null: KAI's groupers keep a name or a shape an
   /// earlier KAI gave a running workload (docs/pod-grouping.md "Legacy PodGroups"). Unset: none exist.
   std::function<const model::PodGroup*(const std::string& ns, const std::string& name)> find_pod_group;
+  /// When set, every PodGroup lookup a grouper makes is recorded here (what GroupingMemo follows).
+  std::vector<PodGroupLookup>* pod_group_lookups = nullptr;
   /// --search-legacy-pg: a Job's pod keeps the per-pod PodGroup `pg-<pod>-<job uid>` where it exists.
   bool search_legacy_pod_groups = true;
   /// --knative-gang-schedule: a Knative revision is one gang; off, every pod is its own group.
@@ -67,6 +77,10 @@ struct OwnerIndex {
   /// so; the value is an error text when the revision's PodGroups say neither.
   std::map<std::string, std::string, std::less<>> knative_per_pod_revisions;
 };
+
+/// The kai.scheduler/top-owner-metadata annotation the grouper puts on a PodGroup: the top owner's
+/// name, uid, group, version and kind as KAI's YAML lines, an empty value written as "".
+std::string top_owner_metadata(const model::WorkloadOwner& top);
 
 /// KAI's pod grouper for `pod`, whose namespace defaults the owners' (owners are namespaced). The
 /// pod's own skip annotation is the caller's to check; an owner's sets `skipped`.

@@ -55,6 +55,9 @@ struct SessionOptions {
   PodGroupObjects pod_group_objects = PodGroupObjects::kAll;
   /// The pod grouper's --search-legacy-pg and --knative-gang-schedule. Default: both on, as KAI.
   GrouperFlags grouper;
+  /// The pod grouper's decisions kept from the caller's last session (grouping_memo.hpp); not owned.
+  /// Default: null (every pod grouped afresh, as kai-sim and replay do).
+  GroupingMemo* grouping_memo = nullptr;
   /// Job state by group UID, resolved by the cycle from the log (cycle.hpp). A group it holds
   /// takes these values; others read the PodGroup annotations, then their pods' PodScheduled time.
   /// Not owned. Default: null (annotations only, as kai-sim's first round).

@@ -4,6 +4,7 @@
 // side (nodes, queues, pods of other schedulers, cluster totals), session_builder_jobs.cpp the workloads
 // (priority classes, bind requests, jobs and their tasks).
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -93,6 +94,14 @@ class SessionBuilder {
   std::optional<int32_t> global_default_priority_;
   std::map<std::pair<std::string, std::string>, const model::BindRequest*> bind_requests_;
   std::map<std::string, int32_t> signatures_;
+  /// The signature of a pod that constrains nothing but its GPU kind, by kind x 2 + legacy MIG; -1
+  /// until the first such pod.
+  std::array<int32_t, 16> plain_signatures_ = filled_with_minus_one();
+  static constexpr std::array<int32_t, 16> filled_with_minus_one() {
+    std::array<int32_t, 16> a{};
+    a.fill(-1);
+    return a;
+  }
   std::vector<Resources> foreign_;
 };
 

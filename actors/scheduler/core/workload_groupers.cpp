@@ -62,7 +62,9 @@ model::TopologyConstraint sub_group_topology(const model::StringMap& annotations
 
 /// The PodGroup `name` in `ns` where the source has PodGroup objects, else null.
 const model::PodGroup* existing(const OwnerIndex& index, const std::string& ns, const std::string& name) {
-  return index.find_pod_group ? index.find_pod_group(ns, name) : nullptr;
+  const model::PodGroup* found = index.find_pod_group ? index.find_pod_group(ns, name) : nullptr;
+  if (index.pod_group_lookups != nullptr) index.pod_group_lookups->push_back({ns, name, found});
+  return found;
 }
 
 GroupSpec batch_job(const model::WorkloadOwner& job, const model::Pod& pod, const OwnerIndex& index,

@@ -1,0 +1,42 @@
+#include "actors/scheduler/core/grouping_memo.hpp"
+
+namespace kai::core {
+
+bool GroupingMemo::begin(Context context, std::vector<const model::WorkloadOwner*> owners, bool reads_other_pods) {
+  ++grouping_;
+  reused_ = 0;
+  active_ = next_owner_ != nullptr && !reads_other_pods;
+  if (!active_ || !(context == context_)) entries_.clear();
+  owners_same_ = active_ && owners == owners_;
+  context_ = std::move(context);
+  owners_ = std::move(owners);
+  if (!active_) {
+    // Nothing is kept: the objects of this grouping have no owner to outlive it by.
+    owner_.reset();
+    next_owner_.reset();
+  }
+  return active_;
+}
+
+void GroupingMemo::keep(const model::Pod* pod, std::shared_ptr<const GroupSpec> spec,
+                        std::vector<PodGroupLookup> lookups) {
+  if (!active_) return;
+  Entry& e = entries_[pod];
+  e.spec = std::move(spec);
+  e.lookups = std::move(lookups);
+  e.seen = grouping_;
+}
+
+void GroupingMemo::end() {
+  if (!active_) return;
+  // An entry not seen now may name an object that is freed once the last grouping's owner goes, and
+  // whose address a new object may then take: it goes first.
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    it = it->second.seen == grouping_ ? std::next(it) : entries_.erase(it);
+  }
+  owner_ = std::move(next_owner_);
+  next_owner_.reset();
+  active_ = false;
+}
+
+}  // namespace kai::core
