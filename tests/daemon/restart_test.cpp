@@ -53,8 +53,10 @@ TEST(Restart, SigkillMidLoadResumesWithoutDoubleBinds) {
   const int before = bound_count();
   EXPECT_LT(before, kPods) << "the kill should land before every pod is bound";
 
+  // The decisions the kill left without an outcome are held (events::kUnconfirmedBindHoldMs, 30 s)
+  // before they are decided again: the killed run may have sent them.
   pid = spawn_scheduler(c, log_dir, out);
-  ASSERT_TRUE(Cluster::eventually([&] { return bound_count() == kPods; }, 60s));
+  ASSERT_TRUE(Cluster::eventually([&] { return bound_count() == kPods; }, 120s));
   Cluster::stop_scheduler(pid, out);
 
   // No pod was bound twice: one binding request per pod reached the server.
