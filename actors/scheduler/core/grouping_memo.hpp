@@ -1,9 +1,9 @@
 #pragma once
 // What the pod grouper decided for each pod at the last grouping, kept between the cycles of one
 // caller (the daemon), so that a pod whose object and owners did not change is not grouped again
-// (issue 23's incremental session; docs/pod-grouping.md "Kept between cycles"). It changes no
-// result: group_pods with a memo returns what it returns without one (GroupingMemo property tests in
-// tests/core/grouping_memo_test.cpp). Not thread-safe: one caller, one thread.
+// (docs/pod-grouping.md "Kept between cycles", docs/performance-targets.md "Between cycles"). It
+// changes no result: group_pods with a memo returns what it returns without one (GroupingMemo
+// property tests in tests/core/grouping_memo_test.cpp). Not thread-safe: one caller, one thread.
 //
 // Entries are keyed by the pod object's address. That is sound only while the objects the entries
 // were made from are alive, so that no other object can take their address: the caller hands over
