@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
 #include <random>
 #include <sstream>
 
@@ -253,6 +256,88 @@ TEST_P(RandomClusters, FullSessionNeverEvictsNonPreemptibleWorkAndOverCommitsNot
   }
   evictions_seen += std::count_if(ssn.decisions.begin(), ssn.decisions.end(),
                                   [](const auto& d) { return d.kind == kai::events::DecisionKind::kEvict; });
+}
+
+/// Everything a session decides, in order, and what it leaves each queue and job with, by name: the
+/// parts of a session that must not depend on where an object stood in its list.
+std::string outcome(const Session& ssn) {
+  std::ostringstream out;
+  for (const auto& d : ssn.decisions) {
+    out << d.seq << " " << d.action << " " << kai::events::to_string(d.kind) << " " << d.pod << " " << d.node
+        << " " << d.gpu_fraction << " " << d.reason << " " << d.by << " " << d.queue;
+    for (const auto& g : d.gpu_groups) out << " " << g;
+    out << "\n";
+  }
+  std::vector<std::string> rows;
+  for (const auto& q : ssn.queues) {
+    std::ostringstream row;
+    row.precision(17);
+    row << "queue " << q.name << " " << q.fair_share.gpu << " " << q.fair_share.cpu << " " << q.fair_share.memory
+        << " " << q.allocated.gpu << " " << q.request.gpu;
+    rows.push_back(row.str());
+  }
+  for (const auto& j : ssn.jobs) {
+    std::ostringstream row;
+    row << "job " << j.key << " " << j.active_allocated << " " << j.pending;
+    for (const auto& r : j.invalid) row << " | " << r.reason << ": " << r.message;
+    for (const auto& r : j.fit_errors) row << " | " << r.reason << ": " << r.message;
+    rows.push_back(row.str());
+  }
+  std::sort(rows.begin(), rows.end());
+  for (const auto& r : rows) out << r << "\n";
+  return out.str();
+}
+
+/// Runs all five actions on `objects` as listed and on three shufflings of the lists `shuffle` picks;
+/// fails at the first line of outcome() that differs. KAI_PRINT_OUTCOMES=1 prints both outcomes.
+void expect_order_does_not_matter(uint64_t seed,
+                                  const std::function<void(kai::model::ClusterObjects&, std::mt19937_64&)>& shuffle) {
+  auto objects = random_cluster(seed);
+  make_reclaim_likely(objects);
+  auto run = [](const kai::model::ClusterObjects& cluster) {
+    Session ssn(cluster, all_actions());
+    run_actions(ssn, ssn.options().config.actions);
+    return outcome(ssn);
+  };
+  const std::string listed = run(objects);
+  ASSERT_NE(listed.find(" bind "), std::string::npos) << "nothing was decided: the property is vacuous";
+  std::mt19937_64 rng(seed * 104729);
+  for (int round = 0; round < 3; ++round) {
+    auto shuffled = objects;
+    shuffle(shuffled, rng);
+    const std::string again = run(shuffled);
+    if (again == listed) continue;
+    std::istringstream a(listed), b(again);
+    std::string la, lb;
+    while (std::getline(a, la) && std::getline(b, lb) && la == lb) {
+    }
+    if (std::getenv("KAI_PRINT_OUTCOMES")) std::cerr << listed << "=====\n" << again;
+    FAIL() << "shuffle " << round << ": in list order \"" << la << "\", shuffled \"" << lb << "\"";
+  }
+}
+
+// A session kept between cycles appends what arrives instead of rebuilding in list order, so no
+// decision may rest on the position an object had in its list (or the dense index the build gave it).
+// It found two: a shared device chosen among equal ones by where its group was listed (now by group
+// name), and GPU sums that differed in their last bit with the order of their terms (now on a grid,
+// actors/scheduler/core/queue_sums.hpp).
+TEST_P(RandomClusters, DecisionsDoNotDependOnTheOrderOfGroupsNodesQueuesAndOwners) {
+  expect_order_does_not_matter(GetParam(), [](kai::model::ClusterObjects& c, std::mt19937_64& rng) {
+    std::shuffle(c.pod_groups.begin(), c.pod_groups.end(), rng);
+    std::shuffle(c.nodes.begin(), c.nodes.end(), rng);
+    std::shuffle(c.queues.begin(), c.queues.end(), rng);
+    std::shuffle(c.owners.begin(), c.owners.end(), rng);
+  });
+}
+
+// NOT YET TRUE, so disabled (run it with --gtest_also_run_disabled_tests): with the pods' list
+// shuffled, reclaim still decides differently for 3 of the 30 seeds (one order evicts for a gang, the
+// other does not) although the victim pool after allocate is the same. The cause is not found yet;
+// the session kept between cycles needs it.
+TEST_P(RandomClusters, DISABLED_DecisionsDoNotDependOnTheOrderOfPods) {
+  expect_order_does_not_matter(GetParam(), [](kai::model::ClusterObjects& c, std::mt19937_64& rng) {
+    std::shuffle(c.pods.begin(), c.pods.end(), rng);
+  });
 }
 
 // Guards the property above against passing vacuously: the seeds together must evict something.

@@ -6,6 +6,7 @@
 #include "actors/scheduler/core/grouping.hpp"
 #include "actors/scheduler/core/inter_pod_constraints.hpp"
 #include "actors/scheduler/core/plugin.hpp"
+#include "actors/scheduler/core/queue_sums.hpp"
 #include "actors/scheduler/core/session_builder.hpp"
 
 namespace kai::core {
@@ -185,13 +186,15 @@ QueueQuantities Session::queue_request_of(std::span<const uint32_t> task_ids) co
   QueueQuantities q;
   for (uint32_t id : task_ids) {
     const TaskInfo& t = tasks[id];
-    q.cpu += static_cast<double>(t.req.milli_cpu);
-    q.memory += static_cast<double>(t.req.memory);
-    q.gpu += static_cast<double>(t.req.milli_gpu) / 1000.0 + t.mig_gpus;
+    QueueQuantities one;
+    one.cpu = static_cast<double>(t.req.milli_cpu);
+    one.memory = static_cast<double>(t.req.memory);
+    one.gpu = static_cast<double>(t.req.milli_gpu) / 1000.0 + t.mig_gpus;
     // gpu-memory tasks count no GPU at the job level (KAI's GetGpusQuota), fractions count their portion.
     if (t.gpu.kind == GpuRequestKind::kFraction) {
-      q.gpu += static_cast<double>(t.gpu.fraction_milli) * t.gpu.num_devices / 1000.0;
+      one.gpu += static_cast<double>(t.gpu.fraction_milli) * t.gpu.num_devices / 1000.0;
     }
+    add_queue_quantities(q, one);
   }
   return q;
 }
@@ -202,6 +205,7 @@ QueueQuantities Session::allocated_quantities(const TaskInfo& task) const {
   q.memory = static_cast<double>(task.req.memory);
   q.gpu = static_cast<double>(task.req.milli_gpu) / 1000.0 + task.mig_gpus;
   if (task.gpu.is_shared()) q.gpu += static_cast<double>(task.placed_portion) * task.gpu.num_devices / 1000.0;
+  q.gpu = on_gpu_grid(q.gpu);
   return q;
 }
 
@@ -228,18 +232,10 @@ void Session::account_task_in_queue(const TaskInfo& task, int sign) {
   if (!allocated && task.status != PodStatus::kPending) return;
   for (int32_t id = job.queue; id != kNoQueue; id = queues[id].parent) {
     QueueInfo& queue = queues[id];
-    queue.request.gpu += s * q.gpu;
-    queue.request.cpu += s * q.cpu;
-    queue.request.memory += s * q.memory;
+    add_queue_quantities(queue.request, q, s);
     if (allocated) {
-      queue.allocated.gpu += s * q.gpu;
-      queue.allocated.cpu += s * q.cpu;
-      queue.allocated.memory += s * q.memory;
-      if (!job.preemptible) {
-        queue.allocated_non_preemptible.gpu += s * q.gpu;
-        queue.allocated_non_preemptible.cpu += s * q.cpu;
-        queue.allocated_non_preemptible.memory += s * q.memory;
-      }
+      add_queue_quantities(queue.allocated, q, s);
+      if (!job.preemptible) add_queue_quantities(queue.allocated_non_preemptible, q, s);
     }
   }
 }

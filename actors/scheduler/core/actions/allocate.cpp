@@ -76,7 +76,14 @@ bool place_on_node(Session& ssn, Statement& stmt, uint32_t task_id, uint32_t nod
   for (size_t i = 0; i < c.candidates.size(); ++i) {
     for (const auto& fn : ssn.gpu_order_fns) score[i] += fn(task, node, c.candidates[i]);
   }
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return score[a] > score[b]; });
+  // Equal scores: shared devices before whole ones (idle whole devices before releasing ones, as
+  // listed), the shared devices by group name, not by where the build happened to list them.
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (score[a] != score[b]) return score[a] > score[b];
+    const int32_t ga = c.candidates[a].group_index, gb = c.candidates[b].group_index;
+    if ((ga < 0) != (gb < 0)) return gb < 0;
+    return ga >= 0 && node.shared_gpus[static_cast<size_t>(ga)].group < node.shared_gpus[static_cast<size_t>(gb)].group;
+  });
   Resources non_gpu = task.req;
   non_gpu.milli_gpu = 0;
   Resources idle = node.idle;

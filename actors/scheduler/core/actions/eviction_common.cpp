@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "actors/scheduler/core/grouping.hpp"
+#include "actors/scheduler/core/queue_sums.hpp"
 
 namespace kai::core {
 
@@ -99,8 +100,7 @@ void order_victims(const Session& ssn, std::vector<uint32_t>& jobs, size_t limit
     jobs.push_back(j);
     for (uint32_t t : ssn.jobs[j].tasks) {
       if (!is_active_allocated(ssn.tasks[t].status)) continue;
-      const QueueQuantities q = ssn.allocated_quantities(ssn.tasks[t]);
-      for (Field r : kFields) st.allocated.*r -= q.*r;
+      add_queue_quantities(st.allocated, ssn.allocated_quantities(ssn.tasks[t]), -1);
     }
     refresh(best);
     if (st.next < st.jobs.size()) ready.insert(best);

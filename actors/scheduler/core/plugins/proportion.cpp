@@ -8,6 +8,7 @@
 
 #include "actors/scheduler/core/node_fit.hpp"
 #include "actors/scheduler/core/plugins/builtin.hpp"
+#include "actors/scheduler/core/queue_sums.hpp"
 #include "actors/scheduler/core/session.hpp"
 
 namespace kai::core::plugins {
@@ -138,7 +139,7 @@ double dominant_share(const Session& ssn, const QueueInfo& q, const QueueQuantit
 }
 
 QueueQuantities plus(QueueQuantities a, const QueueQuantities& b) {
-  for (Field r : kResources) a.*r += b.*r;
+  add_queue_quantities(a, b);
   return a;
 }
 
@@ -267,7 +268,7 @@ class ProportionPlugin final : public Plugin {
             all_le(plus(reclaimer_level.allocated, req), reclaimer_level.deserved) &&
             !all_le(rem, reclaimee.deserved);
         if (!maintain_fair_share && !guarantee_deserved) return false;
-        for (Field r : kResources) rem.*r -= e.*r;
+        add_queue_quantities(rem, e, -1);
       }
     }
     if (!reclaimer.preemptible) {
