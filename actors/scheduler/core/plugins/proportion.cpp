@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <unordered_map>
 
 #include "actors/scheduler/core/node_fit.hpp"
 #include "actors/scheduler/core/plugins/builtin.hpp"
@@ -215,9 +216,18 @@ class ProportionPlugin final : public Plugin {
                           std::span<const uint32_t> victims, double multiplier, bool still_placed = false) {
     if (reclaimer.queue == kNoQueue) return false;
     const std::vector<int32_t> rpath = path_of(ssn, reclaimer.queue);
-    // Entries: per victim job, its tasks beyond minAvailable one by one, the rest together.
-    std::map<uint32_t, std::vector<uint32_t>> by_job;
-    for (uint32_t t : victims) by_job[ssn.tasks[t].job].push_back(t);
+    // Entries: per victim job, its tasks beyond minAvailable one by one, the rest together. The jobs
+    // in the order the victims came (victim order), as the check below consumes each leveled queue's
+    // remaining allocation entry by entry: ordered by job index, the same victims passed or failed
+    // with the order the session listed the pods in.
+    std::vector<std::pair<uint32_t, std::vector<uint32_t>>> by_job;
+    std::unordered_map<uint32_t, size_t> slot_of_job;
+    for (uint32_t t : victims) {
+      const uint32_t job = ssn.tasks[t].job;
+      auto [it, added] = slot_of_job.try_emplace(job, by_job.size());
+      if (added) by_job.emplace_back(job, std::vector<uint32_t>{});
+      by_job[it->second].second.push_back(t);
+    }
     // The victims are already evicted in the statement, so queue allocations no longer include them:
     // the check starts from the allocation before the scenario (current + what the victims held).
     struct VictimEntries {
