@@ -272,8 +272,8 @@ std::string outcome(const Session& ssn) {
   for (const auto& q : ssn.queues) {
     std::ostringstream row;
     row.precision(17);
-    row << "queue " << q.name << " " << q.fair_share.gpu << " " << q.fair_share.cpu << " " << q.fair_share.memory
-        << " " << q.allocated.gpu << " " << q.request.gpu;
+    row << "queue " << q.name << " " << q.fair_share.gpu << " " << q.fair_share.cpu << " "
+        << q.fair_share.memory << " " << q.allocated.gpu << " " << q.request.gpu;
     rows.push_back(row.str());
   }
   for (const auto& j : ssn.jobs) {
@@ -288,10 +288,12 @@ std::string outcome(const Session& ssn) {
   return out.str();
 }
 
-/// Runs all five actions on `objects` as listed and on three shufflings of the lists `shuffle` picks;
-/// fails at the first line of outcome() that differs. KAI_PRINT_OUTCOMES=1 prints both outcomes.
-void expect_order_does_not_matter(uint64_t seed,
-                                  const std::function<void(kai::model::ClusterObjects&, std::mt19937_64&)>& shuffle) {
+/// Reorders some of a cluster's lists.
+using Shuffle = std::function<void(kai::model::ClusterObjects&, std::mt19937_64&)>;
+
+/// Runs all five actions on the seed's cluster as listed and on three shufflings of it; fails at the
+/// first line of outcome() that differs. KAI_PRINT_OUTCOMES=1 prints both outcomes.
+void expect_order_does_not_matter(uint64_t seed, const Shuffle& shuffle) {
   auto objects = random_cluster(seed);
   make_reclaim_likely(objects);
   auto run = [](const kai::model::ClusterObjects& cluster) {

@@ -5,9 +5,10 @@
 // their objects arrived. CPU millicores and memory bytes are whole numbers, which doubles add exactly;
 // GPU amounts are not (0.37 of a device, a gpu-memory request's share of the smallest device), so two
 // orders of the same pods gave sums one rounding apart, and a comparison of those sums against a fair
-// share could then decide differently (tests/core/property_test.cpp, "DecisionsDoNotDepend..."). Every
-// GPU amount that enters such a sum, and every sum, is kept on a grid of a millionth of a device: the
-// grid value nearest the exact sum is the same whatever the order.
+// share could then decide differently (tests/core/property_test.cpp,
+// DecisionsDoNotDependOnTheOrderObjectsAreListedIn). Every GPU amount that enters such a sum, and
+// every sum, is kept on a grid of a millionth of a device: the grid value nearest the exact sum is the
+// same whatever the order.
 
 #include <cmath>
 

@@ -82,7 +82,8 @@ bool place_on_node(Session& ssn, Statement& stmt, uint32_t task_id, uint32_t nod
     if (score[a] != score[b]) return score[a] > score[b];
     const int32_t ga = c.candidates[a].group_index, gb = c.candidates[b].group_index;
     if ((ga < 0) != (gb < 0)) return gb < 0;
-    return ga >= 0 && node.shared_gpus[static_cast<size_t>(ga)].group < node.shared_gpus[static_cast<size_t>(gb)].group;
+    return ga >= 0 &&
+           node.shared_gpus[static_cast<size_t>(ga)].group < node.shared_gpus[static_cast<size_t>(gb)].group;
   });
   Resources non_gpu = task.req;
   non_gpu.milli_gpu = 0;
