@@ -22,6 +22,10 @@ namespace kai::core {
 /// 6: cycles log the PodGroup and Queue statuses KAI's controllers write (status_objects.hpp).
 /// 7: pod (anti-)affinity, host ports and DoNotSchedule topology spread are honoured instead of
 /// refused; the podaffinity plugin scores preferred terms (docs/pod-constraints.md).
-inline constexpr uint32_t kBehaviourVersion = 7;
+/// 8: no decision depends on the order objects are listed: equally scored shared devices by GPU-group
+/// name, queue GPU sums on a grid, reclaim's check in victim order; a running shared pod that names
+/// no GPU group has an id made from its uid, no longer drawn from the seed (docs/determinism-and-replay.md
+/// "Determinism").
+inline constexpr uint32_t kBehaviourVersion = 8;
 
 }  // namespace kai::core

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "actors/scheduler/core/gpu_group_ids.hpp"
 #include "actors/scheduler/core/grouping.hpp"
 #include "actors/scheduler/core/inter_pod_constraints.hpp"
 #include "actors/scheduler/core/plugin.hpp"
@@ -70,18 +71,7 @@ std::string Session::new_gpu_group_id() {
   // An RFC 4122 version-4 UUID from the session's seeded generator.
   const uint64_t hi = rng_();
   const uint64_t lo = rng_();
-  unsigned char b[16];
-  for (int i = 0; i < 8; ++i) {
-    b[i] = static_cast<unsigned char>(hi >> (56 - 8 * i));
-    b[8 + i] = static_cast<unsigned char>(lo >> (56 - 8 * i));
-  }
-  b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40);
-  b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80);
-  char out[37];
-  std::snprintf(out, sizeof(out), "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-                b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
-                b[15]);
-  return out;
+  return format_gpu_group_id(hi, lo);
 }
 
 const TaskInfo* Session::moved_to(uint32_t task) const {

@@ -3,6 +3,7 @@
 #include <set>
 #include <string>
 
+#include "actors/scheduler/core/gpu_group_ids.hpp"
 #include "actors/scheduler/core/node_accounting.hpp"
 #include "actors/scheduler/core/sub_group_tree.hpp"
 #include "actors/scheduler/core/session_builder.hpp"
@@ -156,7 +157,7 @@ std::optional<std::string> SessionBuilder::add_task(uint32_t pod_index, uint32_t
       if (t.gpu.is_shared()) {
         t.gpu_groups = br ? br->selected_gpu_groups : running_gpu_groups(pod);
         while (static_cast<int32_t>(t.gpu_groups.size()) < t.gpu.num_devices) {
-          t.gpu_groups.push_back(ssn_.new_gpu_group_id());
+          t.gpu_groups.push_back(unnamed_gpu_group_id(pod.meta.uid, t.gpu_groups.size()));
         }
         t.placed_portion = t.gpu.kind == GpuRequestKind::kFraction
                                ? t.gpu.fraction_milli
