@@ -5,6 +5,7 @@
 
 #include "events/binary.hpp"
 #include "k8s/model/enum_names.hpp"
+#include "k8s/model/fnv1a.hpp"
 
 namespace kai::events {
 namespace {
@@ -416,9 +417,8 @@ const char* kind_name(const Payload& p) {
 }
 
 uint64_t config_hash(std::string_view text) {
-  uint64_t h = 1469598103934665603ull;
-  for (char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-  return h;
+  // Not FNV-1a's own basis (a digit short of it): logs name their configurations by this one.
+  return model::fnv1a64(text, 1469598103934665603ULL);
 }
 
 uint64_t group_write_hash(const PodGroupWrite& w) {

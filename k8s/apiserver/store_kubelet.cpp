@@ -6,6 +6,7 @@
 #include <set>
 
 #include "k8s/apiserver/store_internal.hpp"
+#include "k8s/model/fnv1a.hpp"
 
 namespace kai::apiserver {
 
@@ -44,8 +45,7 @@ namespace {
 
 /// A stable, UUID-shaped GPU id for device `index` of `node` (real ones come from NVML).
 std::string gpu_uuid(const std::string& node, int64_t index) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (char ch : node + "#" + std::to_string(index)) h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
+  const uint64_t h = model::fnv1a64(node + "#" + std::to_string(index), 1469598103934665603ULL);
   char buf[64];
   std::snprintf(buf, sizeof buf, "GPU-%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(h >> 32),
                 static_cast<unsigned>((h >> 16) & 0xffff), static_cast<unsigned>(h & 0xffff),

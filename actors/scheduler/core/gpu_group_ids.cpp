@@ -1,24 +1,18 @@
 #include "actors/scheduler/core/gpu_group_ids.hpp"
 
 #include <cstdio>
+#include <string_view>
+
+#include "k8s/model/fnv1a.hpp"
 
 namespace kai::core {
 namespace {
 
-/// 64-bit FNV-1a of `text` then `index`, from `basis`: fixed across builds and platforms, since the
-/// ids reach the log and replay must make the same ones.
-uint64_t fnv1a(const std::string& text, size_t index, uint64_t basis) {
-  constexpr uint64_t kPrime = 0x100000001b3ULL;
-  uint64_t h = basis;
-  for (const char c : text) {
-    h ^= static_cast<unsigned char>(c);
-    h *= kPrime;
-  }
-  for (int i = 0; i < 8; ++i) {
-    h ^= (static_cast<uint64_t>(index) >> (8 * i)) & 0xff;
-    h *= kPrime;
-  }
-  return h;
+/// FNV-1a (k8s/model/fnv1a.hpp) of `text` then of `index`'s 8 bytes, lowest first, from `basis`.
+uint64_t hash_of(const std::string& text, size_t index, uint64_t basis) {
+  char bytes[8];
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((static_cast<uint64_t>(index) >> (8 * i)) & 0xff);
+  return model::fnv1a64(std::string_view(bytes, sizeof bytes), model::fnv1a64(text, basis));
 }
 
 }  // namespace
@@ -39,8 +33,8 @@ std::string format_gpu_group_id(uint64_t hi, uint64_t lo) {
 }
 
 std::string unnamed_gpu_group_id(const std::string& pod_uid, size_t index) {
-  constexpr uint64_t kBasis = 0xcbf29ce484222325ULL;  // FNV-1a's offset basis
-  return format_gpu_group_id(fnv1a(pod_uid, index, kBasis), fnv1a(pod_uid, index, ~kBasis));
+  return format_gpu_group_id(hash_of(pod_uid, index, model::kFnv1aBasis),
+                             hash_of(pod_uid, index, ~model::kFnv1aBasis));
 }
 
 }  // namespace kai::core
