@@ -1,5 +1,7 @@
 #include "actors/scheduler/core/gpu_request.hpp"
 
+#include "actors/scheduler/core/workload_groupers.hpp"
+
 #include <cctype>
 #include <string>
 
@@ -52,9 +54,9 @@ bool parse_positive_int(const std::string& text, int64_t& out) {
   return true;
 }
 
+/// Looked up without spelling the key as a std::string: every pod of a session build asks for three.
 const std::string* annotation(const model::Pod& pod, const char* key) {
-  auto it = pod.meta.annotations.find(key);
-  return it == pod.meta.annotations.end() ? nullptr : &it->second;
+  return find_in(pod.meta.annotations, key);
 }
 
 Status invalid(const char* key, const std::string& value, const std::string& why) {

@@ -207,9 +207,10 @@ std::vector<PodGroupAssignment> group_pods(const model::ObjectRefs& objects,
     }
     // A pod-group-name other than the grouper's own is the user's choice, honoured as written.
     if (named != nullptr && spec && *named != spec->name) spec.reset();
-    std::string group_name = named != nullptr ? *named
-                             : spec           ? spec->name
-                                              : "pg-" + pod.meta.name + "-" + pod.meta.uid;
+    // The group's name is viewed where it is held; only a pod that skips the grouper has it spelt.
+    std::string skipped_name;
+    if (named == nullptr && !spec) skipped_name = "pg-" + pod.meta.name + "-" + pod.meta.uid;
+    const std::string& group_name = named != nullptr ? *named : spec ? spec->name : skipped_name;
     auto it = by_name.find(NameKey{pod.meta.namespace_, group_name});
     if (it == by_name.end()) {
       PodGroupAssignment& a = out.emplace_back();  // reserved above: nothing moves

@@ -87,8 +87,9 @@ OwnerChain walk_owners(const model::Pod& pod, const OwnerIndex& index) {
         return chain;
       }
       // A kind the scheduler does not watch: the reference is the top owner (docs/pod-grouping.md).
-      fill_from_reference(chain.unwatched.emplace_back(), ref, ns);
-      chain.owners.push_back(&chain.unwatched.back());
+      chain.unwatched = std::make_unique<model::WorkloadOwner>();
+      fill_from_reference(*chain.unwatched, ref, ns);
+      chain.owners.push_back(chain.unwatched.get());
       chain.top_pod = nullptr;
       chain.top_unwatched = true;
       return chain;
@@ -102,8 +103,9 @@ OwnerChain walk_owners(const model::Pod& pod, const OwnerIndex& index) {
     refs = &it->second->meta.owner_references;
   }
   if (chain.top_pod != nullptr || chain.owners.empty()) {
-    fill_from_pod(chain.unwatched.emplace_back(), chain.top_pod != nullptr ? *chain.top_pod : pod);
-    chain.owners.push_back(&chain.unwatched.back());
+    chain.unwatched = std::make_unique<model::WorkloadOwner>();
+    fill_from_pod(*chain.unwatched, chain.top_pod != nullptr ? *chain.top_pod : pod);
+    chain.owners.push_back(chain.unwatched.get());
   }
   return chain;
 }
@@ -137,7 +139,8 @@ GroupSpec default_grouper(const model::WorkloadOwner& top, const model::Pod& pod
                           const std::vector<const model::WorkloadOwner*>& owners, const OwnerIndex& index,
                           const std::string& default_queue, const std::string& priority_fallback) {
   GroupSpec g;
-  g.name = "pg-" + top.meta.name + "-" + top.meta.uid;
+  g.name.reserve(3 + top.meta.name.size() + 1 + top.meta.uid.size());
+  g.name.append("pg-").append(top.meta.name).append("-").append(top.meta.uid);
   g.owner.api_version = top.group.empty() ? top.version : top.group + "/" + top.version;
   g.owner.kind = top.kind;
   g.owner.name = top.meta.name;

@@ -147,8 +147,7 @@ std::optional<std::string> SessionBuilder::add_task(uint32_t pod_index, uint32_t
   t.constraints = constraint_signature(pod, t);
 
   // Where an active pod sits.
-  std::string node_name = pod.node_name;
-  if (br) node_name = br->selected_node;
+  const std::string& node_name = br ? br->selected_node : pod.node_name;
   if (is_active_used(t.status) && !node_name.empty()) {
     auto it = ssn_.node_index.find(node_name);
     if (it != ssn_.node_index.end()) {
@@ -222,10 +221,13 @@ void SessionBuilder::build_jobs() {
     JobInfo job;
     job.namespace_ = g.namespace_;
     job.name = g.name;
-    job.key = g.namespace_ + "/" + g.name;
+    job.key.reserve(g.namespace_.size() + 1 + g.name.size());
+    job.key.append(g.namespace_).push_back('/');
+    job.key.append(g.name);
     job.object = g.pod_group;
-    std::string class_name = g.priority_class_name;
-    std::string preemptibility = g.preemptibility;
+    // Pointed at, not copied: the group and its object outlive the build.
+    const std::string* class_name = &g.priority_class_name;
+    const std::string* preemptibility = &g.preemptibility;
     std::vector<std::pair<std::string, int32_t>> leaf_sets;
     const std::vector<model::SubGroup>* sub_groups = nullptr;
     const model::TopologyConstraint* topology = nullptr;
@@ -237,8 +239,8 @@ void SessionBuilder::build_jobs() {
       job.queue_name = pg.queue;
       job.creation = pg.meta.creation_timestamp;
       job.min_member = std::max(pg.min_member, 1);
-      class_name = pg.priority_class_name;
-      preemptibility = pg.preemptibility;
+      class_name = &pg.priority_class_name;
+      preemptibility = &pg.preemptibility;
       job.staleness_grace_seconds = pg.staleness_grace_period_seconds;
       job.last_start = timestamp_annotation(pg, model::kLastStartAnnotation, job.key);
       job.stale_since = timestamp_annotation(pg, model::kStaleSinceAnnotation, job.key);
@@ -279,7 +281,6 @@ void SessionBuilder::build_jobs() {
       }
       job.min_member = std::max(required, 1);
     }
-    if (leaf_sets.empty()) leaf_sets.emplace_back("default", job.min_member);
     // A task names its subgroup by a 16-bit index; a PodGroup with more leaf subgroups than that is
     // refused with a reason, and its pods go to the first subgroup so that the job stays whole.
     if (leaf_sets.size() > kMaxPodSets) {
@@ -288,15 +289,25 @@ void SessionBuilder::build_jobs() {
                                                     " are supported"});
       leaf_sets.resize(1);
     }
-    for (const auto& [name, min] : leaf_sets) job.pod_sets.push_back(PodSetInfo{name, min, {}});
+    if (leaf_sets.empty()) {
+      // The one set of a group without subgroups, made in place with room for all its pods.
+      job.pod_sets.resize(1);
+      job.pod_sets[0].name = "default";
+      job.pod_sets[0].min_available = job.min_member;
+      job.pod_sets[0].tasks.reserve(g.pods.size());
+    } else {
+      job.pod_sets.reserve(leaf_sets.size());
+      for (auto& [name, min] : leaf_sets) job.pod_sets.push_back(PodSetInfo{std::move(name), min, {}});
+    }
+    job.tasks.reserve(g.pods.size());
     if (topology != nullptr) resolve_topology(job, *topology, sub_groups);
 
     std::string warning;
-    job.priority = priority_of(class_name, warning);
+    job.priority = priority_of(*class_name, warning);
     if (!warning.empty()) ssn_.warnings.push_back("pod group " + job.key + ": " + warning);
-    job.preemptible = preemptibility == "preemptible"       ? true
-                      : preemptibility == "non-preemptible" ? false
-                                                            : job.priority < 100;
+    job.preemptible = *preemptibility == "preemptible"       ? true
+                      : *preemptibility == "non-preemptible" ? false
+                                                             : job.priority < 100;
     if (auto it = ssn_.queue_index.find(job.queue_name); it == ssn_.queue_index.end()) {
       job.invalid.push_back({"QueueDoesNotExist", missing_queue_message(job.queue_name, g.queue_defaulted)});
     } else if (!ssn_.queues[it->second].is_leaf()) {
@@ -311,8 +322,10 @@ void SessionBuilder::build_jobs() {
       const uint32_t pod_index = g.pods[member];
       const model::Pod& pod = *objects_.pods[pod_index];
       // A pod in no subgroup: the group's one set "default", or the elastic set "" beside subgroups.
-      std::string set_name = g.pod_sub_groups[member];
-      if (set_name.empty() && job.pod_sets[0].name == "default") set_name = "default";
+      static const std::string kDefaultSet = "default";
+      const std::string& set_name =
+          g.pod_sub_groups[member].empty() && job.pod_sets[0].name == kDefaultSet ? kDefaultSet
+                                                                                  : g.pod_sub_groups[member];
       uint16_t set = 0;
       bool found = false;
       for (size_t s = 0; s < job.pod_sets.size(); ++s) {
@@ -339,6 +352,12 @@ void SessionBuilder::build_jobs() {
 void SessionBuilder::resolve_topology(JobInfo& job, const model::TopologyConstraint& root,
                                       const std::vector<model::SubGroup>* sub_groups) {
   static const std::vector<model::SubGroup> kNone;
+  // Most groups name no topology: they need neither the list of their sets nor the resolver.
+  bool any = !root.topology.empty();
+  if (sub_groups != nullptr) {
+    for (const auto& sg : *sub_groups) any = any || !sg.topology_constraint.topology.empty();
+  }
+  if (!any) return;
   std::vector<std::string> sets;
   sets.reserve(job.pod_sets.size());
   for (const auto& ps : job.pod_sets) sets.push_back(ps.name);

@@ -382,8 +382,8 @@ GroupSpec skip_top_owner(const OwnerChain& chain, const model::Pod& pod, const O
   }
   for (const auto& [k, v] : skipped.meta.labels) top.meta.labels.emplace(k, v);
   for (const auto& [k, v] : skipped.meta.annotations) top.meta.annotations.emplace(k, v);
-  next.unwatched.push_back(std::move(top));
-  next.owners.push_back(&next.unwatched.back());
+  next.unwatched = std::make_unique<model::WorkloadOwner>(std::move(top));
+  next.owners.push_back(next.unwatched.get());
   return group_by_kind(next, pod, index, default_queue);
 }
 

@@ -3,7 +3,7 @@
 // groupers (workload_groupers.cpp): the owner chain and the default grouper.
 
 #include <cstdint>
-#include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,9 +16,10 @@ namespace kai::core {
 /// A pod's owners, nearest first; back() is the top owner (the pod itself when it has none).
 struct OwnerChain {
   std::vector<const model::WorkloadOwner*> owners;
-  /// Owners made here rather than projected (a pod as its own top owner, an owner of a kind that is
-  /// not watched, known by its reference); a deque so that `owners` may point into it.
-  std::deque<model::WorkloadOwner> unwatched;
+  /// The owner made here rather than projected (a pod as its own top owner, an owner of a kind that
+  /// is not watched, known by its reference): a chain has at most one, at its top. Held by pointer
+  /// so that `owners` may point at it wherever the chain moves.
+  std::unique_ptr<model::WorkloadOwner> unwatched;
   const model::Pod* top_pod = nullptr;  ///< Set while the walk stands on a pod (a Spark driver).
   bool top_unwatched = false;  ///< The top owner is known by a reference only (its kind is not served).
   std::string waiting_for;
