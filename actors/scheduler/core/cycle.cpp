@@ -7,6 +7,9 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "actors/scheduler/core/action.hpp"
 #include "actors/scheduler/core/bind_backoff.hpp"
@@ -130,7 +133,8 @@ std::optional<int64_t> settle_and_assume(const events::ScheduleRecords& records,
 std::unordered_map<std::string, JobTimes> resolve_job_state(const CycleInput& in, CycleResult& out) {
   std::unordered_map<std::string, JobTimes> times;
   if (in.records == nullptr || in.records->job_states.empty()) return times;
-  std::unordered_map<std::string, const model::PodGroup*> by_uid;
+  std::unordered_map<std::string_view, const model::PodGroup*> by_uid;
+  by_uid.reserve(out.refs.pod_groups.size());
   for (const auto* pg : out.refs.pod_groups) by_uid.emplace(pg->meta.uid, pg);
   for (const auto& [uid, st] : in.records->job_states) {
     JobTimes& t = times[uid];
@@ -156,7 +160,8 @@ std::unordered_map<std::string, JobTimes> resolve_job_state(const CycleInput& in
 
 /// Step 4: the session's annotation updates as records, and the job state of groups gone.
 void record_job_state(const CycleInput& in, const Session& ssn, CycleResult& out) {
-  std::unordered_map<std::string, const model::PodGroup*> by_uid;
+  std::unordered_map<std::string_view, const model::PodGroup*> by_uid;
+  by_uid.reserve(out.refs.pod_groups.size());
   for (const auto* pg : out.refs.pod_groups) by_uid.emplace(pg->meta.uid, pg);
   for (const auto& [job_id, updates] : ssn.annotation_updates) {
     const JobInfo& job = ssn.jobs[job_id];
@@ -182,8 +187,10 @@ void record_job_state(const CycleInput& in, const Session& ssn, CycleResult& out
           JobStateChange{in.cycle_id, job.uid, job.key, field, time, seen, JobStateSource::kDecided});
     }
   }
-  if (in.records == nullptr) return;
-  std::set<std::string> live;
+  if (in.records == nullptr || in.records->job_states.empty()) return;
+  // Views of the session's uids: a session has a job for each of up to 150,000 groups.
+  std::unordered_set<std::string_view> live;
+  live.reserve(ssn.jobs.size());
   for (const auto& job : ssn.jobs) live.insert(job.uid);
   for (const auto& [uid, st] : in.records->job_states) {
     if (live.count(uid) || by_uid.count(uid)) continue;
@@ -199,11 +206,16 @@ bool finished(const model::Pod& pod) {
 
 /// The GPU groups a pod's labels name.
 std::vector<std::string> gpu_groups_of(const model::Pod& pod) {
+  // Asked of every placed pod each cycle: nothing is allocated for a pod that names no group.
+  const std::string_view label = model::kGpuGroupLabel;
   std::vector<std::string> groups;
-  const std::string prefix = std::string(model::kGpuGroupLabel) + "/";
   for (const auto& [k, v] : pod.meta.labels) {
-    if (k == model::kGpuGroupLabel) groups.push_back(v);
-    if (k.rfind(prefix, 0) == 0) groups.push_back(v.empty() ? k.substr(prefix.size()) : v);
+    if (k.compare(0, label.size(), label) != 0) continue;
+    if (k.size() == label.size()) {
+      groups.push_back(v);
+    } else if (k[label.size()] == '/') {
+      groups.push_back(v.empty() ? k.substr(label.size() + 1) : v);
+    }
   }
   return groups;
 }
@@ -212,16 +224,21 @@ std::vector<std::string> gpu_groups_of(const model::Pod& pod) {
 /// no pod on its node uses, bound, assumed or placed by this cycle, holds it for nothing; of two for one group, the one
 /// that did not report its device (or the later one) is a double reservation. Both are deleted.
 void find_orphaned_reservations(CycleResult& out) {
-  std::map<std::string, std::set<std::string>> in_use;  // node -> groups
   std::vector<std::pair<const model::Pod*, std::string>> reservations;  // with their group
   for (const model::Pod* pod : out.refs.pods) {
-    if (pod->node_name.empty() || finished(*pod)) continue;
-    if (pod->meta.namespace_ == model::kReservationNamespace) {
-      if (pod->meta.deletion_timestamp) continue;
-      auto groups = gpu_groups_of(*pod);
-      if (!groups.empty()) reservations.emplace_back(pod, std::move(groups.front()));
+    if (pod->node_name.empty() || finished(*pod) || pod->meta.namespace_ != model::kReservationNamespace ||
+        pod->meta.deletion_timestamp) {
       continue;
     }
+    auto groups = gpu_groups_of(*pod);
+    if (!groups.empty()) reservations.emplace_back(pod, std::move(groups.front()));
+  }
+  // A cluster without reservation pods (no GPU sharing) has nothing to clean: the pods' groups are
+  // read only when there is one.
+  if (reservations.empty()) return;
+  std::map<std::string, std::set<std::string>> in_use;  // node -> groups
+  for (const model::Pod* pod : out.refs.pods) {
+    if (pod->node_name.empty() || finished(*pod) || pod->meta.namespace_ == model::kReservationNamespace) continue;
     for (auto& g : gpu_groups_of(*pod)) in_use[pod->node_name].insert(std::move(g));
   }
   // This cycle's binds may have joined an orphan's group (adopting its reservation pod).
