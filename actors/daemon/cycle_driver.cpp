@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <set>
+#include <string_view>
+#include <unordered_set>
 
 #include "actors/daemon/wall_clock.hpp"
 #include "actors/gpu_sharing/shared_pod.hpp"
@@ -277,8 +279,16 @@ void CycleDriver::schedule(const CutPtr& cut_ptr) {
     }
     // Execute what is now durable: binds, evictions and reservation clean-ups, then the
     // annotation writes of the job state and the PodGroup writes (each derived from its record).
-    std::set<std::string> pod_group_objects;
-    for (const auto* pg : in.objects.pod_groups) pod_group_objects.insert(pg->meta.uid);
+    // The PodGroup objects by uid, made only when the cycle decided some job state: a cluster
+    // whose every group has an object holds 150,000 of them.
+    std::unordered_set<std::string_view> pod_group_objects;
+    auto has_pod_group_object = [&](const std::string& uid) {
+      if (pod_group_objects.empty()) {
+        pod_group_objects.reserve(in.objects.pod_groups.size());
+        for (const auto* pg : in.objects.pod_groups) pod_group_objects.insert(pg->meta.uid);
+      }
+      return pod_group_objects.count(uid) > 0;
+    };
     const auto cap = options_.bind_cap.count() > 0 ? options_.bind_cap : 2 * options_.reservation_timeout;
     for (const auto& e : batch) {
       if (const auto* d = std::get_if<events::DecisionEvent>(&e.payload)) {
@@ -286,7 +296,7 @@ void CycleDriver::schedule(const CutPtr& cut_ptr) {
         ports_.execute(make_bind_job(cut.find_pod(d->decision.pod), d->decision, e.seq,
                                      std::chrono::steady_clock::now() + cap));
       } else if (const auto* j = std::get_if<events::JobStateChange>(&e.payload)) {
-        if (j->source == events::JobStateSource::kDecided && pod_group_objects.count(j->group_uid))
+        if (j->source == events::JobStateSource::kDecided && has_pod_group_object(j->group_uid))
           ports_.write_job_state(*j);
       }
     }

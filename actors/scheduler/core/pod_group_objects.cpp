@@ -145,9 +145,6 @@ std::vector<events::PodGroupWrite> pod_group_writes(const std::vector<PodGroupAs
     if (which == PodGroupObjects::kNone || !writable(g)) continue;
     if (which == PodGroupObjects::kMultiPod && single_pod(g)) continue;
     events::PodGroupWrite w;
-    w.cycle_id = cycle_id;
-    w.group = g.namespace_ + "/" + g.name;
-    if (!marks.empty()) seen.insert(w.group);
     if (g.pod_group == nullptr || !already_written(*g.pod_group, g)) {
       model::PodGroup desired = desired_pod_group(g);
       if (g.pod_group != nullptr) desired = as_update_of(*g.pod_group, std::move(desired));
@@ -165,6 +162,13 @@ std::vector<events::PodGroupWrite> pod_group_writes(const std::vector<PodGroupAs
       if (named != nullptr && *named == g.name && label_ok) continue;
       w.pods.push_back({model::object_key(pod.meta), pod.meta.uid, sub_group});
     }
+    // In sync and no write awaited: nothing is spelt for the group (most groups, most cycles).
+    if (w.object_json.empty() && w.pods.empty() && marks.empty()) continue;
+    w.cycle_id = cycle_id;
+    w.group.reserve(g.namespace_.size() + 1 + g.name.size());
+    w.group.append(g.namespace_).push_back('/');
+    w.group.append(g.name);
+    if (!marks.empty()) seen.insert(w.group);
     auto mark = marks.find(w.group);
     if (w.object_json.empty() && w.pods.empty()) {
       if (mark != marks.end()) out.push_back(events::PodGroupWrite{cycle_id, w.group, "", false, {}, true});

@@ -220,6 +220,11 @@ StatusOutput status_writes(const Session& ssn, const model::ObjectRefs& objects,
     auto w = why.find(job.key);
     const bool conditions_changed = next_conditions(ssn, job, w == why.end() ? nullptr : w->second, conditions);
     const bool resources_changed = resources != pg.resources_status;
+    // In sync and no write of it awaited: nothing to write or settle (most groups, most cycles).
+    if (!resources_changed && !conditions_changed && marks.marks.empty()) {
+      computed.emplace(&pg, std::move(resources));
+      continue;
+    }
     json status = json::object();
     if (resources_changed) {
       json rs = json::object();
