@@ -1,9 +1,9 @@
 #include "actors/scheduler/core/gpu_request.hpp"
 
-#include "actors/scheduler/core/workload_groupers.hpp"
-
 #include <cctype>
 #include <string>
+
+#include "actors/scheduler/core/workload_groupers.hpp"
 
 namespace kai::core {
 namespace {
