@@ -5,6 +5,7 @@
 #include "actors/scheduler/core/workload_groupers.hpp"
 #include "k8s/model/json_codec.hpp"
 #include "k8s/model/kinds.hpp"
+#include "k8s/model/namespaced_key.hpp"
 #include "k8s/model/well_known_names.hpp"
 
 namespace kai::core {
@@ -165,9 +166,7 @@ std::vector<events::PodGroupWrite> pod_group_writes(const std::vector<PodGroupAs
     // In sync and no write awaited: nothing is spelt for the group (most groups, most cycles).
     if (w.object_json.empty() && w.pods.empty() && marks.empty()) continue;
     w.cycle_id = cycle_id;
-    w.group.reserve(g.namespace_.size() + 1 + g.name.size());
-    w.group.append(g.namespace_).push_back('/');
-    w.group.append(g.name);
+    w.group = model::namespaced_key(g.namespace_, g.name);
     if (!marks.empty()) seen.insert(w.group);
     auto mark = marks.find(w.group);
     if (w.object_json.empty() && w.pods.empty()) {

@@ -9,6 +9,7 @@
 #include "actors/scheduler/core/session_builder.hpp"
 #include "actors/scheduler/core/workload_groupers.hpp"
 #include "actors/scheduler/core/topology_scopes.hpp"
+#include "k8s/model/namespaced_key.hpp"
 #include "k8s/model/time.hpp"
 
 namespace kai::core {
@@ -102,9 +103,7 @@ std::optional<std::string> SessionBuilder::add_task(uint32_t pod_index, uint32_t
   const model::Pod& pod = *objects_.pods[pod_index];
   TaskInfo t;
   t.pod = &pod;
-  t.key.reserve(pod.meta.namespace_.size() + 1 + pod.meta.name.size());
-  t.key.append(pod.meta.namespace_).push_back('/');
-  t.key.append(pod.meta.name);
+  t.key = model::namespaced_key(pod.meta.namespace_, pod.meta.name);
   t.job = job_id;
   t.pod_set = pod_set;
   t.uid = pod.meta.uid;
@@ -221,9 +220,7 @@ void SessionBuilder::build_jobs() {
     JobInfo job;
     job.namespace_ = g.namespace_;
     job.name = g.name;
-    job.key.reserve(g.namespace_.size() + 1 + g.name.size());
-    job.key.append(g.namespace_).push_back('/');
-    job.key.append(g.name);
+    job.key = model::namespaced_key(g.namespace_, g.name);
     job.object = g.pod_group;
     // Pointed at, not copied: the group and its object outlive the build.
     const std::string* class_name = &g.priority_class_name;
