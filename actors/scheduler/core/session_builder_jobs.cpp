@@ -350,15 +350,12 @@ void SessionBuilder::resolve_topology(JobInfo& job, const model::TopologyConstra
                                       const std::vector<model::SubGroup>* sub_groups) {
   static const std::vector<model::SubGroup> kNone;
   // Most groups name no topology: they need neither the list of their sets nor the resolver.
-  bool any = !root.topology.empty();
-  if (sub_groups != nullptr) {
-    for (const auto& sg : *sub_groups) any = any || !sg.topology_constraint.topology.empty();
-  }
-  if (!any) return;
+  const std::vector<model::SubGroup>& subs = sub_groups != nullptr ? *sub_groups : kNone;
+  if (!names_a_topology(root, subs)) return;
   std::vector<std::string> sets;
   sets.reserve(job.pod_sets.size());
   for (const auto& ps : job.pod_sets) sets.push_back(ps.name);
-  ResolvedTopology r = resolve_job_topology(root, sub_groups != nullptr ? *sub_groups : kNone, sets, ssn_.topologies);
+  ResolvedTopology r = resolve_job_topology(root, subs, sets, ssn_.topologies);
   for (auto& e : r.errors) job.topology_errors.push_back({"PodSchedulingErrors", std::move(e)});
   if (r.topology) job.topology = std::make_shared<const JobTopology>(std::move(*r.topology));
 }

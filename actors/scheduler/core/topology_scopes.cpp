@@ -1,5 +1,6 @@
 #include "actors/scheduler/core/topology_scopes.hpp"
 
+#include <algorithm>
 #include <map>
 
 namespace kai::core {
@@ -47,14 +48,18 @@ void resolve(const model::TopologyConstraint& c, const std::string& subject, con
 
 }  // namespace
 
+bool names_a_topology(const model::TopologyConstraint& root, const std::vector<model::SubGroup>& sub_groups) {
+  if (!root.topology.empty()) return true;
+  return std::any_of(sub_groups.begin(), sub_groups.end(),
+                     [](const model::SubGroup& sg) { return !sg.topology_constraint.topology.empty(); });
+}
+
 ResolvedTopology resolve_job_topology(const model::TopologyConstraint& root,
                                       const std::vector<model::SubGroup>& sub_groups,
                                       const std::vector<std::string>& pod_sets,
                                       const std::vector<TopologyTree>& trees) {
   ResolvedTopology out;
-  bool any = !root.topology.empty();
-  for (const auto& sg : sub_groups) any = any || !sg.topology_constraint.topology.empty();
-  if (!any) return out;
+  if (!names_a_topology(root, sub_groups)) return out;
 
   JobTopology job;
   job.scopes.push_back(TopologyScope{});

@@ -39,6 +39,9 @@ struct ResolvedTopology {
   std::vector<std::string> errors;      ///< Missing topologies or levels, with KAI's words.
 };
 
+/// Whether constraint `root` or one of `sub_groups` names a topology (most groups name none).
+bool names_a_topology(const model::TopologyConstraint& root, const std::vector<model::SubGroup>& sub_groups);
+
 /// The scopes of a group whose PodGroup (or the grouper's spec of it) has constraint `root` and
 /// subgroups `sub_groups`; `pod_sets` are the job's leaf sets by name ("default" and "" belong to the
 /// whole group). `job_key` and the subgroup names make the messages.
