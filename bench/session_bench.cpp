@@ -7,10 +7,12 @@
 #include <vector>
 
 #include "actors/scheduler/core/actions/allocate.hpp"
+#include "actors/scheduler/core/cycle.hpp"
 #include "actors/scheduler/core/grouping_memo.hpp"
 #include "actors/scheduler/core/plugin.hpp"
 #include "actors/scheduler/core/plugins/builtin.hpp"
 #include "actors/scheduler/core/session.hpp"
+#include "actors/scheduler/core/session_keeper.hpp"
 #include "tools/kai-gen/generator.hpp"
 
 namespace {
@@ -165,6 +167,60 @@ void BM_SessionBuildAfterConfirmations(benchmark::State& state) {
   }
 }
 
+/// The daemon's whole cycle (run_cycle: build or kept session, the five actions, job state, PodGroup
+/// and status writes, reasons) between two cycles 100 pod confirmations apart. Second argument:
+/// 1 = with the SessionKeeper (actors/scheduler/core/session_keeper.hpp) and the grouping memo, as
+/// the daemon runs it; 0 = the grouping memo only (the session built each cycle). The 100 running
+/// pods' objects are replaced each iteration, as in BM_SessionBuildAfterConfirmations.
+void BM_CycleAfterConfirmations(benchmark::State& state) {
+  const auto& objects = cluster(state.range(0), false);
+  const bool keep = state.range(1) != 0;
+  kai::model::ObjectRefs refs = kai::model::ObjectRefs::of(objects);
+  std::vector<size_t> confirmed;
+  for (size_t i = 0; i < objects.pods.size() && confirmed.size() < 100; ++i) {
+    if (objects.pods[i].phase == "Running" && objects.pods[i].scheduler_name == "kai-scheduler") confirmed.push_back(i);
+  }
+  std::vector<kai::model::Pod> copies;
+  copies.reserve(confirmed.size());
+  for (size_t i : confirmed) {
+    copies.push_back(objects.pods[i]);
+    copies.back().meta.resource_version += "-confirmed";
+  }
+  const std::shared_ptr<const void> alive(&objects, [](const void*) {});
+  kai::core::GroupingMemo memo;
+  kai::core::SessionKeeper keeper;
+  kai::core::CycleInput in;
+  in.options = allocate_only();
+  in.options.config.actions = kai::core::SchedulerConfig::defaults().actions;
+  in.options.grouping_memo = &memo;
+  in.keeper = keep ? &keeper : nullptr;
+  // Without records every synthesised group would be a PodGroup to create, each cycle: the daemon
+  // writes them once, after which they are in sync and cost nothing (pod_group_objects.cpp).
+  in.pod_group_writes = false;
+  bool changed = false;
+  uint64_t cycle = 0;
+  auto run = [&]() {
+    in.objects = refs;
+    in.cycle_id = ++cycle;
+    memo.hold(alive);
+    kai::core::CycleResult out = kai::core::run_cycle(in);
+    benchmark::DoNotOptimize(out.decisions.data());
+    if (keep) keeper.keep(std::move(out.session), std::move(out.refs), out.patched, alive);
+  };
+  run();  // the first cycle builds
+  for (auto _ : state) {
+    state.PauseTiming();
+    changed = !changed;
+    for (size_t k = 0; k < confirmed.size(); ++k) {
+      refs.pods[confirmed[k]] = changed ? &copies[k] : &objects.pods[confirmed[k]];
+    }
+    state.ResumeTiming();
+    run();
+  }
+  state.counters["kept"] = static_cast<double>(keeper.kept());
+  state.counters["built"] = static_cast<double>(keeper.built());
+}
+
 /// One attempt of a 3 x 1-GPU gang (placed, then discarded) on an otherwise settled cluster.
 void BM_GangAttempt3Pods(benchmark::State& state) {
   const auto& objects = cluster(state.range(0), true);
@@ -280,6 +336,10 @@ BENCHMARK(BM_ReclaimShape)->Arg(20)->Arg(500)->Arg(1000)->Arg(5000)->Unit(benchm
 BENCHMARK(BM_FairShare)->Arg(20)->Arg(1000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SessionBuild)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SessionBuildAfterConfirmations)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CycleAfterConfirmations)
+    ->ArgsProduct({{20, 200, 1000}, {0, 1}})
+    ->ArgNames({"permille", "keep"})
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AllocateOnly)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BuildAndAllocate)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GangAttempt3Pods)->Arg(20)->Arg(1000)->Unit(benchmark::kMicrosecond);

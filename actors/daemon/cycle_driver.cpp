@@ -239,6 +239,7 @@ void CycleDriver::schedule(const CutPtr& cut_ptr) {
   // The cut owns the objects the memo's entries point at until the next cycle's cut replaces it.
   grouping_memo_.hold(cut_ptr);
   in.options.grouping_memo = &grouping_memo_;
+  in.keeper = &session_keeper_;
   core::CycleResult out = core::run_cycle(in);
   // What /get-snapshot serves is the cut: its job state, not the one this cycle is about to log.
   events::ScheduleRecords records_at_cut;
@@ -338,6 +339,8 @@ void CycleDriver::schedule(const CutPtr& cut_ptr) {
   last->patched = out.patched;
   last->refs = std::move(out.refs);
   last->records = std::move(records_at_cut);
+  // The next cycle starts from this one's session when only pods and PodGroups changed.
+  session_keeper_.keep(std::move(out.session), last->refs, out.patched, cut_ptr);
   if (ports_.publish) ports_.publish(std::move(last));
 }
 

@@ -27,6 +27,7 @@
 #include "actors/daemon/snapshotter.hpp"
 #include "actors/endpoints/metrics.hpp"
 #include "actors/scheduler/core/grouping_memo.hpp"
+#include "actors/scheduler/core/session_keeper.hpp"
 #include "actors/scheduler/core/session.hpp"
 #include "actors/scheduler/core/usage_history.hpp"
 #include "events/state_codec.hpp"
@@ -168,6 +169,7 @@ class CycleDriver {
   core::UsageMemo usage_memo_;
   /// The pod grouper's decisions of the last cycle, reused for pods whose objects did not change.
   core::GroupingMemo grouping_memo_;
+  core::SessionKeeper session_keeper_;
   /// What the last cycle that decided nothing (and logged nothing) saw: its cut (kept, so that an
   /// object list of a later cut is the same list only if no watch event changed that kind), the
   /// records appended by then, and its clock.

@@ -14,9 +14,11 @@
 #include "actors/scheduler/core/action.hpp"
 #include "actors/scheduler/core/bind_backoff.hpp"
 #include "actors/scheduler/core/grouping.hpp"
+#include "actors/scheduler/core/grouping_memo.hpp"
 #include "actors/scheduler/core/pod_group_objects.hpp"
 #include "actors/scheduler/core/gpu_request.hpp"
 #include "actors/scheduler/core/pod_status.hpp"
+#include "actors/scheduler/core/session_keeper.hpp"
 #include "k8s/model/kinds.hpp"
 #include "k8s/model/time.hpp"
 
@@ -350,6 +352,8 @@ CycleResult run_cycle(const CycleInput& in) {
 
   SessionOptions options = in.options;
   options.job_times = out.job_times.get();
+  // The grouping memo keys its entries by pod address: the patched copies must outlive them too.
+  if (options.grouping_memo != nullptr) options.grouping_memo->hold_also(out.patched);
   // Step 7: time-based fair share reads the usage from the records' allocation history, unless the
   // input gives it (kai-sim --usage).
   static const events::AllocationHistory kNoHistory;
@@ -362,7 +366,8 @@ CycleResult run_cycle(const CycleInput& in) {
         cycle_usage(history, *usage_params, now_ms, in.usage_memo));
     options.queue_usage = out.usage.get();
   }
-  out.session = std::make_unique<Session>(out.refs, options);
+  if (in.keeper != nullptr) out.session = in.keeper->take(out.refs, options);
+  if (!out.session) out.session = std::make_unique<Session>(out.refs, options);
   Session& ssn = *out.session;
   std::optional<int64_t> backoff_ends;
   if (in.records != nullptr) backoff_ends = hold_backing_off_jobs(*in.records, ssn);

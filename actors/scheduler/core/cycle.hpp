@@ -38,6 +38,8 @@
 
 namespace kai::core {
 
+class SessionKeeper;
+
 /// The action name of reservation clean-up decisions (evictions of reservation pods).
 inline constexpr const char* kCleanupAction = "reservationcleanup";
 
@@ -57,6 +59,9 @@ struct CycleInput {
   bool pod_group_writes = true;
   /// The usage computed by an earlier cycle of the same caller (time-based fair share); null = none.
   UsageMemo* usage_memo = nullptr;
+  /// The session of the caller's last cycle (session_keeper.hpp), brought up to date instead of
+  /// built when only some pods and PodGroups changed; null = always built (kai-sim, replay).
+  SessionKeeper* keeper = nullptr;
 };
 
 /// A pending pod and why it waits (KAI's message), for its PodScheduled condition.

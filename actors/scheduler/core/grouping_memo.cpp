@@ -14,6 +14,8 @@ bool GroupingMemo::begin(Context context, std::vector<const model::WorkloadOwner
     // Nothing is kept: the objects of this grouping have no owner to outlive it by.
     owner_.reset();
     next_owner_.reset();
+    also_.clear();
+    next_also_.clear();
   }
   return active_;
 }
@@ -36,6 +38,8 @@ void GroupingMemo::end() {
   }
   owner_ = std::move(next_owner_);
   next_owner_.reset();
+  also_ = std::move(next_also_);
+  next_also_.clear();
   active_ = false;
 }
 

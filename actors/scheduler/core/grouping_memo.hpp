@@ -26,7 +26,14 @@ namespace kai::core {
 class GroupingMemo {
  public:
   /// The objects of the next grouping stay alive while `owner` does (for the daemon: its cut).
-  void hold(std::shared_ptr<const void> owner) { next_owner_ = std::move(owner); }
+  void hold(std::shared_ptr<const void> owner) {
+    next_owner_ = std::move(owner);
+    next_also_.clear();
+  }
+  /// More objects of the next grouping, beside the owner's: the pods a cycle patched with its assumed
+  /// decisions (cycle.cpp), which the cut does not own. A grouping that ran without them alive could
+  /// take an entry of a freed copy for a new copy at its address.
+  void hold_also(std::shared_ptr<const void> owner) { next_also_.push_back(std::move(owner)); }
 
   /// What a grouping compares before it reuses anything: everything the grouper reads besides the
   /// pod itself, its owners and the PodGroups it looks up.
@@ -73,6 +80,8 @@ class GroupingMemo {
   std::unordered_map<const model::Pod*, Entry> entries_;
   std::shared_ptr<const void> owner_;
   std::shared_ptr<const void> next_owner_;
+  std::vector<std::shared_ptr<const void>> also_;
+  std::vector<std::shared_ptr<const void>> next_also_;
   Context context_;
   std::vector<const model::WorkloadOwner*> owners_;
   bool owners_same_ = false;

@@ -265,6 +265,10 @@ InterPodConstraints::InterPodConstraints(const Session& ssn, const model::Object
 
 InterPodConstraints::~InterPodConstraints() = default;
 
+bool InterPodConstraints::constrains(const model::Pod& pod) {
+  return has_inter_pod_constraints(pod);
+}
+
 bool InterPodConstraints::needed(const model::ObjectRefs& objects) {
   return std::any_of(objects.pods.begin(), objects.pods.end(),
                      [](const model::Pod* p) { return has_inter_pod_constraints(*p); });

@@ -91,6 +91,8 @@ class InterPodConstraints {
 
   /// Whether this session needs the index at all: some pod of `objects` has inter-pod constraints.
   static bool needed(const model::ObjectRefs& objects);
+  /// Whether `pod` has inter-pod constraints (so that a session with it needs the index).
+  static bool constrains(const model::Pod& pod);
 
   /// The statement moved `task` off (-1) or onto (+1) its node; called around every state change.
   void on_task(uint32_t task_id, int sign);

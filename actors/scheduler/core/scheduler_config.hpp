@@ -16,6 +16,7 @@ namespace kai::core {
 struct PluginConfig {
   std::string name;
   std::map<std::string, std::string> arguments;
+  bool operator==(const PluginConfig&) const = default;
 };
 
 struct SchedulerConfig {

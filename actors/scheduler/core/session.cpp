@@ -6,6 +6,7 @@
 #include "actors/scheduler/core/gpu_group_ids.hpp"
 #include "actors/scheduler/core/grouping.hpp"
 #include "actors/scheduler/core/inter_pod_constraints.hpp"
+#include "actors/scheduler/core/node_accounting.hpp"
 #include "actors/scheduler/core/plugin.hpp"
 #include "actors/scheduler/core/queue_sums.hpp"
 #include "actors/scheduler/core/session_builder.hpp"
@@ -17,7 +18,11 @@ Session::Session(const model::ClusterObjects& objects, SessionOptions options)
 
 Session::Session(const model::ObjectRefs& objects, SessionOptions options)
     : options_(std::move(options)), rng_(options_.seed) {
-  SessionBuilder(*this, objects).build();
+  builder_ = std::make_unique<SessionBuilder>(*this, objects);
+  builder_->build();
+  builder_->retarget(nullptr);  // the objects are the caller's: a refresh names the next ones
+  built_.tasks = tasks.size();
+  built_.warnings = warnings.size();
   gpu_free_index.build(nodes, [](const NodeInfo& n) { return n.has_gpus(); });
   shared_room_index.build(nodes, [](const NodeInfo& n) {
     for (const auto& g : n.shared_gpus) {
@@ -91,6 +96,44 @@ uint32_t Session::add_ghost(uint32_t task) {
   ghost.ghost_of = static_cast<int32_t>(task);
   tasks.push_back(std::move(ghost));
   return static_cast<uint32_t>(tasks.size() - 1);
+}
+
+void Session::set_task_state(uint32_t task_id, PodStatus status, int32_t node,
+                             const std::vector<std::string>& gpu_groups, int64_t placed_portion) {
+  TaskInfo& task = tasks[task_id];
+  if (!undoing_) {
+    if (journaled_.size() <= task_id) journaled_.resize(tasks.size(), 0);
+    if (journaled_[task_id] == 0) {
+      journaled_[task_id] = 1;
+      journal_.push_back(JournalEntry{task_id, task.status, task.node, task.gpu_groups, task.placed_portion});
+    }
+  }
+  const int32_t old_node = task.node;
+  if (task.node != kNoNode && is_active_used(task.status)) node_remove_task(nodes[task.node], task);
+  account_task_in_queue(task, -1);
+  if (!task.ghost) {
+    jobs[task.job].active_allocated -= is_active_allocated(task.status);
+    jobs[task.job].pending -= task.status == PodStatus::kPending;
+  }
+  for (const auto& fn : allocate_event_fns) fn(task, -1);
+  if (inter_pod) inter_pod->on_task(task_id, -1);
+  task.status = status;
+  task.node = node;
+  if (&task.gpu_groups != &gpu_groups) task.gpu_groups = gpu_groups;
+  task.placed_portion = placed_portion;
+  if (task.node != kNoNode && is_active_used(task.status)) node_add_task(nodes[task.node], task);
+  account_task_in_queue(task, +1);
+  if (!task.ghost) {
+    jobs[task.job].active_allocated += is_active_allocated(task.status);
+    jobs[task.job].pending += task.status == PodStatus::kPending;
+  }
+  for (const auto& fn : allocate_event_fns) fn(task, +1);
+  if (inter_pod) inter_pod->on_task(task_id, +1);
+  for (int32_t n : {old_node, task.node == old_node ? kNoNode : task.node}) {
+    if (n == kNoNode) continue;
+    gpu_free_index.update(static_cast<uint32_t>(n));
+    shared_room_index.update(static_cast<uint32_t>(n));
+  }
 }
 
 void Session::record(events::Decision d) {

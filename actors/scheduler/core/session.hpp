@@ -115,6 +115,7 @@ using EvictionMessageFn =
 
 class Statement;
 class Plugin;
+class SessionBuilder;
 struct VictimPool;
 class InterPodConstraints;
 
@@ -232,6 +233,14 @@ class Session {
   /// Commits decisions in order (called by Statement::commit).
   void record(events::Decision d);
 
+  /// Moves `task` to a new status, node and GPU placement, keeping every sum that follows tasks
+  /// current: its node, queue and job, the plugins' handlers, the inter-pod index and the GPU
+  /// indexes. The only way actions change a task (through Statement); the first change of each
+  /// task in a cycle is journalled, so that a kept session can return to its built state
+  /// (session_keeper.hpp).
+  void set_task_state(uint32_t task, PodStatus status, int32_t node, const std::vector<std::string>& gpu_groups,
+                      int64_t placed_portion);
+
   /// What a placed task counts in its queue's allocation (GPU devices incl. its portions, millicores, bytes).
   QueueQuantities allocated_quantities(const TaskInfo& task) const;
 
@@ -247,7 +256,17 @@ class Session {
 
  private:
   friend class SessionBuilder;
+  friend class SessionKeeper;
   void open_plugins();
+  /// Takes back what the last cycle's actions and plugins changed: every task to its built state
+  /// (ghosts removed), the jobs' reasons, the decisions, the hooks. See session_keeper.hpp.
+  void undo_cycle();
+  /// Brings the session to `objects` and `options` when only the pods at `changed_pods` and the
+  /// PodGroups at `changed_pod_groups` (positions in `objects`) changed since the build, and not in
+  /// what the pod grouper reads. False when it cannot (the session must then be dropped).
+  bool refresh(const model::ObjectRefs& objects, const SessionOptions& options,
+               const std::vector<uint32_t>& changed_pods, const std::vector<uint32_t>& changed_pod_groups);
+
   SessionOptions options_;
   std::vector<std::string> scalar_names_;
   std::unordered_map<std::string, uint32_t> scalar_ids_;
@@ -261,6 +280,33 @@ class Session {
   std::vector<std::unique_ptr<StaticFit>> static_fit_cache_;
   std::mt19937_64 rng_;
   std::vector<std::unique_ptr<Plugin>> plugins_;
+
+  /// What the build left, so that a kept session can return to it (session_keeper.hpp).
+  struct Built {
+    size_t tasks = 0;     ///< Tasks before any ghost.
+    size_t warnings = 0;  ///< Warnings before the plugins'.
+    std::vector<uint32_t> invalid;     ///< Each job's reasons from its input, before the cycle's.
+    std::vector<JobTimes> base_times;  ///< Each job's times from its PodGroup and pods, before the cycle's.
+    std::vector<char> warned;          ///< The job's derivation added a warning.
+    std::vector<int32_t> pod_task;       ///< By position in the objects' pods: its task, -1 for none.
+    std::vector<int32_t> pod_group_job;  ///< By position in the objects' PodGroups: its job, -1 for none.
+    bool grouping_reads_other_pods = false;  ///< The grouper read pods besides each one's own.
+  };
+  Built built_;
+  /// Each task's state before its first change this cycle, in the order of first changes.
+  struct JournalEntry {
+    uint32_t task;
+    PodStatus status;
+    int32_t node;
+    std::vector<std::string> gpu_groups;
+    int64_t placed_portion;
+  };
+  std::vector<JournalEntry> journal_;
+  std::vector<char> journaled_;  ///< By task id.
+  bool undoing_ = false;
+  /// Kept after the build for a kept session's refreshes: its interned signatures, priority classes
+  /// and bind requests (session_builder.hpp).
+  std::unique_ptr<SessionBuilder> builder_;
 };
 
 }  // namespace kai::core

@@ -45,7 +45,7 @@ int mig_slices(std::string_view name) {
 
 void SessionBuilder::build() {
   build_nodes();
-  ssn_.topologies = build_topology_trees(objects_.topologies, ssn_.nodes);
+  ssn_.topologies = build_topology_trees(objects_->topologies, ssn_.nodes);
   build_queues();
   build_priority_classes();
   build_bind_requests();
@@ -139,7 +139,7 @@ Resources SessionBuilder::pod_request(const model::Pod& pod, bool& has_mig) {
 }
 
 void SessionBuilder::build_nodes() {
-  for (const auto* n_ptr : objects_.nodes) {
+  for (const auto* n_ptr : objects_->nodes) {
     const auto& n = *n_ptr;
     if (ssn_.node_index.count(n.meta.name)) {
       ssn_.warnings.push_back("node " + n.meta.name + ": duplicate, the first one is used");
@@ -208,7 +208,7 @@ QueueQuantities SessionBuilder::quantities(const model::QueueResource& gpu, cons
 
 void SessionBuilder::build_queues() {
   std::map<std::string, const model::Queue*> by_name;
-  for (const auto* q_ptr : objects_.queues) {
+  for (const auto* q_ptr : objects_->queues) {
     const auto& q = *q_ptr;
     if (by_name.count(q.meta.name)) {
       ssn_.warnings.push_back("queue " + q.meta.name + ": duplicate, the first one is used");
@@ -243,7 +243,7 @@ void SessionBuilder::build_queues() {
       broken_queues_[name] = std::move(broken);
     }
   }
-  for (const auto* q_ptr : objects_.queues) {
+  for (const auto* q_ptr : objects_->queues) {
     const auto& q = *q_ptr;
     if (!valid.count(q.meta.name) || ssn_.queue_index.count(q.meta.name)) continue;
     QueueInfo info;
@@ -278,7 +278,7 @@ void SessionBuilder::build_queues() {
 
 void SessionBuilder::account_foreign_pods() {
   const std::string& mine = ssn_.options().scheduler_name;
-  for (const auto* pod_ptr : objects_.pods) {
+  for (const auto* pod_ptr : objects_->pods) {
     const auto& pod = *pod_ptr;
     if (pod.scheduler_name == mine || pod.node_name.empty()) continue;
     if (pod.phase == "Succeeded" || pod.phase == "Failed") continue;

@@ -21,10 +21,17 @@ namespace kai::core {
 /// Builds a Session from model objects (kept separate from Session's methods for readability).
 class SessionBuilder {
  public:
-  SessionBuilder(Session& ssn, const model::ObjectRefs& objects) : ssn_(ssn), objects_(objects) {}
+  SessionBuilder(Session& ssn, const model::ObjectRefs& objects) : ssn_(ssn), objects_(&objects) {}
 
   /// Fills the session's tables, then its queue usage.
   void build();
+
+  /// The objects later derivations read (null between cycles): a kept session's next cut, whose
+  /// nodes, queues, priority classes, bind requests, owners and topologies are the build's.
+  void retarget(const model::ObjectRefs* objects) { objects_ = objects; }
+  /// Derives job `job` again, in place, from its group and the current objects: its pods' tasks
+  /// keep their ids, and their nodes, queue and job counters follow (session_keeper.hpp).
+  void rederive_job(uint32_t job);
 
  private:
   static bool parse_int64(const std::string& s, int64_t& out);
@@ -62,20 +69,24 @@ class SessionBuilder {
 
   int32_t constraint_signature(const model::Pod& pod, const TaskInfo& t);
 
-  /// Adds a task for `pod` to job `job_id`; returns an input error for the pod, if any.
-  std::optional<std::string> add_task(uint32_t pod_index, uint32_t job_id, uint16_t pod_set);
+  /// Makes task `task_id` for `pod` of job `job_id` and puts it on its node; returns an input error
+  /// for the pod, if any.
+  std::optional<std::string> add_task(uint32_t pod_index, uint32_t job_id, uint16_t pod_set, uint32_t task_id);
 
   static std::vector<std::string> running_gpu_groups(const model::Pod& pod);
 
   std::optional<int64_t> timestamp_annotation(const model::PodGroup& pg, const char* key,
                                               const std::string& job);
 
-  /// The cycle's job state wins over the annotations read above (cycle.hpp). A group with neither
-  /// takes its last start from when its running pods were scheduled, as a replica that did not run
-  /// them (a standby that took over) can only know it from the pods.
-  void resolve_job_times(JobInfo& job, const PodGroupAssignment& g);
+  /// A group without a last start in its annotations takes it from when its running pods were
+  /// scheduled, as a replica that did not run them (a standby that took over) can only know it from
+  /// the pods.
+  void times_from_pods(JobTimes& times, const PodGroupAssignment& g);
 
   void build_jobs();
+  /// Job `job_id` from group `g`, its tasks at ids first_task..: the body of build_jobs, also used
+  /// by rederive_job. Records what Session::Built keeps of the job.
+  void derive_job(const PodGroupAssignment& g, uint32_t job_id, uint32_t first_task);
   /// The job's topology scopes from its constraints (topology_scopes.hpp); a constraint naming a
   /// missing topology or level is kept for the topology plugin (JobInfo::topology_errors).
   void resolve_topology(JobInfo& job, const model::TopologyConstraint& root,
@@ -86,7 +97,7 @@ class SessionBuilder {
   std::string missing_queue_message(const std::string& queue, bool defaulted) const;
 
   Session& ssn_;
-  const model::ObjectRefs& objects_;
+  const model::ObjectRefs* objects_;
   std::vector<const model::Queue*> queue_objects_;
   /// Queues left out because their parent chain is broken, with what broke it.
   std::map<std::string, std::string> broken_queues_;

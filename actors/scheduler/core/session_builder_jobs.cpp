@@ -21,7 +21,7 @@ constexpr size_t kMaxPodSets = size_t{UINT16_MAX} + 1;
 }  // namespace
 
 void SessionBuilder::build_priority_classes() {
-  for (const auto* pc_ptr : objects_.priority_classes) {
+  for (const auto* pc_ptr : objects_->priority_classes) {
     const auto& pc = *pc_ptr;
     priority_classes_.emplace(pc.meta.name, pc.value);
     if (pc.global_default) global_default_priority_ = pc.value;
@@ -29,7 +29,7 @@ void SessionBuilder::build_priority_classes() {
 }
 
 void SessionBuilder::build_bind_requests() {
-  for (const auto* br_ptr : objects_.bind_requests) {
+  for (const auto* br_ptr : objects_->bind_requests) {
     const auto& br = *br_ptr;
     const bool failed =
         br.phase == "Failed" && (!br.backoff_limit || br.failed_attempts >= *br.backoff_limit);
@@ -99,8 +99,9 @@ int32_t SessionBuilder::constraint_signature(const model::Pod& pod, const TaskIn
   return it->second;
 }
 
-std::optional<std::string> SessionBuilder::add_task(uint32_t pod_index, uint32_t job_id, uint16_t pod_set) {
-  const model::Pod& pod = *objects_.pods[pod_index];
+std::optional<std::string> SessionBuilder::add_task(uint32_t pod_index, uint32_t job_id, uint16_t pod_set,
+                                                    uint32_t task_id) {
+  const model::Pod& pod = *objects_->pods[pod_index];
   TaskInfo t;
   t.pod = &pod;
   t.key = model::namespaced_key(pod.meta.namespace_, pod.meta.name);
@@ -164,7 +165,8 @@ std::optional<std::string> SessionBuilder::add_task(uint32_t pod_index, uint32_t
       node_add_task(node, t);
     }
   }
-  ssn_.tasks.push_back(std::move(t));
+  ssn_.tasks[task_id] = std::move(t);
+  if (pod_index < ssn_.built_.pod_task.size()) ssn_.built_.pod_task[pod_index] = static_cast<int32_t>(task_id);
   return error;
 }
 
@@ -188,162 +190,190 @@ std::optional<int64_t> SessionBuilder::timestamp_annotation(const model::PodGrou
   return std::nullopt;
 }
 
-void SessionBuilder::resolve_job_times(JobInfo& job, const PodGroupAssignment& g) {
-  if (const auto* times = ssn_.options().job_times) {
-    if (auto it = times->find(job.uid); it != times->end() && !job.uid.empty()) {
-      job.last_start = it->second.last_start;
-      job.stale_since = it->second.stale_since;
-      return;
-    }
-  }
-  if (job.last_start) return;
+void SessionBuilder::times_from_pods(JobTimes& times, const PodGroupAssignment& g) {
+  if (times.last_start) return;
   for (uint32_t pod_index : g.pods) {
-    const model::Pod& pod = *objects_.pods[pod_index];
+    const model::Pod& pod = *objects_->pods[pod_index];
     if (pod.node_name.empty() || pod.phase == "Succeeded" || pod.phase == "Failed") continue;
     for (const auto& c : pod.conditions) {
       if (c.type != "PodScheduled" || c.status != "True" || !c.last_transition_time) continue;
-      job.last_start = std::max(job.last_start.value_or(*c.last_transition_time), *c.last_transition_time);
+      times.last_start = std::max(times.last_start.value_or(*c.last_transition_time), *c.last_transition_time);
     }
   }
 }
 
 void SessionBuilder::build_jobs() {
-  auto groups =
-      group_pods(objects_, ssn_.options().scheduler_name, ssn_.options().default_queue, ssn_.options().grouper,
-                 ssn_.options().grouping_memo);
+  auto groups = group_pods(*objects_, ssn_.options().scheduler_name, ssn_.options().default_queue,
+                           ssn_.options().grouper, ssn_.options().grouping_memo,
+                           &ssn_.built_.grouping_reads_other_pods);
   // Sized once: at 150,000 pods, growing by doubling moved every job and task several times.
   size_t task_count = 0;
   for (const auto& g : groups) task_count += g.pods.size();
-  ssn_.jobs.reserve(ssn_.jobs.size() + groups.size());
-  ssn_.tasks.reserve(ssn_.tasks.size() + task_count);
-  for (auto& g : groups) {
-    JobInfo job;
-    job.namespace_ = g.namespace_;
-    job.name = g.name;
-    job.key = model::namespaced_key(g.namespace_, g.name);
-    job.object = g.pod_group;
-    // Pointed at, not copied: the group and its object outlive the build.
-    const std::string* class_name = &g.priority_class_name;
-    const std::string* preemptibility = &g.preemptibility;
-    std::vector<std::pair<std::string, int32_t>> leaf_sets;
-    const std::vector<model::SubGroup>* sub_groups = nullptr;
-    const model::TopologyConstraint* topology = nullptr;
-    std::optional<int32_t> root_min_sub_group;
-    for (const auto& [reason, message] : g.invalid) job.invalid.push_back({reason, message});
-    if (g.pod_group) {
-      const model::PodGroup& pg = *g.pod_group;
-      job.uid = pg.meta.uid;
-      job.queue_name = pg.queue;
-      job.creation = pg.meta.creation_timestamp;
-      job.min_member = std::max(pg.min_member, 1);
-      class_name = &pg.priority_class_name;
-      preemptibility = &pg.preemptibility;
-      job.staleness_grace_seconds = pg.staleness_grace_period_seconds;
-      job.last_start = timestamp_annotation(pg, model::kLastStartAnnotation, job.key);
-      job.stale_since = timestamp_annotation(pg, model::kStaleSinceAnnotation, job.key);
-      for (const auto& e : pg.errors) {
-        job.invalid.push_back({"InvalidPodGroup", "PodGroup " + job.key + ": " + e.field + ": " + e.message});
-      }
-      topology = &pg.topology_constraint;
-      sub_groups = &pg.sub_groups;
-      root_min_sub_group = pg.min_sub_group;
-    } else {
-      job.uid = g.uid;
-      job.queue_name = g.queue;
-      job.creation = g.creation_timestamp;
-      job.min_member = std::max(g.min_member, 1);
-      if (g.missing_pod_group) {
-        job.invalid.push_back({"PodGroupNotFound",
-                               "PodGroup " + job.key + " does not exist; its pods wait until it is created"});
-      }
-      if (g.spec) {
-        job.staleness_grace_seconds = g.spec->staleness_grace_period_seconds;
-        topology = &g.spec->topology;
-        sub_groups = &g.spec->sub_groups;
-        root_min_sub_group = g.spec->min_sub_group;
-      }
-    }
-    resolve_job_times(job, g);
-    if (sub_groups != nullptr && !sub_groups->empty()) {
-      SubGroupLeaves tree = leaf_requirements(*sub_groups, root_min_sub_group);
-      for (const auto& e : tree.errors) job.invalid.push_back({"InvalidPodGroup", "PodGroup " + job.key + ": " + e});
-      int32_t required = 0;
-      for (const auto& l : tree.leaves) {
-        leaf_sets.emplace_back(l.name, l.min_available);
-        required += l.min_available;
-      }
-      // A pod the grouper put in no subgroup (a RayJob's submitter) is in a set of its own, not required.
-      if (std::find(g.pod_sub_groups.begin(), g.pod_sub_groups.end(), std::string()) != g.pod_sub_groups.end()) {
-        leaf_sets.emplace_back("", 0);
-      }
-      job.min_member = std::max(required, 1);
-    }
-    // A task names its subgroup by a 16-bit index; a PodGroup with more leaf subgroups than that is
-    // refused with a reason, and its pods go to the first subgroup so that the job stays whole.
-    if (leaf_sets.size() > kMaxPodSets) {
-      job.invalid.push_back({"InvalidPodGroup", "PodGroup " + job.key + " has " + std::to_string(leaf_sets.size()) +
-                                                    " subgroups; at most " + std::to_string(kMaxPodSets) +
-                                                    " are supported"});
-      leaf_sets.resize(1);
-    }
-    if (leaf_sets.empty()) {
-      // The one set of a group without subgroups, made in place with room for all its pods.
-      job.pod_sets.resize(1);
-      job.pod_sets[0].name = "default";
-      job.pod_sets[0].min_available = job.min_member;
-      job.pod_sets[0].tasks.reserve(g.pods.size());
-    } else {
-      job.pod_sets.reserve(leaf_sets.size());
-      for (auto& [name, min] : leaf_sets) job.pod_sets.push_back(PodSetInfo{std::move(name), min, {}});
-    }
-    job.tasks.reserve(g.pods.size());
-    if (topology != nullptr) resolve_topology(job, *topology, sub_groups);
-
-    std::string warning;
-    job.priority = priority_of(*class_name, warning);
-    if (!warning.empty()) ssn_.warnings.push_back("pod group " + job.key + ": " + warning);
-    job.preemptible = *preemptibility == "preemptible"       ? true
-                      : *preemptibility == "non-preemptible" ? false
-                                                             : job.priority < 100;
-    if (auto it = ssn_.queue_index.find(job.queue_name); it == ssn_.queue_index.end()) {
-      job.invalid.push_back({"QueueDoesNotExist", missing_queue_message(job.queue_name, g.queue_defaulted)});
-    } else if (!ssn_.queues[it->second].is_leaf()) {
-      job.invalid.push_back({"QueueIsNotLeaf", "Queue '" + job.queue_name +
-                                                   "' has child queues; only leaf queues can run workloads"});
-    } else {
-      job.queue = static_cast<int32_t>(it->second);
-    }
-
-    const uint32_t job_id = static_cast<uint32_t>(ssn_.jobs.size());
-    for (size_t member = 0; member < g.pods.size(); ++member) {
-      const uint32_t pod_index = g.pods[member];
-      const model::Pod& pod = *objects_.pods[pod_index];
-      // A pod in no subgroup: the group's one set "default", or the elastic set "" beside subgroups.
-      static const std::string kDefaultSet = "default";
-      const std::string& set_name =
-          g.pod_sub_groups[member].empty() && job.pod_sets[0].name == kDefaultSet ? kDefaultSet
-                                                                                  : g.pod_sub_groups[member];
-      uint16_t set = 0;
-      bool found = false;
-      for (size_t s = 0; s < job.pod_sets.size(); ++s) {
-        if (job.pod_sets[s].name == set_name) {
-          set = static_cast<uint16_t>(s);  // below kMaxPodSets
-          found = true;
-        }
-      }
-      if (!found) {
-        job.invalid.push_back({"InvalidPodGroup", "pod " + pod.meta.namespace_ + "/" + pod.meta.name +
-                                                      " names subgroup \"" + set_name +
-                                                      "\", which PodGroup " + job.key + " does not define"});
-      }
-      const uint32_t task_id = static_cast<uint32_t>(ssn_.tasks.size());
-      if (auto err = add_task(pod_index, job_id, set)) job.invalid.push_back({"InvalidPod", *err});
-      job.tasks.push_back(task_id);
-      job.pod_sets[set].tasks.push_back(task_id);
-    }
-    ssn_.jobs.push_back(std::move(job));
+  Session::Built& built = ssn_.built_;
+  built.pod_task.assign(objects_->pods.size(), -1);
+  built.invalid.resize(groups.size());
+  built.base_times.resize(groups.size());
+  built.warned.resize(groups.size());
+  const size_t first_job = ssn_.jobs.size();
+  ssn_.jobs.resize(first_job + groups.size());
+  uint32_t next_task = static_cast<uint32_t>(ssn_.tasks.size());
+  ssn_.tasks.resize(ssn_.tasks.size() + task_count);
+  for (size_t i = 0; i < groups.size(); ++i) {
+    derive_job(groups[i], static_cast<uint32_t>(first_job + i), next_task);
+    next_task += static_cast<uint32_t>(groups[i].pods.size());
+  }
+  // A PodGroup object's job, by the object's position: group_pods lists the objects' groups first,
+  // in input order, a duplicate name keeping the first.
+  built.pod_group_job.assign(objects_->pod_groups.size(), -1);
+  size_t next_group = 0;
+  for (size_t k = 0; k < objects_->pod_groups.size() && next_group < groups.size(); ++k) {
+    if (groups[next_group].pod_group != objects_->pod_groups[k]) continue;
+    built.pod_group_job[k] = static_cast<int32_t>(first_job + next_group);
+    ++next_group;
   }
   ssn_.groups = std::move(groups);
+}
+
+void SessionBuilder::derive_job(const PodGroupAssignment& g, uint32_t job_id, uint32_t first_task) {
+  const size_t warnings_before = ssn_.warnings.size();
+  JobInfo job;
+  job.namespace_ = g.namespace_;
+  job.name = g.name;
+  job.key = model::namespaced_key(g.namespace_, g.name);
+  job.object = g.pod_group;
+  // Pointed at, not copied: the group and its object outlive the build.
+  const std::string* class_name = &g.priority_class_name;
+  const std::string* preemptibility = &g.preemptibility;
+  std::vector<std::pair<std::string, int32_t>> leaf_sets;
+  const std::vector<model::SubGroup>* sub_groups = nullptr;
+  const model::TopologyConstraint* topology = nullptr;
+  std::optional<int32_t> root_min_sub_group;
+  for (const auto& [reason, message] : g.invalid) job.invalid.push_back({reason, message});
+  if (g.pod_group) {
+    const model::PodGroup& pg = *g.pod_group;
+    job.uid = pg.meta.uid;
+    job.queue_name = pg.queue;
+    job.creation = pg.meta.creation_timestamp;
+    job.min_member = std::max(pg.min_member, 1);
+    class_name = &pg.priority_class_name;
+    preemptibility = &pg.preemptibility;
+    job.staleness_grace_seconds = pg.staleness_grace_period_seconds;
+    job.last_start = timestamp_annotation(pg, model::kLastStartAnnotation, job.key);
+    job.stale_since = timestamp_annotation(pg, model::kStaleSinceAnnotation, job.key);
+    for (const auto& e : pg.errors) {
+      job.invalid.push_back({"InvalidPodGroup", "PodGroup " + job.key + ": " + e.field + ": " + e.message});
+    }
+    topology = &pg.topology_constraint;
+    sub_groups = &pg.sub_groups;
+    root_min_sub_group = pg.min_sub_group;
+  } else {
+    job.uid = g.uid;
+    job.queue_name = g.queue;
+    job.creation = g.creation_timestamp;
+    job.min_member = std::max(g.min_member, 1);
+    if (g.missing_pod_group) {
+      job.invalid.push_back({"PodGroupNotFound",
+                             "PodGroup " + job.key + " does not exist; its pods wait until it is created"});
+    }
+    if (g.spec) {
+      job.staleness_grace_seconds = g.spec->staleness_grace_period_seconds;
+      topology = &g.spec->topology;
+      sub_groups = &g.spec->sub_groups;
+      root_min_sub_group = g.spec->min_sub_group;
+    }
+  }
+  // The times the group's PodGroup and pods give; the cycle's job state wins over them (cycle.hpp).
+  JobTimes base{job.last_start, job.stale_since};
+  times_from_pods(base, g);
+  ssn_.built_.base_times[job_id] = base;
+  job.last_start = base.last_start;
+  job.stale_since = base.stale_since;
+  if (const auto* times = ssn_.options().job_times; times != nullptr && !job.uid.empty()) {
+    if (auto it = times->find(job.uid); it != times->end()) {
+      job.last_start = it->second.last_start;
+      job.stale_since = it->second.stale_since;
+    }
+  }
+  if (sub_groups != nullptr && !sub_groups->empty()) {
+    SubGroupLeaves tree = leaf_requirements(*sub_groups, root_min_sub_group);
+    for (const auto& e : tree.errors) job.invalid.push_back({"InvalidPodGroup", "PodGroup " + job.key + ": " + e});
+    int32_t required = 0;
+    for (const auto& l : tree.leaves) {
+      leaf_sets.emplace_back(l.name, l.min_available);
+      required += l.min_available;
+    }
+    // A pod the grouper put in no subgroup (a RayJob's submitter) is in a set of its own, not required.
+    if (std::find(g.pod_sub_groups.begin(), g.pod_sub_groups.end(), std::string()) != g.pod_sub_groups.end()) {
+      leaf_sets.emplace_back("", 0);
+    }
+    job.min_member = std::max(required, 1);
+  }
+  // A task names its subgroup by a 16-bit index; a PodGroup with more leaf subgroups than that is
+  // refused with a reason, and its pods go to the first subgroup so that the job stays whole.
+  if (leaf_sets.size() > kMaxPodSets) {
+    job.invalid.push_back({"InvalidPodGroup", "PodGroup " + job.key + " has " + std::to_string(leaf_sets.size()) +
+                                                  " subgroups; at most " + std::to_string(kMaxPodSets) +
+                                                  " are supported"});
+    leaf_sets.resize(1);
+  }
+  if (leaf_sets.empty()) {
+    // The one set of a group without subgroups, made in place with room for all its pods.
+    job.pod_sets.resize(1);
+    job.pod_sets[0].name = "default";
+    job.pod_sets[0].min_available = job.min_member;
+    job.pod_sets[0].tasks.reserve(g.pods.size());
+  } else {
+    job.pod_sets.reserve(leaf_sets.size());
+    for (auto& [name, min] : leaf_sets) job.pod_sets.push_back(PodSetInfo{std::move(name), min, {}});
+  }
+  job.tasks.reserve(g.pods.size());
+  if (topology != nullptr) resolve_topology(job, *topology, sub_groups);
+
+  std::string warning;
+  job.priority = priority_of(*class_name, warning);
+  if (!warning.empty()) ssn_.warnings.push_back("pod group " + job.key + ": " + warning);
+  job.preemptible = *preemptibility == "preemptible"       ? true
+                    : *preemptibility == "non-preemptible" ? false
+                                                           : job.priority < 100;
+  if (auto it = ssn_.queue_index.find(job.queue_name); it == ssn_.queue_index.end()) {
+    job.invalid.push_back({"QueueDoesNotExist", missing_queue_message(job.queue_name, g.queue_defaulted)});
+  } else if (!ssn_.queues[it->second].is_leaf()) {
+    job.invalid.push_back({"QueueIsNotLeaf", "Queue '" + job.queue_name +
+                                                 "' has child queues; only leaf queues can run workloads"});
+  } else {
+    job.queue = static_cast<int32_t>(it->second);
+  }
+
+  for (size_t member = 0; member < g.pods.size(); ++member) {
+    const uint32_t pod_index = g.pods[member];
+    const model::Pod& pod = *objects_->pods[pod_index];
+    // A pod in no subgroup: the group's one set "default", or the elastic set "" beside subgroups.
+    static const std::string kDefaultSet = "default";
+    const std::string& set_name =
+        g.pod_sub_groups[member].empty() && job.pod_sets[0].name == kDefaultSet ? kDefaultSet
+                                                                                : g.pod_sub_groups[member];
+    uint16_t set = 0;
+    bool found = false;
+    for (size_t s = 0; s < job.pod_sets.size(); ++s) {
+      if (job.pod_sets[s].name == set_name) {
+        set = static_cast<uint16_t>(s);  // below kMaxPodSets
+        found = true;
+      }
+    }
+    if (!found) {
+      job.invalid.push_back({"InvalidPodGroup", "pod " + pod.meta.namespace_ + "/" + pod.meta.name +
+                                                    " names subgroup \"" + set_name +
+                                                    "\", which PodGroup " + job.key + " does not define"});
+    }
+    const uint32_t task_id = first_task + static_cast<uint32_t>(member);
+    if (auto err = add_task(pod_index, job_id, set, task_id)) job.invalid.push_back({"InvalidPod", *err});
+    job.tasks.push_back(task_id);
+    job.pod_sets[set].tasks.push_back(task_id);
+  }
+  Session::Built& built = ssn_.built_;
+  built.invalid[job_id] = static_cast<uint32_t>(job.invalid.size());
+  built.warned[job_id] = ssn_.warnings.size() != warnings_before ? 1 : 0;
+  ssn_.jobs[job_id] = std::move(job);
 }
 
 void SessionBuilder::resolve_topology(JobInfo& job, const model::TopologyConstraint& root,

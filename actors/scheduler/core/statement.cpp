@@ -2,9 +2,6 @@
 
 #include <unordered_set>
 
-#include "actors/scheduler/core/inter_pod_constraints.hpp"
-#include "actors/scheduler/core/node_accounting.hpp"
-
 namespace kai::core {
 
 Statement::~Statement() {
@@ -12,33 +9,7 @@ Statement::~Statement() {
 }
 
 void Statement::set_state(uint32_t task_id, const TaskState& state) {
-  TaskInfo& task = ssn_.tasks[task_id];
-  const int32_t old_node = task.node;
-  if (task.node != kNoNode && is_active_used(task.status)) node_remove_task(ssn_.nodes[task.node], task);
-  ssn_.account_task_in_queue(task, -1);
-  if (!task.ghost) {
-    ssn_.jobs[task.job].active_allocated -= is_active_allocated(task.status);
-    ssn_.jobs[task.job].pending -= task.status == PodStatus::kPending;
-  }
-  for (const auto& fn : ssn_.allocate_event_fns) fn(task, -1);
-  if (ssn_.inter_pod) ssn_.inter_pod->on_task(task_id, -1);
-  task.status = state.status;
-  task.node = state.node;
-  task.gpu_groups = state.gpu_groups;
-  task.placed_portion = state.placed_portion;
-  if (task.node != kNoNode && is_active_used(task.status)) node_add_task(ssn_.nodes[task.node], task);
-  ssn_.account_task_in_queue(task, +1);
-  if (!task.ghost) {
-    ssn_.jobs[task.job].active_allocated += is_active_allocated(task.status);
-    ssn_.jobs[task.job].pending += task.status == PodStatus::kPending;
-  }
-  for (const auto& fn : ssn_.allocate_event_fns) fn(task, +1);
-  if (ssn_.inter_pod) ssn_.inter_pod->on_task(task_id, +1);
-  for (int32_t n : {old_node, task.node == old_node ? kNoNode : task.node}) {
-    if (n == kNoNode) continue;
-    ssn_.gpu_free_index.update(static_cast<uint32_t>(n));
-    ssn_.shared_room_index.update(static_cast<uint32_t>(n));
-  }
+  ssn_.set_task_state(task_id, state.status, state.node, state.gpu_groups, state.placed_portion);
 }
 
 void Statement::apply(uint32_t task_id, const TaskState& next, std::string reason, std::string by) {

@@ -1,0 +1,102 @@
+#include "actors/scheduler/core/session_keeper.hpp"
+
+#include <utility>
+
+#include "actors/scheduler/core/inter_pod_constraints.hpp"
+
+namespace kai::core {
+namespace {
+
+/// What the build reads of the options besides the clock, the seed, the job state and the usage
+/// (which a refresh takes anew).
+bool same_build_options(const SessionOptions& a, const SessionOptions& b) {
+  return a.config.actions == b.config.actions && a.config.plugins == b.config.plugins &&
+         a.config.usage_db.has_value() == b.config.usage_db.has_value() && a.scheduler_name == b.scheduler_name &&
+         a.default_queue == b.default_queue && a.max_consolidation_preemptees == b.max_consolidation_preemptees &&
+         a.stale_grace_period_seconds == b.stale_grace_period_seconds &&
+         a.pod_group_objects == b.pod_group_objects &&
+         a.grouper.search_legacy_pod_groups == b.grouper.search_legacy_pod_groups &&
+         a.grouper.knative_gang_schedule == b.grouper.knative_gang_schedule;
+}
+
+/// Everything the pod grouper reads of a pod (grouping.cpp, pod_grouper.cpp, workload_groupers.cpp,
+/// segment_groupers.cpp) is the same: the pod stays in its group, at its place.
+bool same_for_grouping(const model::Pod& a, const model::Pod& b) {
+  return a.meta.namespace_ == b.meta.namespace_ && a.meta.name == b.meta.name && a.meta.uid == b.meta.uid &&
+         a.meta.creation_timestamp == b.meta.creation_timestamp && a.scheduler_name == b.scheduler_name &&
+         a.priority_class_name == b.priority_class_name && a.meta.labels == b.meta.labels &&
+         a.meta.annotations == b.meta.annotations && a.meta.owner_references == b.meta.owner_references;
+}
+
+/// What the grouping reads of a PodGroup: that it exists under its name (its owners for Knative,
+/// whose grouping is never kept).
+bool same_for_grouping(const model::PodGroup& a, const model::PodGroup& b) {
+  return a.meta.namespace_ == b.meta.namespace_ && a.meta.name == b.meta.name && a.meta.uid == b.meta.uid &&
+         a.meta.owner_references == b.meta.owner_references;
+}
+
+}  // namespace
+
+void SessionKeeper::keep(std::unique_ptr<Session> session, model::ObjectRefs refs,
+                         std::shared_ptr<std::deque<model::Pod>> patched, std::shared_ptr<const void> owner) {
+  session_ = std::move(session);
+  refs_ = std::move(refs);
+  patched_ = std::move(patched);
+  owner_ = std::move(owner);
+}
+
+std::unique_ptr<Session> SessionKeeper::miss(std::string reason) {
+  session_.reset();
+  refs_ = {};
+  patched_.reset();
+  owner_.reset();
+  ++built_;
+  last_reason_ = std::move(reason);
+  return nullptr;
+}
+
+std::string SessionKeeper::differs(const model::ObjectRefs& refs, const SessionOptions& options,
+                                   std::vector<uint32_t>& changed_pods,
+                                   std::vector<uint32_t>& changed_pod_groups) const {
+  if (!same_build_options(session_->options(), options)) return "the configuration changed";
+  if (refs.nodes != refs_.nodes) return "a node changed";
+  if (refs.queues != refs_.queues) return "a queue changed";
+  if (refs.priority_classes != refs_.priority_classes) return "a priority class changed";
+  if (refs.bind_requests != refs_.bind_requests) return "a bind request changed";
+  if (refs.owners != refs_.owners || refs.served_owner_kinds != refs_.served_owner_kinds) return "an owner changed";
+  if (refs.topologies != refs_.topologies) return "a topology changed";
+  if (refs.namespaces != refs_.namespaces) return "a namespace changed";
+  if (refs.pods.size() != refs_.pods.size()) return "pods were added or removed";
+  if (refs.pod_groups.size() != refs_.pod_groups.size()) return "PodGroups were added or removed";
+  for (uint32_t i = 0; i < refs.pods.size(); ++i) {
+    if (refs.pods[i] == refs_.pods[i]) continue;
+    if (!same_for_grouping(*refs.pods[i], *refs_.pods[i])) return "a pod changed in what its grouping reads";
+    if (InterPodConstraints::constrains(*refs.pods[i])) return "a pod has inter-pod constraints";
+    changed_pods.push_back(i);
+  }
+  for (uint32_t k = 0; k < refs.pod_groups.size(); ++k) {
+    if (refs.pod_groups[k] == refs_.pod_groups[k]) continue;
+    if (!same_for_grouping(*refs.pod_groups[k], *refs_.pod_groups[k])) return "a PodGroup was replaced";
+    changed_pod_groups.push_back(k);
+  }
+  return {};
+}
+
+std::unique_ptr<Session> SessionKeeper::take(const model::ObjectRefs& refs, const SessionOptions& options) {
+  if (!session_) return miss("no session kept");
+  std::vector<uint32_t> changed_pods;
+  std::vector<uint32_t> changed_pod_groups;
+  if (std::string why = differs(refs, options, changed_pods, changed_pod_groups); !why.empty()) return miss(why);
+  if (!session_->refresh(refs, options, changed_pods, changed_pod_groups))
+    return miss("a changed job cannot be derived in place");
+  std::unique_ptr<Session> ssn = std::move(session_);
+  // The session reads the new objects only: the old ones may go.
+  refs_ = {};
+  patched_.reset();
+  owner_.reset();
+  ++kept_;
+  last_reason_.clear();
+  return ssn;
+}
+
+}  // namespace kai::core

@@ -1,0 +1,59 @@
+#pragma once
+// A session kept between the cycles of one caller (the daemon), so that a cycle whose cut differs
+// from the last one only in some pods and PodGroups does not build the session again
+// (docs/performance-targets.md "Kept sessions"). Kept means: the last cycle's changes are undone
+// (every task back to its built state through the same transitions a rollback uses, the ghosts,
+// reasons, decisions and plugin hooks dropped), then the jobs of the changed pods and PodGroups
+// are derived again in place, with the same code the build runs. The result is the session a
+// build from the new cut gives (property tests in tests/core/session_keeper_test.cpp); a cut that
+// changes anything else (a node, a queue, an owner, a pod added or removed, what the pod grouper
+// reads of a pod) is built afresh. Not thread-safe: one caller, one thread.
+//
+// Objects are compared by address. That is sound only while the objects of the kept session are
+// alive, so that no other object can take their address: the caller hands over an owner of them
+// with the session (`keep`), and the keeper drops it once the next cycle's session is in hand.
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+
+#include "actors/scheduler/core/cycle.hpp"
+#include "actors/scheduler/core/session.hpp"
+#include "k8s/model/objects.hpp"
+
+namespace kai::core {
+
+class SessionKeeper {
+ public:
+  /// Keeps a cycle's session for the next cycle, with what it read: the refs and patched pods of its
+  /// CycleResult, and `owner`, which keeps the rest of those objects alive.
+  void keep(std::unique_ptr<Session> session, model::ObjectRefs refs, std::shared_ptr<std::deque<model::Pod>> patched,
+            std::shared_ptr<const void> owner);
+
+  /// The kept session brought to `refs` and `options`, or null when it cannot be (the caller
+  /// builds one). Either way the keeper holds nothing afterwards.
+  std::unique_ptr<Session> take(const model::ObjectRefs& refs, const SessionOptions& options);
+
+  /// Cycles that took a kept session, and that had to build one (for tests, the bench and metrics).
+  uint64_t kept() const { return kept_; }
+  uint64_t built() const { return built_; }
+  /// Why the last take built afresh ("" after a kept one).
+  const std::string& last_rebuild_reason() const { return last_reason_; }
+
+ private:
+  std::unique_ptr<Session> miss(std::string reason);
+  /// What the session was built from, compared with the next cut, or a reason it differs.
+  std::string differs(const model::ObjectRefs& refs, const SessionOptions& options,
+                      std::vector<uint32_t>& changed_pods, std::vector<uint32_t>& changed_pod_groups) const;
+
+  std::unique_ptr<Session> session_;
+  model::ObjectRefs refs_;
+  std::shared_ptr<std::deque<model::Pod>> patched_;
+  std::shared_ptr<const void> owner_;
+  uint64_t kept_ = 0;
+  uint64_t built_ = 0;
+  std::string last_reason_;
+};
+
+}  // namespace kai::core

@@ -1,0 +1,139 @@
+// A kept session between cycles (session_keeper.hpp): undoing what a cycle changed, and deriving
+// again the jobs whose pods or PodGroup changed. Both end where a build from the same objects would.
+#include <algorithm>
+
+#include "actors/scheduler/core/node_accounting.hpp"
+#include "actors/scheduler/core/plugin.hpp"
+#include "actors/scheduler/core/session.hpp"
+#include "actors/scheduler/core/session_builder.hpp"
+
+namespace kai::core {
+
+void Session::undo_cycle() {
+  plugins_.clear();
+  job_order_fns.clear();
+  task_order_fns.clear();
+  pod_set_order_fns.clear();
+  queue_order_fn = nullptr;
+  node_pre_order_fns.clear();
+  node_order_fns.clear();
+  gpu_order_fns.clear();
+  static_predicate_fns.clear();
+  job_capacity_fns.clear();
+  task_capacity_fns.clear();
+  allocate_event_fns.clear();
+  victim_filter_fns.clear();
+  reclaim_validator_fns.clear();
+  can_reclaim_fns.clear();
+  reclaim_message_fn = nullptr;
+  gpu_fast_path = false;
+  prefers_idle_nodes = false;
+  honours_nominated_node = false;
+  prefers_shared_groups = false;
+  topology_plugin = false;
+  inter_pod_predicates = false;
+  pod_affinity_scoring = false;
+  // Each task back to its state before its first change; the sums follow, as for a rollback.
+  undoing_ = true;
+  for (auto it = journal_.rbegin(); it != journal_.rend(); ++it) {
+    set_task_state(it->task, it->status, it->node, it->gpu_groups, it->placed_portion);
+  }
+  undoing_ = false;
+  for (const auto& e : journal_) journaled_[e.task] = 0;
+  journal_.clear();
+  tasks.resize(built_.tasks);  // the victim solver's ghosts
+  if (journaled_.size() > tasks.size()) journaled_.resize(tasks.size());
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    jobs[j].invalid.resize(built_.invalid[j]);
+    jobs[j].fit_errors.clear();
+  }
+  for (auto& q : queues) q.fair_share = {};
+  annotation_updates.clear();
+  decisions.clear();
+  warnings.resize(built_.warnings);
+  victim_pool.reset();
+}
+
+bool Session::refresh(const model::ObjectRefs& objects, const SessionOptions& options,
+                      const std::vector<uint32_t>& changed_pods, const std::vector<uint32_t>& changed_pod_groups) {
+  // The inter-pod index and a grouping that read other pods follow every pod: not kept.
+  if (inter_pod || built_.grouping_reads_other_pods) return false;
+  if (objects.pods.size() != built_.pod_task.size() || objects.pod_groups.size() != built_.pod_group_job.size())
+    return false;
+  std::vector<uint32_t> dirty;
+  for (uint32_t k : changed_pod_groups) {
+    if (built_.pod_group_job[k] < 0) return false;
+    dirty.push_back(static_cast<uint32_t>(built_.pod_group_job[k]));
+  }
+  for (uint32_t p : changed_pods) {
+    if (built_.pod_task[p] < 0) return false;  // another scheduler's pod: its node's usage
+    dirty.push_back(tasks[static_cast<uint32_t>(built_.pod_task[p])].job);
+  }
+  std::sort(dirty.begin(), dirty.end());
+  dirty.erase(std::unique(dirty.begin(), dirty.end()), dirty.end());
+  // A job whose derivation warns would repeat or drop its warning out of the build's order.
+  for (uint32_t j : dirty) {
+    if (built_.warned[j] != 0) return false;
+  }
+
+  undo_cycle();
+  options_ = options;
+  rng_.seed(options_.seed);
+  for (uint32_t k : changed_pod_groups) groups[static_cast<uint32_t>(built_.pod_group_job[k])].pod_group = objects.pod_groups[k];
+  builder_->retarget(&objects);
+  for (uint32_t j : dirty) builder_->rederive_job(j);
+  builder_->retarget(nullptr);
+  for (uint32_t j : dirty) {
+    if (built_.warned[j] != 0) return false;
+  }
+  for (auto& q : queues) {
+    q.usage = {};
+    if (options_.queue_usage == nullptr) continue;
+    if (auto it = options_.queue_usage->find(q.name); it != options_.queue_usage->end()) {
+      q.usage = QueueQuantities{it->second.gpu, it->second.cpu, it->second.memory};
+    }
+  }
+  const auto* times = options_.job_times;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    JobInfo& job = jobs[j];
+    const JobTimes* t = &built_.base_times[j];
+    if (times != nullptr && !job.uid.empty()) {
+      if (auto it = times->find(job.uid); it != times->end()) t = &it->second;
+    }
+    job.last_start = t->last_start;
+    job.stale_since = t->stale_since;
+  }
+  open_plugins();
+  return true;
+}
+
+void SessionBuilder::rederive_job(uint32_t job_id) {
+  std::vector<uint32_t> nodes;
+  // Out with the job's tasks as they stand (their built state: the cycle was undone)...
+  for (uint32_t t : ssn_.jobs[job_id].tasks) {
+    const TaskInfo& task = ssn_.tasks[t];
+    if (task.node != kNoNode && is_active_used(task.status)) {
+      node_remove_task(ssn_.nodes[static_cast<uint32_t>(task.node)], task);
+      nodes.push_back(static_cast<uint32_t>(task.node));
+    }
+    ssn_.account_task_in_queue(task, -1);
+  }
+  // ...and in with them as the objects say now, at the same ids (the group and its pods' positions
+  // are unchanged).
+  const uint32_t first = ssn_.jobs[job_id].tasks.empty() ? 0 : ssn_.jobs[job_id].tasks.front();
+  derive_job(ssn_.groups[job_id], job_id, first);
+  JobInfo& job = ssn_.jobs[job_id];
+  for (uint32_t t : job.tasks) {
+    const TaskInfo& task = ssn_.tasks[t];
+    ssn_.account_task_in_queue(task, +1);
+    job.active_allocated += is_active_allocated(task.status);
+    job.pending += task.status == PodStatus::kPending;
+    if (task.node != kNoNode) nodes.push_back(static_cast<uint32_t>(task.node));
+  }
+  for (uint32_t n : nodes) {
+    ssn_.gpu_free_index.update(n);
+    ssn_.shared_room_index.update(n);
+  }
+}
+
+}  // namespace kai::core
