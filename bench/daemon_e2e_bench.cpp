@@ -17,6 +17,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -456,6 +457,9 @@ void daemon_end_to_end(benchmark::State& state, const kai::bench::ClusterServerS
       options.qps = static_cast<double>(qps);
       options.burst = static_cast<int>(2 * qps);
     }
+    // KAI_BENCH_KEEP_SESSIONS=0 runs the daemon with --keep-sessions=false, for before/after figures.
+    if (const char* keep = std::getenv("KAI_BENCH_KEEP_SESSIONS"); keep != nullptr && std::string(keep) == "0")
+      options.keep_sessions = false;
     auto daemon = std::make_unique<kai::daemon::Daemon>(options);
     if (auto s = daemon->start(); !s.is_ok()) return fail("daemon: " + s.message());
     while (!daemon->synced() && seconds_since(start) < 1200) std::this_thread::sleep_for(10ms);

@@ -239,8 +239,13 @@ void CycleDriver::schedule(const CutPtr& cut_ptr) {
   // The cut owns the objects the memo's entries point at until the next cycle's cut replaces it.
   grouping_memo_.hold(cut_ptr);
   in.options.grouping_memo = &grouping_memo_;
-  in.keeper = &session_keeper_;
+  if (options_.keep_sessions) in.keeper = &session_keeper_;
+  const uint64_t kept_before = session_keeper_.kept();
   core::CycleResult out = core::run_cycle(in);
+  if (options_.keep_sessions) {
+    spdlog::debug("cycle {}: session {}{}", cycle_id_, session_keeper_.kept() != kept_before ? "kept" : "built: ",
+                  session_keeper_.last_rebuild_reason());
+  }
   // What /get-snapshot serves is the cut: its job state, not the one this cycle is about to log.
   events::ScheduleRecords records_at_cut;
   records_at_cut.job_states = records_.job_states;

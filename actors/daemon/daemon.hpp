@@ -52,6 +52,10 @@ struct DaemonOptions {
   core::PodGroupObjects pod_group_objects = core::PodGroupObjects::kAll;
   /// KAI's pod grouper flags --search-legacy-pg and --knative-gang-schedule. Default: both on.
   core::GrouperFlags grouper;
+  /// --keep-sessions: a cycle whose cut changed only some pods and PodGroups starts from the last
+  /// cycle's session (core/session_keeper.hpp) instead of building one; false builds every cycle,
+  /// with the same decisions, more slowly. Default: true.
+  bool keep_sessions = true;
   /// Tests only: each cycle's `now` (Unix seconds) from this clock instead of the wall clock, so a
   /// test can compare the daemon's cycles with kai-sim --now. Default: unset.
   std::function<int64_t()> test_clock;

@@ -37,6 +37,7 @@ struct LiveCluster {
   std::deque<model::Pod> pods;
   std::deque<model::PodGroup> pod_groups;
   std::deque<model::Node> nodes;
+  std::deque<model::Queue> queues;
 
   model::Pod& change_pod(size_t i) {
     pods.push_back(*refs.pods[i]);
@@ -165,6 +166,20 @@ void step(LiveCluster& c, const events::ScheduleRecords& records, std::mt19937_6
     p.phase = "Pending";
     c.pods.push_back(std::move(p));
     c.refs.pods.push_back(&c.pods.back());
+  } else if (r < 0.35 && !c.refs.nodes.empty()) {
+    // A kubelet's status update that changes nothing the model keeps: the session is kept.
+    const size_t n = static_cast<size_t>(u(rng) * c.refs.nodes.size()) % c.refs.nodes.size();
+    c.nodes.push_back(*c.refs.nodes[n]);
+    c.nodes.back().meta.resource_version += "1";
+    c.refs.nodes[n] = &c.nodes.back();
+  }
+  // The queue controller's status writes: the session is kept.
+  for (size_t q = 0; q < c.refs.queues.size(); ++q) {
+    if (u(rng) >= 0.1) continue;
+    c.queues.push_back(*c.refs.queues[q]);
+    c.queues.back().meta.resource_version += "1";
+    c.queues.back().resources_status.allocated["nvidia.com/gpu"] += 1000;
+    c.refs.queues[q] = &c.queues.back();
   }
 }
 

@@ -58,6 +58,9 @@ static int run_tool(int argc, char** argv) {
                "(default true; =false turns it off)");
   app.add_flag("--knative-gang-schedule{true}", o.grouper.knative_gang_schedule,
                "schedule a Knative revision as one gang (default true; =false: one group per pod)");
+  app.add_flag("--keep-sessions{true}", o.keep_sessions,
+               "start a cycle from the last cycle's session when only pods and PodGroups changed (default "
+               "true; =false builds the session every cycle: the same decisions, more CPU)");
   std::string pod_group_objects = "all";
   app.add_option("--pod-group-objects", pod_group_objects,
                  "which groups get PodGroup objects and pod-group-name annotations: all (as KAI), multi-pod "

@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "actors/scheduler/core/cluster_info.hpp"
@@ -263,9 +264,11 @@ class Session {
   void undo_cycle();
   /// Brings the session to `objects` and `options` when only the pods at `changed_pods` and the
   /// PodGroups at `changed_pod_groups` (positions in `objects`) changed since the build, and not in
-  /// what the pod grouper reads. False when it cannot (the session must then be dropped).
+  /// what the pod grouper reads, and `replaced_nodes` (old, new) are new objects of the same nodes.
+  /// False when it cannot (the session must then be dropped).
   bool refresh(const model::ObjectRefs& objects, const SessionOptions& options,
-               const std::vector<uint32_t>& changed_pods, const std::vector<uint32_t>& changed_pod_groups);
+               const std::vector<uint32_t>& changed_pods, const std::vector<uint32_t>& changed_pod_groups,
+               const std::vector<std::pair<const model::Node*, const model::Node*>>& replaced_nodes);
 
   SessionOptions options_;
   std::vector<std::string> scalar_names_;

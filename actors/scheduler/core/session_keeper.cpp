@@ -35,6 +35,25 @@ bool same_for_grouping(const model::PodGroup& a, const model::PodGroup& b) {
          a.meta.owner_references == b.meta.owner_references;
 }
 
+/// Everything of a node but its resourceVersion is the same (the model keeps no heartbeat time):
+/// the session reads it all, through its NodeInfo's object, which a refresh points at the new one.
+bool same_for_session(const model::Node& a, const model::Node& b) {
+  return a.meta.name == b.meta.name && a.meta.uid == b.meta.uid && a.meta.labels == b.meta.labels &&
+         a.meta.annotations == b.meta.annotations && a.meta.deletion_timestamp == b.meta.deletion_timestamp &&
+         a.meta.creation_timestamp == b.meta.creation_timestamp && a.unschedulable == b.unschedulable &&
+         a.taints == b.taints && a.capacity == b.capacity && a.allocatable == b.allocatable &&
+         a.conditions == b.conditions && a.errors == b.errors;
+}
+
+/// What the build reads of a queue (session_builder.cpp build_queues) is the same: a status written
+/// by the queue controller, the usual change, keeps the session.
+bool same_for_session(const model::Queue& a, const model::Queue& b) {
+  return a.meta.name == b.meta.name && a.meta.creation_timestamp == b.meta.creation_timestamp &&
+         a.parent_queue == b.parent_queue && a.gpu == b.gpu && a.cpu == b.cpu && a.memory == b.memory &&
+         a.priority == b.priority && a.preempt_min_runtime_seconds == b.preempt_min_runtime_seconds &&
+         a.reclaim_min_runtime_seconds == b.reclaim_min_runtime_seconds && a.errors == b.errors;
+}
+
 }  // namespace
 
 void SessionKeeper::keep(std::unique_ptr<Session> session, model::ObjectRefs refs,
@@ -56,11 +75,19 @@ std::unique_ptr<Session> SessionKeeper::miss(std::string reason) {
 }
 
 std::string SessionKeeper::differs(const model::ObjectRefs& refs, const SessionOptions& options,
-                                   std::vector<uint32_t>& changed_pods,
-                                   std::vector<uint32_t>& changed_pod_groups) const {
+                                   Changes& changes) const {
   if (!same_build_options(session_->options(), options)) return "the configuration changed";
-  if (refs.nodes != refs_.nodes) return "a node changed";
-  if (refs.queues != refs_.queues) return "a queue changed";
+  if (refs.nodes.size() != refs_.nodes.size()) return "nodes were added or removed";
+  for (size_t i = 0; i < refs.nodes.size(); ++i) {
+    if (refs.nodes[i] == refs_.nodes[i]) continue;
+    if (!same_for_session(*refs.nodes[i], *refs_.nodes[i])) return "a node changed";
+    changes.nodes.emplace_back(refs_.nodes[i], refs.nodes[i]);
+  }
+  if (refs.queues.size() != refs_.queues.size()) return "queues were added or removed";
+  for (size_t i = 0; i < refs.queues.size(); ++i) {
+    if (refs.queues[i] != refs_.queues[i] && !same_for_session(*refs.queues[i], *refs_.queues[i]))
+      return "a queue changed";
+  }
   if (refs.priority_classes != refs_.priority_classes) return "a priority class changed";
   if (refs.bind_requests != refs_.bind_requests) return "a bind request changed";
   if (refs.owners != refs_.owners || refs.served_owner_kinds != refs_.served_owner_kinds) return "an owner changed";
@@ -72,22 +99,21 @@ std::string SessionKeeper::differs(const model::ObjectRefs& refs, const SessionO
     if (refs.pods[i] == refs_.pods[i]) continue;
     if (!same_for_grouping(*refs.pods[i], *refs_.pods[i])) return "a pod changed in what its grouping reads";
     if (InterPodConstraints::constrains(*refs.pods[i])) return "a pod has inter-pod constraints";
-    changed_pods.push_back(i);
+    changes.pods.push_back(i);
   }
   for (uint32_t k = 0; k < refs.pod_groups.size(); ++k) {
     if (refs.pod_groups[k] == refs_.pod_groups[k]) continue;
     if (!same_for_grouping(*refs.pod_groups[k], *refs_.pod_groups[k])) return "a PodGroup was replaced";
-    changed_pod_groups.push_back(k);
+    changes.pod_groups.push_back(k);
   }
   return {};
 }
 
 std::unique_ptr<Session> SessionKeeper::take(const model::ObjectRefs& refs, const SessionOptions& options) {
   if (!session_) return miss("no session kept");
-  std::vector<uint32_t> changed_pods;
-  std::vector<uint32_t> changed_pod_groups;
-  if (std::string why = differs(refs, options, changed_pods, changed_pod_groups); !why.empty()) return miss(why);
-  if (!session_->refresh(refs, options, changed_pods, changed_pod_groups))
+  Changes changes;
+  if (std::string why = differs(refs, options, changes); !why.empty()) return miss(why);
+  if (!session_->refresh(refs, options, changes.pods, changes.pod_groups, changes.nodes))
     return miss("a changed job cannot be derived in place");
   std::unique_ptr<Session> ssn = std::move(session_);
   // The session reads the new objects only: the old ones may go.

@@ -17,6 +17,8 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "actors/scheduler/core/cycle.hpp"
 #include "actors/scheduler/core/session.hpp"
@@ -42,10 +44,15 @@ class SessionKeeper {
   const std::string& last_rebuild_reason() const { return last_reason_; }
 
  private:
+  /// What changed in place between the kept session's objects and the next cut's.
+  struct Changes {
+    std::vector<uint32_t> pods;        ///< Positions of changed pods.
+    std::vector<uint32_t> pod_groups;  ///< Positions of changed PodGroups.
+    std::vector<std::pair<const model::Node*, const model::Node*>> nodes;  ///< (old, new) objects.
+  };
   std::unique_ptr<Session> miss(std::string reason);
   /// What the session was built from, compared with the next cut, or a reason it differs.
-  std::string differs(const model::ObjectRefs& refs, const SessionOptions& options,
-                      std::vector<uint32_t>& changed_pods, std::vector<uint32_t>& changed_pod_groups) const;
+  std::string differs(const model::ObjectRefs& refs, const SessionOptions& options, Changes& changes) const;
 
   std::unique_ptr<Session> session_;
   model::ObjectRefs refs_;

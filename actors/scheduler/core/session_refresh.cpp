@@ -55,7 +55,8 @@ void Session::undo_cycle() {
 }
 
 bool Session::refresh(const model::ObjectRefs& objects, const SessionOptions& options,
-                      const std::vector<uint32_t>& changed_pods, const std::vector<uint32_t>& changed_pod_groups) {
+                      const std::vector<uint32_t>& changed_pods, const std::vector<uint32_t>& changed_pod_groups,
+                      const std::vector<std::pair<const model::Node*, const model::Node*>>& replaced_nodes) {
   // The inter-pod index and a grouping that read other pods follow every pod: not kept.
   if (inter_pod || built_.grouping_reads_other_pods) return false;
   if (objects.pods.size() != built_.pod_task.size() || objects.pod_groups.size() != built_.pod_group_job.size())
@@ -77,6 +78,12 @@ bool Session::refresh(const model::ObjectRefs& objects, const SessionOptions& op
   }
 
   undo_cycle();
+  // Nodes that differ at most in their resourceVersion (session_keeper.cpp): the same node, read
+  // from its new object.
+  for (const auto& [old_object, new_object] : replaced_nodes) {
+    auto it = node_index.find(new_object->meta.name);
+    if (it != node_index.end() && nodes[it->second].object == old_object) nodes[it->second].object = new_object;
+  }
   options_ = options;
   rng_.seed(options_.seed);
   for (uint32_t k : changed_pod_groups) groups[static_cast<uint32_t>(built_.pod_group_job[k])].pod_group = objects.pod_groups[k];
