@@ -228,6 +228,43 @@ TEST_P(KeptSessions, EqualBuiltOnesAfterEveryStep) {
   EXPECT_GT(keeper.kept(), 0U) << "no cycle kept its session: the property is vacuous";
 }
 
+// A LeaderWorkerSet started LeaderReady sizes its group by whether the leader is bound
+// (workload_groupers.cpp), which the keeper's comparison of a pod's grouping fields does not see:
+// such a cluster builds every session.
+TEST(KeptSessions, ALeaderReadyLeaderWorkerSetBuildsEverySession) {
+  auto kept_with = [](const std::string& startup_policy) {
+    kai::gen::ClusterSpec spec = kai::gen::ClusterSpec::scaled(0.004);
+    spec.seed = 5;
+    LiveCluster c;
+    c.base = kai::gen::generate(spec);
+    model::WorkloadOwner lws;
+    lws.meta.namespace_ = "default";
+    lws.meta.name = "serving";
+    lws.meta.uid = "uid-serving";
+    lws.group = "leaderworkerset.x-k8s.io";
+    lws.kind = "LeaderWorkerSet";
+    lws.startup_policy = startup_policy;
+    c.base.owners.push_back(lws);
+    c.refs = model::ObjectRefs::of(c.base);
+    size_t mine = 0;
+    while (c.refs.pods[mine]->scheduler_name != "kai-scheduler") ++mine;
+    SessionKeeper keeper;
+    for (uint64_t cycle = 1; cycle <= 2; ++cycle) {
+      CycleInput in;
+      in.objects = c.refs;
+      in.options.now = kStart;
+      in.cycle_id = cycle;
+      in.keeper = &keeper;
+      CycleResult r = run_cycle(in);
+      keeper.keep(std::move(r.session), std::move(r.refs), r.patched, nullptr);
+      c.change_pod(mine).meta.resource_version += "1";
+    }
+    return keeper.kept();
+  };
+  EXPECT_EQ(kept_with("LeaderCreated"), 1U);
+  EXPECT_EQ(kept_with("LeaderReady"), 0U);
+}
+
 // The grouping memo keys its entries by pod address (actors/scheduler/core/grouping_memo.hpp). The
 // pods a cycle patches with its assumed decisions are copies the cut does not own: the memo holds
 // them until its next grouping, or a later copy at a freed one's address would take its entry (with

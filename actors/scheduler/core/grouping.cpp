@@ -132,7 +132,7 @@ int32_t builtin_priority_class_value(const std::string& name) {
 std::vector<PodGroupAssignment> group_pods(const model::ObjectRefs& objects,
                                            const std::string& scheduler_name,
                                            const std::string& default_queue, const GrouperFlags& flags,
-                                           GroupingMemo* memo, bool* reads_other_pods) {
+                                           GroupingMemo* memo, bool* reads_beyond_pod) {
   std::vector<PodGroupAssignment> out;
   out.reserve(objects.pod_groups.size() + objects.pods.size());  // never moved while growing
   // (namespace, name) -> index into out. The keys view the PodGroup objects' names and the
@@ -164,7 +164,11 @@ std::vector<PodGroupAssignment> group_pods(const model::ObjectRefs& objects,
     if (has_revisions) find_per_pod_revisions(objects, index);
   }
   const bool other_pods = !index.pods.empty() || has_revisions;
-  if (reads_other_pods != nullptr) *reads_other_pods = other_pods;
+  if (reads_beyond_pod != nullptr) {
+    *reads_beyond_pod = other_pods || std::any_of(objects.owners.begin(), objects.owners.end(), [](const auto* o) {
+      return o->kind == "LeaderWorkerSet" && o->startup_policy == "LeaderReady";
+    });
+  }
   const bool memo_on =
       memo != nullptr && begin_memo(*memo, objects, scheduler_name, default_queue, flags, other_pods);
   auto find_pod_group = [&](const std::string& ns, const std::string& name) -> const model::PodGroup* {

@@ -50,12 +50,14 @@ struct PodGroupAssignment {
 /// Groups the pods of `scheduler_name` in `objects`. Output order: PodGroup objects in input order,
 /// then synthesised and missing groups in order of their first pod. Pure and deterministic: with a
 /// `memo` (grouping_memo.hpp), the grouper's spec of a pod unchanged since the memo's last grouping
-/// is taken from it, and the result is the same. `reads_other_pods`, when given, says whether some
-/// pod's group depended on other pods (an MPI launcher, a Spark driver, Knative revisions).
+/// is taken from it, and the result is the same. `reads_beyond_pod`, when given, says whether some
+/// pod's group may depend on more than the pod's labels, annotations, owners and names: on other
+/// pods (an MPI launcher, a Spark driver, Knative revisions) or on whether a pod is bound (a
+/// LeaderWorkerSet whose startupPolicy is LeaderReady sizes its group by its leader's).
 std::vector<PodGroupAssignment> group_pods(const model::ObjectRefs& objects,
                                            const std::string& scheduler_name,
                                            const std::string& default_queue, const GrouperFlags& flags = {},
-                                           GroupingMemo* memo = nullptr, bool* reads_other_pods = nullptr);
+                                           GroupingMemo* memo = nullptr, bool* reads_beyond_pod = nullptr);
 
 /// KAI's built-in priority of the classes its chart installs (train 50, build-preemptible 75, build 100,
 /// inference 125), used when the snapshot lacks the PriorityClass object; -1 when unknown.

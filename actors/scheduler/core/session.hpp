@@ -293,7 +293,8 @@ class Session {
     std::vector<char> warned;          ///< The job's derivation added a warning.
     std::vector<int32_t> pod_task;       ///< By position in the objects' pods: its task, -1 for none.
     std::vector<int32_t> pod_group_job;  ///< By position in the objects' PodGroups: its job, -1 for none.
-    bool grouping_reads_other_pods = false;  ///< The grouper read pods besides each one's own.
+    /// The grouper read more of some pod than its own grouping fields (grouping.hpp): not kept.
+    bool grouping_reads_beyond_pod = false;
   };
   Built built_;
   /// Each task's state before its first change this cycle, in the order of first changes.

@@ -205,7 +205,7 @@ void SessionBuilder::times_from_pods(JobTimes& times, const PodGroupAssignment& 
 void SessionBuilder::build_jobs() {
   auto groups = group_pods(*objects_, ssn_.options().scheduler_name, ssn_.options().default_queue,
                            ssn_.options().grouper, ssn_.options().grouping_memo,
-                           &ssn_.built_.grouping_reads_other_pods);
+                           &ssn_.built_.grouping_reads_beyond_pod);
   // Sized once: at 150,000 pods, growing by doubling moved every job and task several times.
   size_t task_count = 0;
   for (const auto& g : groups) task_count += g.pods.size();

@@ -58,7 +58,7 @@ bool Session::refresh(const model::ObjectRefs& objects, const SessionOptions& op
                       const std::vector<uint32_t>& changed_pods, const std::vector<uint32_t>& changed_pod_groups,
                       const std::vector<std::pair<const model::Node*, const model::Node*>>& replaced_nodes) {
   // The inter-pod index and a grouping that read other pods follow every pod: not kept.
-  if (inter_pod || built_.grouping_reads_other_pods) return false;
+  if (inter_pod || built_.grouping_reads_beyond_pod) return false;
   if (objects.pods.size() != built_.pod_task.size() || objects.pod_groups.size() != built_.pod_group_job.size())
     return false;
   std::vector<uint32_t> dirty;
