@@ -125,6 +125,27 @@ void BM_SessionBuild(benchmark::State& state) {
   }
 }
 
+/// 100 running pods of the scheduler and a changed copy of each (a new resourceVersion, as a
+/// confirmation's watch event brings), kept alive as the daemon's cut keeps its objects.
+struct Confirmations {
+  explicit Confirmations(const kai::model::ClusterObjects& objects) {
+    for (size_t i = 0; i < objects.pods.size() && positions.size() < 100; ++i) {
+      if (objects.pods[i].phase == "Running" && objects.pods[i].scheduler_name == "kai-scheduler") positions.push_back(i);
+    }
+    copies.reserve(positions.size());
+    for (size_t i : positions) {
+      copies.push_back(objects.pods[i]);
+      copies.back().meta.resource_version += "-confirmed";
+    }
+  }
+  /// Puts the copies (`changed`) or the originals into `refs`.
+  void swap_into(kai::model::ObjectRefs& refs, const kai::model::ClusterObjects& objects, bool changed) const {
+    for (size_t k = 0; k < positions.size(); ++k) refs.pods[positions[k]] = changed ? &copies[k] : &objects.pods[positions[k]];
+  }
+  std::vector<size_t> positions;
+  std::vector<kai::model::Pod> copies;
+};
+
 /// The daemon's session build between two cycles 100 pod confirmations apart: the pod grouper's
 /// decisions come from the memo the last build left (actors/scheduler/core/grouping_memo.hpp), so only
 /// the changed pods are grouped again. Each iteration replaces the objects of the same 100 running pods
@@ -132,16 +153,7 @@ void BM_SessionBuild(benchmark::State& state) {
 void BM_SessionBuildAfterConfirmations(benchmark::State& state) {
   const auto& objects = cluster(state.range(0), false);
   kai::model::ObjectRefs refs = kai::model::ObjectRefs::of(objects);
-  std::vector<size_t> confirmed;
-  for (size_t i = 0; i < objects.pods.size() && confirmed.size() < 100; ++i) {
-    if (objects.pods[i].phase == "Running" && objects.pods[i].scheduler_name == "kai-scheduler") confirmed.push_back(i);
-  }
-  std::vector<kai::model::Pod> copies;
-  copies.reserve(confirmed.size());
-  for (size_t i : confirmed) {
-    copies.push_back(objects.pods[i]);
-    copies.back().meta.resource_version += "-confirmed";
-  }
+  Confirmations confirmations(objects);
   // The bench's objects outlive the memo: an owner that frees nothing.
   const std::shared_ptr<const void> alive(&objects, [](const void*) {});
   kai::core::GroupingMemo memo;
@@ -153,9 +165,7 @@ void BM_SessionBuildAfterConfirmations(benchmark::State& state) {
   for (auto _ : state) {
     state.PauseTiming();
     changed = !changed;
-    for (size_t k = 0; k < confirmed.size(); ++k) {
-      refs.pods[confirmed[k]] = changed ? &copies[k] : &objects.pods[confirmed[k]];
-    }
+    confirmations.swap_into(refs, objects, changed);
     memo.hold(alive);
     state.ResumeTiming();
     Session ssn(refs, options);
@@ -176,16 +186,7 @@ void BM_CycleAfterConfirmations(benchmark::State& state) {
   const auto& objects = cluster(state.range(0), false);
   const bool keep = state.range(1) != 0;
   kai::model::ObjectRefs refs = kai::model::ObjectRefs::of(objects);
-  std::vector<size_t> confirmed;
-  for (size_t i = 0; i < objects.pods.size() && confirmed.size() < 100; ++i) {
-    if (objects.pods[i].phase == "Running" && objects.pods[i].scheduler_name == "kai-scheduler") confirmed.push_back(i);
-  }
-  std::vector<kai::model::Pod> copies;
-  copies.reserve(confirmed.size());
-  for (size_t i : confirmed) {
-    copies.push_back(objects.pods[i]);
-    copies.back().meta.resource_version += "-confirmed";
-  }
+  Confirmations confirmations(objects);
   const std::shared_ptr<const void> alive(&objects, [](const void*) {});
   kai::core::GroupingMemo memo;
   kai::core::SessionKeeper keeper;
@@ -222,9 +223,7 @@ void BM_CycleAfterConfirmations(benchmark::State& state) {
   for (auto _ : state) {
     state.PauseTiming();
     changed = !changed;
-    for (size_t k = 0; k < confirmed.size(); ++k) {
-      refs.pods[confirmed[k]] = changed ? &copies[k] : &objects.pods[confirmed[k]];
-    }
+    confirmations.swap_into(refs, objects, changed);
     state.ResumeTiming();
     run();
   }

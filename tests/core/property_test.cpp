@@ -14,6 +14,7 @@
 #include "actors/scheduler/core/actions/allocate.hpp"
 #include "actors/scheduler/core/node_fit.hpp"
 #include "actors/scheduler/core/session.hpp"
+#include "tests/core/node_usage_text.hpp"
 #include "tools/kai-gen/generator.hpp"
 
 namespace {
@@ -71,24 +72,7 @@ SessionOptions allocate_options() {
 
 std::string fingerprint(const Session& ssn) {
   std::ostringstream out;
-  auto res = [&](const Resources& r) {
-    out << r.milli_cpu << "," << r.memory << "," << r.milli_gpu << "," << r.pods;
-    for (const auto& [id, v] : r.scalars) out << "," << id << ":" << v;
-    out << ";";
-  };
-  for (const auto& n : ssn.nodes) {
-    out << n.name << ":";
-    res(n.idle);
-    res(n.releasing);
-    res(n.used);
-    auto groups = n.shared_gpus;
-    std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.group < b.group; });
-    for (const auto& g : groups) {
-      out << g.group << "/" << g.used << "/" << g.releasing << "/" << g.pipelined << "/" << g.active_tasks
-          << "/" << g.releasing_tasks << "/" << g.pipelined_tasks << ";";
-    }
-    out << "\n";
-  }
+  for (const auto& n : ssn.nodes) kai::core::testing::print_node_usage(out, ssn, n);
   for (const auto& t : ssn.tasks) {
     out << t.key << ":" << static_cast<int>(t.status) << ":" << t.node << ":" << t.placed_portion;
     for (const auto& g : t.gpu_groups) out << ":" << g;

@@ -19,6 +19,7 @@
 #include "k8s/model/kinds.hpp"
 #include "k8s/model/time.hpp"
 #include "k8s/model/well_known_names.hpp"
+#include "tests/core/node_usage_text.hpp"
 #include "tools/kai-gen/generator.hpp"
 
 namespace {
@@ -54,30 +55,12 @@ struct LiveCluster {
 std::string session_state(const Session& ssn) {
   std::ostringstream out;
   out.precision(17);
-  auto res = [&](const Resources& r) {
-    out << r.milli_cpu << "," << r.memory << "," << r.milli_gpu << "," << r.pods;
-    for (const auto& [id, v] : r.scalars) out << "," << ssn.scalar_name(id) << ":" << v;
-    out << ";";
-  };
   auto qq = [&](const QueueQuantities& q) { out << q.gpu << "," << q.cpu << "," << q.memory << ";"; };
-  for (const auto& n : ssn.nodes) {
-    out << "node " << n.name << " ";
-    res(n.idle);
-    res(n.releasing);
-    res(n.used);
-    auto groups = n.shared_gpus;
-    std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.group < b.group; });
-    for (const auto& g : groups) {
-      out << g.group << "/" << g.used << "/" << g.releasing << "/" << g.pipelined << "/" << g.active_tasks << "/"
-          << g.releasing_tasks << "/" << g.pipelined_tasks << "/" << g.reservations << "/"
-          << g.releasing_reservations << ";";
-    }
-    out << "\n";
-  }
+  for (const auto& n : ssn.nodes) kai::core::testing::print_node_usage(out, ssn, n);
   for (const auto& t : ssn.tasks) {
     out << "task " << t.key << " " << t.uid << " " << t.job << " " << t.pod_set << " " << static_cast<int>(t.status)
         << " " << t.node << " " << t.placed_portion << " " << t.constraints << " " << t.ghost << " " << t.ghost_of;
-    res(t.req);
+    kai::core::testing::print_resources(out, ssn, t.req);
     for (const auto& g : t.gpu_groups) out << " " << g;
     out << "\n";
   }
