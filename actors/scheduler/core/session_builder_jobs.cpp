@@ -211,11 +211,11 @@ void SessionBuilder::build_jobs() {
   for (const auto& g : groups) task_count += g.pods.size();
   Session::Built& built = ssn_.built_;
   built.pod_task.assign(objects_->pods.size(), -1);
-  built.invalid.resize(groups.size());
-  built.base_times.resize(groups.size());
-  built.warned.resize(groups.size());
   const size_t first_job = ssn_.jobs.size();
   ssn_.jobs.resize(first_job + groups.size());
+  built.invalid.resize(ssn_.jobs.size());
+  built.base_times.resize(ssn_.jobs.size());
+  built.warned.resize(ssn_.jobs.size());
   uint32_t next_task = static_cast<uint32_t>(ssn_.tasks.size());
   ssn_.tasks.resize(ssn_.tasks.size() + task_count);
   for (size_t i = 0; i < groups.size(); ++i) {
