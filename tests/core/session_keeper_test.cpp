@@ -281,7 +281,8 @@ TEST(GroupingMemo, HoldsTheCyclesPatchedPodsUntilItsNextGrouping) {
   EXPECT_FALSE(patched.expired());
 }
 
-INSTANTIATE_TEST_SUITE_P(Seeds, KeptSessions, ::testing::Range<uint64_t>(1, 31),
+// 16 seeds: each takes about 3 s of CPU under ASan, and CI runs them all (30 passed when written).
+INSTANTIATE_TEST_SUITE_P(Seeds, KeptSessions, ::testing::Range<uint64_t>(1, 17),
                          [](const auto& info) { return "seed" + std::to_string(info.param); });
 
 }  // namespace
