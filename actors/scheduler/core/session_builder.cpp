@@ -138,6 +138,13 @@ Resources SessionBuilder::pod_request(const model::Pod& pod, bool& has_mig) {
   return sum;
 }
 
+QueueQuantities SessionBuilder::queue_usage_of(const std::string& name, const SessionOptions& options) {
+  if (options.queue_usage == nullptr) return {};
+  auto it = options.queue_usage->find(name);
+  if (it == options.queue_usage->end()) return {};
+  return QueueQuantities{it->second.gpu, it->second.cpu, it->second.memory};
+}
+
 void SessionBuilder::build_nodes() {
   for (const auto* n_ptr : objects_->nodes) {
     const auto& n = *n_ptr;
@@ -254,11 +261,7 @@ void SessionBuilder::build_queues() {
     info.max_allowed = quantities(q.gpu, q.cpu, q.memory, &model::QueueResource::limit);
     info.over_quota_weight = quantities(q.gpu, q.cpu, q.memory, &model::QueueResource::over_quota_weight);
     info.over_quota_weight.memory = q.memory.over_quota_weight;
-    if (const auto* usage = ssn_.options().queue_usage) {
-      if (auto it = usage->find(info.name); it != usage->end()) {
-        info.usage = QueueQuantities{it->second.gpu, it->second.cpu, it->second.memory};
-      }
-    }
+    info.usage = queue_usage_of(info.name, ssn_.options());
     info.preempt_min_runtime = q.preempt_min_runtime_seconds;
     info.reclaim_min_runtime = q.reclaim_min_runtime_seconds;
     for (const auto& e : q.errors)

@@ -33,6 +33,12 @@ class SessionBuilder {
   /// keep their ids, and their nodes, queue and job counters follow (session_keeper.hpp).
   void rederive_job(uint32_t job);
 
+  /// Puts `job`'s times: the cycle's job state for its uid (SessionOptions::job_times) where it
+  /// holds one, else `base` (its PodGroup's and pods'). The build and a refresh both set them so.
+  static void set_job_times(JobInfo& job, const JobTimes& base, const SessionOptions& options);
+  /// Queue `name`'s historical usage (SessionOptions::queue_usage), zero without one.
+  static QueueQuantities queue_usage_of(const std::string& name, const SessionOptions& options);
+
  private:
   static bool parse_int64(const std::string& s, int64_t& out);
 

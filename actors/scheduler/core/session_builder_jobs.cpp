@@ -202,6 +202,15 @@ void SessionBuilder::times_from_pods(JobTimes& times, const PodGroupAssignment& 
   }
 }
 
+void SessionBuilder::set_job_times(JobInfo& job, const JobTimes& base, const SessionOptions& options) {
+  const JobTimes* t = &base;
+  if (options.job_times != nullptr && !job.uid.empty()) {
+    if (auto it = options.job_times->find(job.uid); it != options.job_times->end()) t = &it->second;
+  }
+  job.last_start = t->last_start;
+  job.stale_since = t->stale_since;
+}
+
 void SessionBuilder::build_jobs() {
   auto groups = group_pods(*objects_, ssn_.options().scheduler_name, ssn_.options().default_queue,
                            ssn_.options().grouper, ssn_.options().grouping_memo,
@@ -286,14 +295,7 @@ void SessionBuilder::derive_job(const PodGroupAssignment& g, uint32_t job_id, ui
   JobTimes base{job.last_start, job.stale_since};
   times_from_pods(base, g);
   ssn_.built_.base_times[job_id] = base;
-  job.last_start = base.last_start;
-  job.stale_since = base.stale_since;
-  if (const auto* times = ssn_.options().job_times; times != nullptr && !job.uid.empty()) {
-    if (auto it = times->find(job.uid); it != times->end()) {
-      job.last_start = it->second.last_start;
-      job.stale_since = it->second.stale_since;
-    }
-  }
+  set_job_times(job, base, ssn_.options());
   if (sub_groups != nullptr && !sub_groups->empty()) {
     SubGroupLeaves tree = leaf_requirements(*sub_groups, root_min_sub_group);
     for (const auto& e : tree.errors) job.invalid.push_back({"InvalidPodGroup", "PodGroup " + job.key + ": " + e});

@@ -93,23 +93,8 @@ bool Session::refresh(const model::ObjectRefs& objects, const SessionOptions& op
   for (uint32_t j : dirty) {
     if (built_.warned[j] != 0) return false;
   }
-  for (auto& q : queues) {
-    q.usage = {};
-    if (options_.queue_usage == nullptr) continue;
-    if (auto it = options_.queue_usage->find(q.name); it != options_.queue_usage->end()) {
-      q.usage = QueueQuantities{it->second.gpu, it->second.cpu, it->second.memory};
-    }
-  }
-  const auto* times = options_.job_times;
-  for (size_t j = 0; j < jobs.size(); ++j) {
-    JobInfo& job = jobs[j];
-    const JobTimes* t = &built_.base_times[j];
-    if (times != nullptr && !job.uid.empty()) {
-      if (auto it = times->find(job.uid); it != times->end()) t = &it->second;
-    }
-    job.last_start = t->last_start;
-    job.stale_since = t->stale_since;
-  }
+  for (auto& q : queues) q.usage = SessionBuilder::queue_usage_of(q.name, options_);
+  for (size_t j = 0; j < jobs.size(); ++j) SessionBuilder::set_job_times(jobs[j], built_.base_times[j], options_);
   open_plugins();
   return true;
 }
