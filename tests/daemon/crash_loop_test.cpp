@@ -1,4 +1,4 @@
-// A crash loop, end to end (docs/event-ordering.md "Restart: unconfirmed binds"): kai-scheduler is SIGKILLed every 1-4 s (45 restarts by default;
+// A crash loop, end to end (docs/event-ordering.md "Restart: unconfirmed binds"): kai-scheduler is SIGKILLed every 1-4 s (30 restarts by default;
 // KAI_CRASH_LOOP_RESTARTS sets another number) while whole-GPU, fraction and gang pods arrive and
 // binds are slow (1 s on the server). Without help, it ends with every pod bound exactly once, no GPU over-committed,
 // every fraction pod's group held by one reservation pod, no orphaned reservation pod, and a log
@@ -19,7 +19,7 @@ namespace {
 
 int restarts_wanted() {
   const char* env = std::getenv("KAI_CRASH_LOOP_RESTARTS");
-  return env != nullptr && std::atoi(env) > 0 ? std::atoi(env) : 45;
+  return env != nullptr && std::atoi(env) > 0 ? std::atoi(env) : 30;
 }
 
 TEST(CrashLoop, SigkillEveryFewSecondsEndsWithEveryPodBoundOnceAndNoOrphanedReservation) {
