@@ -243,8 +243,9 @@ void CycleDriver::schedule(const CutPtr& cut_ptr) {
   const uint64_t kept_before = session_keeper_.kept();
   core::CycleResult out = core::run_cycle(in);
   if (options_.keep_sessions) {
-    spdlog::debug("cycle {}: session {}{}", cycle_id_, session_keeper_.kept() != kept_before ? "kept" : "built: ",
-                  session_keeper_.last_rebuild_reason());
+    spdlog::debug("cycle {}: session {}{}{}", cycle_id_, session_keeper_.kept() != kept_before ? "kept" : "built: ",
+                  session_keeper_.last_rebuild_reason(),
+                  out.outcome_repeated ? "; the last cycle's outcome repeated, no action run" : "");
   }
   // What /get-snapshot serves is the cut: its job state, not the one this cycle is about to log.
   events::ScheduleRecords records_at_cut;

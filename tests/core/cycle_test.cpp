@@ -310,6 +310,40 @@ TEST(Cycle, TheNextDeadlineIsWhenAStaleGangsGraceEnds) {
   EXPECT_TRUE(stale_recorded);
 }
 
+TEST(Cycle, AStaleGangsOwnGracePeriodIsItsDeadline) {
+  // The PodGroup's stalenessGracePeriod (30 s) overrides the session's (60 s): the scheduler wakes then.
+  Json pg = pod_group("pg", "pg-uid", 2);
+  pg["spec"]["stalenessGracePeriod"] = "30s";
+  const auto objects =
+      objects_of(Json::array({node("n1", 2), queue("q", "", -1), pg, pod("p1", "u1", 1, "n1", {{"pod-group-name", "pg"}})}));
+  const CycleResult r = cycle(objects, nullptr);
+  ASSERT_TRUE(r.next_deadline.has_value());
+  EXPECT_EQ(*r.next_deadline, kNow + 30);
+}
+
+TEST(Cycle, TheMinRuntimePluginsDefaultIsADeadline) {
+  // No queue sets a min-runtime; the plugin's defaultReclaimMinRuntime (90 s) protects a job started
+  // 30 s ago until 60 s from now, when a reclaim may take it: the scheduler wakes then.
+  const auto objects = objects_of(Json::array(
+      {node("n1", 2), queue("q", "", -1),
+       pod_group("pg", "pg-uid", 1, {{"kai.scheduler/last-start-timestamp", model::format_rfc3339(kNow - 30)}}),
+       pod("p1", "u1", 1, "n1", {{"pod-group-name", "pg"}})}));
+  CycleInput in;
+  in.objects = model::ObjectRefs::of(objects);
+  in.options.now = kNow;
+  in.cycle_id = 7;
+  bool configured = false;
+  for (auto& plugin : in.options.config.plugins) {
+    if (plugin.name != "minruntime") continue;
+    plugin.arguments["defaultReclaimMinRuntime"] = "90s";
+    configured = true;
+  }
+  ASSERT_TRUE(configured) << "the default configuration has the minruntime plugin";
+  const CycleResult r = run_cycle(in);
+  ASSERT_TRUE(r.next_deadline.has_value());
+  EXPECT_EQ(*r.next_deadline, kNow + 60);
+}
+
 // A subgroup is named by a 16-bit index: a PodGroup with more leaf subgroups is refused with a reason
 // instead of looping forever over them (found by clang-tidy's bugprone-too-small-loop-variable).
 TEST(Cycle, APodGroupWithMoreSubgroupsThanSupportedIsRefusedWithAReason) {

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <deque>
+#include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
@@ -16,6 +18,7 @@
 #include "actors/scheduler/core/session_keeper.hpp"
 #include "events/event_json.hpp"
 #include "events/projection.hpp"
+#include "k8s/model/codec.hpp"
 #include "k8s/model/kinds.hpp"
 #include "k8s/model/time.hpp"
 #include "k8s/model/well_known_names.hpp"
@@ -58,6 +61,9 @@ std::string session_state(const Session& ssn) {
   auto qq = [&](const QueueQuantities& q) { out << q.gpu << "," << q.cpu << "," << q.memory << ";"; };
   for (const auto& n : ssn.nodes) kai::core::testing::print_node_usage(out, ssn, n);
   for (const auto& t : ssn.tasks) {
+    // The victim solver's ghosts are its scratch (cluster_info.hpp): never reported, they hold
+    // nothing once rolled back, and a cycle that repeats its outcome makes none.
+    if (t.ghost) continue;
     out << "task " << t.key << " " << t.uid << " " << t.job << " " << t.pod_set << " " << static_cast<int>(t.status)
         << " " << t.node << " " << t.placed_portion << " " << t.constraints << " " << t.ghost << " " << t.ghost_of;
     kai::core::testing::print_resources(out, ssn, t.req);
@@ -104,9 +110,32 @@ std::string first_difference(const std::string& a, const std::string& b) {
   }
 }
 
-/// What happens between two cycles, at random: most of it keeps the session, some of it does not.
-void step(LiveCluster& c, const events::ScheduleRecords& records, std::mt19937_64& rng, int64_t now) {
+/// Writes that change nothing the actions read (statuses, resourceVersions): after a cycle that
+/// decided nothing, the next one repeats its outcome (Session::repeat_last_outcome).
+void unread_step(LiveCluster& c, std::mt19937_64& rng) {
   std::uniform_real_distribution<double> u(0, 1);
+  for (size_t i = 0; i < c.refs.pods.size(); ++i) {
+    if (u(rng) < 0.05) c.change_pod(i).meta.resource_version += "1";
+  }
+  for (size_t k = 0; k < c.refs.pod_groups.size(); ++k) {
+    if (u(rng) < 0.1) c.change_pod_group(k).meta.resource_version += "1";
+  }
+  if (!c.refs.nodes.empty()) {
+    const size_t n = static_cast<size_t>(u(rng) * c.refs.nodes.size()) % c.refs.nodes.size();
+    c.nodes.push_back(*c.refs.nodes[n]);
+    c.nodes.back().meta.resource_version += "1";
+    c.refs.nodes[n] = &c.nodes.back();
+  }
+}
+
+/// What happens between two cycles, at random: most of it keeps the session, some of it does not.
+/// Returns whether the step was one of unread writes only.
+bool step(LiveCluster& c, const events::ScheduleRecords& records, std::mt19937_64& rng, int64_t now) {
+  std::uniform_real_distribution<double> u(0, 1);
+  if (u(rng) < 0.3) {
+    unread_step(c, rng);
+    return true;
+  }
   std::map<std::string, size_t> at;
   for (size_t i = 0; i < c.refs.pods.size(); ++i) at[model::object_key(c.refs.pods[i]->meta)] = i;
   for (const auto& [seq, assumed] : records.assumed) {
@@ -164,6 +193,7 @@ void step(LiveCluster& c, const events::ScheduleRecords& records, std::mt19937_6
     c.queues.back().resources_status.allocated["nvidia.com/gpu"] += 1000;
     c.refs.queues[q] = &c.queues.back();
   }
+  return false;
 }
 
 class KeptSessions : public ::testing::TestWithParam<uint64_t> {};
@@ -180,7 +210,15 @@ TEST_P(KeptSessions, EqualBuiltOnesAfterEveryStep) {
   SessionKeeper keeper;
   uint64_t seq = 0;
   int decided = 0;
-  for (uint64_t cycle = 1; cycle <= 10; ++cycle) {
+  int repeated = 0;
+  // Whether the next cycle must repeat the last one's outcome: it decided nothing and wrote no
+  // annotation, the step since changed nothing the actions read, no deadline of it has come, and no
+  // group is backing off (Session::repeat_last_outcome).
+  bool last_quiet = false, unread = false;
+  std::optional<int64_t> last_deadline;
+  // Random steps, then three that change nothing the actions read.
+  constexpr uint64_t kRandomSteps = 8, kCycles = 11;
+  for (uint64_t cycle = 1; cycle <= kCycles; ++cycle) {
     const int64_t now = kStart + static_cast<int64_t>(cycle) * 7;
     CycleInput in;
     in.objects = c.refs;
@@ -191,7 +229,11 @@ TEST_P(KeptSessions, EqualBuiltOnesAfterEveryStep) {
     in.options.seed = cycle * 31 + 1;
     in.cycle_id = cycle;
     in.keeper = &keeper;
+    const uint64_t kept_before = keeper.kept();
     CycleResult kept = run_cycle(in);
+    const bool should_repeat = keeper.kept() > kept_before && last_quiet && unread && records.bind_failures.empty() &&
+                               (!last_deadline || in.options.now_ms < (*last_deadline - 1) * 1000);
+    EXPECT_EQ(kept.outcome_repeated, should_repeat) << "cycle " << cycle;
     in.keeper = nullptr;
     const CycleResult built = run_cycle(in);
     ASSERT_EQ(records_of(kept, cycle), records_of(built, cycle))
@@ -200,15 +242,128 @@ TEST_P(KeptSessions, EqualBuiltOnesAfterEveryStep) {
     const std::string b = session_state(*built.session);
     ASSERT_EQ(a, b) << "cycle " << cycle << " (" << keeper.last_rebuild_reason() << "): " << first_difference(a, b);
     decided += static_cast<int>(kept.decisions.size());
+    repeated += kept.outcome_repeated ? 1 : 0;
+    last_quiet = kept.decisions.empty() && kept.session->annotation_updates.empty();
+    last_deadline = kept.next_deadline;
     std::vector<events::Payload> batch{events::CycleStart{cycle, 0, cycle, now, in.options.seed, "kai-scheduler", 0,
                                                           in.options.now_ms}};
     for (auto& p : cycle_records(kept, cycle, 0)) batch.push_back(std::move(p));
     for (auto& p : batch) ASSERT_TRUE(events::apply_record(records, events::Event{++seq, 0, events::kSchemaVersion, p}));
     keeper.keep(std::move(kept.session), std::move(kept.refs), kept.patched, nullptr);
-    step(c, records, rng, now);
+    if (cycle < kRandomSteps) {
+      unread = step(c, records, rng, now);
+    } else {
+      unread_step(c, rng);
+      unread = true;
+    }
   }
   EXPECT_GT(decided, 0) << "nothing was decided: the property is vacuous";
   EXPECT_GT(keeper.kept(), 0U) << "no cycle kept its session: the property is vacuous";
+  RecordProperty("repeated", repeated);
+}
+
+/// The objects of a scenario file (tests/scenarios/README.md), without its Scenario document.
+model::ClusterObjects scenario_objects(const std::string& relative) {
+  const char* root = std::getenv("KAI_SOURCE_DIR");
+  std::ifstream in(std::string(root != nullptr ? root : KAI_DEFAULT_SOURCE_DIR) + "/tests/scenarios/" + relative);
+  std::string text, doc, line;
+  auto flush = [&] {
+    if (doc.find("kind: Scenario") == std::string::npos) text += "---\n" + doc;
+    doc.clear();
+  };
+  while (std::getline(in, line)) {
+    if (line == "---") {
+      flush();
+    } else {
+      doc += line + "\n";
+    }
+  }
+  flush();
+  auto objects = model::decode_snapshot(text);
+  EXPECT_TRUE(objects) << objects.message();
+  return objects ? std::move(objects).value() : model::ClusterObjects{};
+}
+
+// A kept session whose last cycle decided nothing, and whose refresh changed nothing the actions
+// read, repeats that cycle's outcome without running the actions (Session::repeat_last_outcome),
+// until a deadline of that cycle comes or something the actions read changes. Two team-b jobs hold
+// the only node's GPUs, protected by a 10-minute reclaimMinRuntime until 12:05; team-a's job waits.
+TEST(RepeatedOutcomes, AQuietCycleRepeatsUntilAVictimsProtectionEndsOrSomethingItReadsChanges) {
+  LiveCluster c;
+  c.base = scenario_objects("reclaim/min-runtime-ends-as-the-clock-moves.yaml");
+  c.refs = model::ObjectRefs::of(c.base);
+  ASSERT_EQ(c.refs.pods.size(), 3U);
+  const int64_t noon = model::parse_rfc3339("2026-01-01T12:00:00Z").value();
+  events::ScheduleRecords records;
+  SessionKeeper keeper;
+  uint64_t seq = 0;
+  uint64_t cycle = 0;
+  // Runs a cycle at `now_ms` kept and built, checks they agree, and keeps the session.
+  auto run = [&](int64_t now_ms) {
+    CycleInput in;
+    in.objects = c.refs;
+    in.records = &records;
+    in.options.config.actions = SchedulerConfig::defaults().actions;
+    in.options.now = now_ms / 1000;
+    in.options.now_ms = now_ms;
+    in.options.seed = ++cycle * 31 + 1;
+    in.cycle_id = cycle;
+    in.keeper = &keeper;
+    CycleResult kept = run_cycle(in);
+    in.keeper = nullptr;
+    const CycleResult built = run_cycle(in);
+    EXPECT_FALSE(built.outcome_repeated);
+    EXPECT_EQ(records_of(kept, cycle), records_of(built, cycle))
+        << "cycle " << cycle << ": " << first_difference(records_of(kept, cycle), records_of(built, cycle));
+    EXPECT_EQ(session_state(*kept.session), session_state(*built.session)) << "cycle " << cycle;
+    std::vector<events::Payload> batch{
+        events::CycleStart{cycle, 0, cycle, in.options.now, in.options.seed, "kai-scheduler", 0, now_ms}};
+    for (auto& p : cycle_records(kept, cycle, 0)) batch.push_back(std::move(p));
+    for (auto& p : batch) EXPECT_TRUE(events::apply_record(records, events::Event{++seq, 0, events::kSchemaVersion, p}));
+    const bool repeated = kept.outcome_repeated;
+    const size_t decided = kept.decisions.size();
+    keeper.keep(std::move(kept.session), std::move(kept.refs), kept.patched, nullptr);
+    return std::make_pair(repeated, decided);
+  };
+  EXPECT_EQ(run(noon * 1000), std::make_pair(false, size_t{0})) << "the first cycle builds and decides nothing";
+  EXPECT_EQ(run((noon + 60) * 1000), std::make_pair(true, size_t{0})) << "nothing changed: repeated";
+  // A pod's status written again (a new object, nothing the actions read changed): still repeated.
+  c.change_pod(0).meta.resource_version += "1";
+  EXPECT_EQ(run((noon + 180) * 1000), std::make_pair(true, size_t{0}));
+  // The protection ends at 12:05:00; the second before it runs the actions.
+  EXPECT_EQ(run((noon + 298) * 1000 + 999), std::make_pair(true, size_t{0}));
+  EXPECT_EQ(run((noon + 299) * 1000 + 500), std::make_pair(false, size_t{0}));
+  const auto at_deadline = run((noon + 300) * 1000);
+  EXPECT_FALSE(at_deadline.first);
+  EXPECT_GT(at_deadline.second, 0U) << "the reclaim the protection held back";
+}
+
+// A change the actions read runs them: a running pod finishing frees its GPU for the waiting job.
+TEST(RepeatedOutcomes, APodFinishingRunsTheActions) {
+  LiveCluster c;
+  c.base = scenario_objects("reclaim/min-runtime-ends-as-the-clock-moves.yaml");
+  c.refs = model::ObjectRefs::of(c.base);
+  const int64_t noon = model::parse_rfc3339("2026-01-01T12:00:00Z").value();
+  SessionKeeper keeper;
+  std::vector<std::pair<bool, size_t>> outcomes;
+  for (uint64_t cycle = 1; cycle <= 3; ++cycle) {
+    if (cycle == 3) {
+      for (size_t i = 0; i < c.refs.pods.size(); ++i) {
+        if (c.refs.pods[i]->meta.name == "b1-0") c.change_pod(i).phase = "Succeeded";
+      }
+    }
+    CycleInput in;
+    in.objects = c.refs;
+    in.options.now = noon + static_cast<int64_t>(cycle);
+    in.cycle_id = cycle;
+    in.keeper = &keeper;
+    CycleResult r = run_cycle(in);
+    outcomes.emplace_back(r.outcome_repeated, r.decisions.size());
+    keeper.keep(std::move(r.session), std::move(r.refs), r.patched, nullptr);
+  }
+  EXPECT_EQ(outcomes[1], std::make_pair(true, size_t{0}));
+  EXPECT_FALSE(outcomes[2].first);
+  EXPECT_EQ(outcomes[2].second, 1U) << "team-a's pod takes the freed GPU";
 }
 
 // A LeaderWorkerSet started LeaderReady sizes its group by whether the leader is bound

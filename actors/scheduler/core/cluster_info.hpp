@@ -105,12 +105,14 @@ struct TaskInfo {
   bool ghost = false;
   int32_t ghost_of = -1;  ///< The task a ghost stands in for.
   bool is_cpu_only() const { return gpu.kind == GpuRequestKind::kNone; }
+  bool operator==(const TaskInfo&) const = default;
 };
 
 struct PodSetInfo {
   std::string name;
   int32_t min_available = 1;
   std::vector<uint32_t> tasks;
+  bool operator==(const PodSetInfo&) const = default;
 };
 
 /// A scheduling rejection with KAI's reason code and a readable message.
@@ -118,6 +120,7 @@ struct FitReason {
   std::string
       reason;  ///< PodSchedulingErrors | OverLimit | NonPreemptibleOverQuota | QueueDoesNotExist | ...
   std::string message;
+  bool operator==(const FitReason&) const = default;
 };
 
 struct JobTopology;  // topology_scopes.hpp
@@ -157,6 +160,7 @@ struct JobInfo {
   std::shared_ptr<const JobTopology> topology;
   /// Constraints naming a missing topology or level: the topology plugin makes them `invalid`.
   std::vector<FitReason> topology_errors;
+  bool operator==(const JobInfo&) const = default;
 };
 
 /// Per-resource queue quantities in scheduler units: GPU devices, CPU millicores, memory bytes.

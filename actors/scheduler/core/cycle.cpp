@@ -18,6 +18,7 @@
 #include "actors/scheduler/core/pod_group_objects.hpp"
 #include "actors/scheduler/core/gpu_request.hpp"
 #include "actors/scheduler/core/pod_status.hpp"
+#include "actors/scheduler/core/plugins/builtin.hpp"
 #include "actors/scheduler/core/session_keeper.hpp"
 #include "k8s/model/kinds.hpp"
 #include "k8s/model/time.hpp"
@@ -280,24 +281,31 @@ void find_orphaned_reservations(CycleResult& out) {
   }
 }
 
-/// Step 6: the earliest deadline after now: a stale gang's grace end, a running job's min-runtime end.
+/// Step 6: the earliest deadline after now at which an action would decide otherwise with nothing else
+/// changed: a stale gang's grace ends (its PodGroup's own grace, else the session's), a running job's
+/// min-runtime ends (any queue's, or the minruntime plugin's defaults). Rounded up to the second.
 std::optional<int64_t> next_deadline(const Session& ssn) {
   const int64_t now_ms = ssn.now_ms();
   std::optional<int64_t> best;
-  auto offer = [&](int64_t t) {
+  auto offer = [&](double seconds) {
+    const auto t = static_cast<int64_t>(std::ceil(seconds));
     if (t * 1000 > now_ms && (!best || t < *best)) best = t;
   };
-  const int64_t grace = ssn.options().stale_grace_period_seconds;
-  std::set<int64_t> runtimes;
+  const auto session_grace = static_cast<double>(ssn.options().stale_grace_period_seconds);
+  std::set<double> runtimes;
   for (const auto& q : ssn.queues) {
     for (const auto& r : {q.preempt_min_runtime, q.reclaim_min_runtime}) {
-      if (r && *r > 0) runtimes.insert(static_cast<int64_t>(std::ceil(*r)));
+      if (r && *r > 0) runtimes.insert(*r);
     }
   }
+  for (double r : plugins::min_runtime_defaults(ssn.options().config.plugins)) {
+    if (r > 0) runtimes.insert(r);
+  }
   for (const auto& job : ssn.jobs) {
-    if (job.stale_since && grace >= 0) offer(*job.stale_since + grace);
+    const double grace = job.staleness_grace_seconds.value_or(session_grace);
+    if (job.stale_since && grace >= 0) offer(static_cast<double>(*job.stale_since) + grace);
     if (job.last_start && ssn.active_allocated_count(job) > 0) {
-      for (int64_t r : runtimes) offer(*job.last_start + r);
+      for (double r : runtimes) offer(static_cast<double>(*job.last_start) + r);
     }
   }
   return best;
@@ -372,7 +380,12 @@ CycleResult run_cycle(const CycleInput& in) {
   std::optional<int64_t> backoff_ends;
   if (in.records != nullptr) backoff_ends = hold_backing_off_jobs(*in.records, ssn);
   out.build_us = micros_since(start);
+  out.outcome_repeated = in.repeat_outcomes && ssn.repeat_last_outcome(backoff_ends.has_value());
   for (const auto& action : options.config.actions) {
+    if (out.outcome_repeated) {
+      if (find_action(action) == nullptr) out.skipped_actions.push_back(action);
+      continue;
+    }
     const auto t = std::chrono::steady_clock::now();
     for (auto& skipped : run_actions(ssn, {action})) out.skipped_actions.push_back(std::move(skipped));
     out.action_us.emplace_back(action, micros_since(t));
@@ -395,6 +408,7 @@ CycleResult run_cycle(const CycleInput& in) {
   for (const auto& ends : {backoff_ends, hold_ends, usage_step}) {
     if (ends && (!out.next_deadline || *ends < *out.next_deadline)) out.next_deadline = ends;
   }
+  ssn.note_outcome(out.next_deadline, backoff_ends.has_value());
   report(in, ssn, out);
   StatusOutput statuses = status_writes(ssn, out.refs, out.unschedulable, in.records, in.cycle_id);
   out.status_writes = std::move(statuses.writes);

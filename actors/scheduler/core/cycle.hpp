@@ -62,6 +62,9 @@ struct CycleInput {
   /// The session of the caller's last cycle (session_keeper.hpp), brought up to date instead of
   /// built when only some pods and PodGroups changed; null = always built (kai-sim, replay).
   SessionKeeper* keeper = nullptr;
+  /// Whether a kept session may repeat the last cycle's outcome instead of running the actions
+  /// (Session::repeat_last_outcome); false runs them every cycle (benchmarks compare the two).
+  bool repeat_outcomes = true;
 };
 
 /// A pending pod and why it waits (KAI's message), for its PodScheduled condition.
@@ -111,6 +114,9 @@ struct CycleResult {
   /// changed.
   std::optional<int64_t> next_deadline;
   std::vector<std::pair<std::string, uint64_t>> action_us;
+  /// The actions did not run: a kept session repeated the last cycle's outcome
+  /// (Session::repeat_last_outcome).
+  bool outcome_repeated = false;
   std::vector<std::string> skipped_actions;  ///< Configured actions this build does not have.
   uint64_t build_us = 0;
   uint64_t total_us = 0;

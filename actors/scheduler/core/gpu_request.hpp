@@ -21,6 +21,7 @@ struct GpuRequest {
   int32_t num_devices = 1;     ///< kFraction / kMemory: devices, each with that portion or memory.
 
   bool is_shared() const { return kind == GpuRequestKind::kFraction || kind == GpuRequestKind::kMemory; }
+  bool operator==(const GpuRequest&) const = default;
 };
 
 

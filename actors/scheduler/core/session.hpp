@@ -31,6 +31,7 @@ namespace kai::core {
 struct JobTimes {
   std::optional<int64_t> last_start;
   std::optional<int64_t> stale_since;
+  bool operator==(const JobTimes&) const = default;
 };
 
 struct SessionOptions {
@@ -255,6 +256,17 @@ class Session {
   std::unordered_map<std::string, uint32_t> node_index;
   std::unordered_map<std::string, uint32_t> queue_index;
 
+  /// A kept session's repeated outcome (docs/performance-targets.md "Repeated outcomes"): when the
+  /// last cycle moved no task and wrote no annotation, the refresh found nothing the actions read
+  /// changed (session_refresh.cpp), no group is backing off now or was then (`backing_off`), and no
+  /// deadline of the last cycle has come, the actions would decide nothing again, for the same
+  /// reasons. Then this puts those reasons back and returns true: run_cycle skips the actions.
+  /// Otherwise false, and the actions run.
+  bool repeat_last_outcome(bool backing_off);
+  /// What the cycle that ran on this session leaves for the next one's repeat_last_outcome: its next
+  /// deadline (CycleResult::next_deadline) and whether a group was backing off.
+  void note_outcome(std::optional<int64_t> next_deadline, bool backing_off);
+
  private:
   friend class SessionBuilder;
   friend class SessionKeeper;
@@ -308,6 +320,23 @@ class Session {
   std::vector<JournalEntry> journal_;
   std::vector<char> journaled_;  ///< By task id.
   bool undoing_ = false;
+  /// Every journalled task is back where it was before its first change (only rollbacks moved it).
+  bool moved_no_task() const;
+  /// The jobs at `dirty` and their tasks, derived again, equal `jobs_before` and `tasks_before` (in
+  /// the same order) in everything the actions read.
+  bool same_for_actions(const std::vector<JobInfo>& jobs_before, const std::vector<TaskInfo>& tasks_before,
+                        const std::vector<uint32_t>& dirty) const;
+  /// The last cycle's outcome, for repeat_last_outcome.
+  struct Outcome {
+    bool noted = false;  ///< A cycle ran on this session and noted its outcome.
+    bool backing_off = false;
+    std::optional<int64_t> next_deadline;
+    /// Set by a refresh that found the actions' inputs unchanged since a quiet cycle.
+    bool same_inputs = false;
+    /// That cycle's reasons by job, for the jobs that had any.
+    std::vector<std::pair<uint32_t, std::vector<FitReason>>> reasons;
+  };
+  Outcome outcome_;
   /// Kept after the build for a kept session's refreshes: its interned signatures, priority classes
   /// and bind requests (session_builder.hpp).
   std::unique_ptr<SessionBuilder> builder_;

@@ -8,6 +8,22 @@
 #include "actors/scheduler/core/session_builder.hpp"
 
 namespace kai::core {
+namespace {
+
+/// What the actions read of a pod through its task (the predicates read its spec) is the same: all
+/// of it but the status and resourceVersion, which reach the actions only through the task's fields.
+bool same_spec(const model::Pod& a, const model::Pod& b) {
+  if (&a == &b) return true;
+  model::Pod x = a, y = b;
+  for (model::Pod* p : {&x, &y}) {
+    p->meta.resource_version.clear();
+    p->phase.clear();
+    p->conditions.clear();
+  }
+  return x == y;
+}
+
+}  // namespace
 
 void Session::undo_cycle() {
   plugins_.clear();
@@ -77,7 +93,29 @@ bool Session::refresh(const model::ObjectRefs& objects, const SessionOptions& op
     if (built_.warned[j] != 0) return false;
   }
 
+  // A quiet last cycle (decided nothing, moved no task for good, wrote no annotation) left its state
+  // as it found it (the victim solver's ghosts aside, which belong to no job and hold nothing once
+  // rolled back): if the refresh changes nothing the actions read either, they would repeat
+  // themselves.
+  const bool quiet = outcome_.noted && decisions.empty() && annotation_updates.empty() && moved_no_task();
+  std::vector<std::pair<uint32_t, std::vector<FitReason>>> reasons;
+  if (quiet) {
+    for (uint32_t j = 0; j < jobs.size(); ++j) {
+      if (!jobs[j].fit_errors.empty()) reasons.emplace_back(j, std::move(jobs[j].fit_errors));
+    }
+  }
+  outcome_.same_inputs = false;
+  outcome_.reasons.clear();
   undo_cycle();
+  // What the actions read of the jobs about to be derived again, as the last cycle had it.
+  std::vector<JobInfo> jobs_before;
+  std::vector<TaskInfo> tasks_before;
+  if (quiet) {
+    for (uint32_t j : dirty) {
+      jobs_before.push_back(jobs[j]);
+      for (uint32_t t : jobs[j].tasks) tasks_before.push_back(tasks[t]);
+    }
+  }
   // Nodes that differ at most in their resourceVersion (session_keeper.cpp): the same node, read
   // from its new object.
   for (const auto& [old_object, new_object] : replaced_nodes) {
@@ -93,10 +131,71 @@ bool Session::refresh(const model::ObjectRefs& objects, const SessionOptions& op
   for (uint32_t j : dirty) {
     if (built_.warned[j] != 0) return false;
   }
-  for (auto& q : queues) q.usage = SessionBuilder::queue_usage_of(q.name, options_);
-  for (size_t j = 0; j < jobs.size(); ++j) SessionBuilder::set_job_times(jobs[j], built_.base_times[j], options_);
+  bool same = quiet && same_for_actions(jobs_before, tasks_before, dirty);
+  for (auto& q : queues) {
+    const QueueQuantities usage = SessionBuilder::queue_usage_of(q.name, options_);
+    same = same && usage.gpu == q.usage.gpu && usage.cpu == q.usage.cpu && usage.memory == q.usage.memory;
+    q.usage = usage;
+  }
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    const JobTimes before{jobs[j].last_start, jobs[j].stale_since};
+    SessionBuilder::set_job_times(jobs[j], built_.base_times[j], options_);
+    same = same && before == JobTimes{jobs[j].last_start, jobs[j].stale_since};
+  }
+  if (same) {
+    outcome_.same_inputs = true;
+    outcome_.reasons = std::move(reasons);
+  }
   open_plugins();
   return true;
+}
+
+bool Session::same_for_actions(const std::vector<JobInfo>& jobs_before, const std::vector<TaskInfo>& tasks_before,
+                               const std::vector<uint32_t>& dirty) const {
+  size_t next_task = 0;
+  for (size_t i = 0; i < dirty.size(); ++i) {
+    const JobInfo& now = jobs[dirty[i]];
+    JobInfo before = jobs_before[i];
+    before.object = now.object;  // a new object of the same PodGroup: what the job took from it is compared
+    if (!(before == now)) return false;
+    for (uint32_t t : now.tasks) {
+      TaskInfo task = tasks_before[next_task++];
+      const model::Pod* old_pod = task.pod;
+      task.pod = tasks[t].pod;
+      if (!(task == tasks[t]) || !same_spec(*old_pod, *tasks[t].pod)) return false;
+    }
+  }
+  return true;
+}
+
+bool Session::moved_no_task() const {
+  for (const JournalEntry& e : journal_) {
+    const TaskInfo& t = tasks[e.task];
+    if (t.status != e.status || t.node != e.node || t.gpu_groups != e.gpu_groups ||
+        t.placed_portion != e.placed_portion) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Session::repeat_last_outcome(bool backing_off) {
+  // The last deadline's second is left out: it was rounded up from the moment a victim's protection
+  // or a gang's grace ends.
+  const bool repeat = outcome_.same_inputs && !outcome_.backing_off && !backing_off &&
+                      (!outcome_.next_deadline || now_ms() < (*outcome_.next_deadline - 1) * 1000);
+  outcome_.same_inputs = false;
+  if (repeat) {
+    for (auto& [j, why] : outcome_.reasons) jobs[j].fit_errors = std::move(why);
+  }
+  outcome_.reasons.clear();
+  return repeat;
+}
+
+void Session::note_outcome(std::optional<int64_t> next_deadline, bool backing_off) {
+  outcome_.noted = true;
+  outcome_.backing_off = backing_off;
+  outcome_.next_deadline = next_deadline;
 }
 
 void SessionBuilder::rederive_job(uint32_t job_id) {

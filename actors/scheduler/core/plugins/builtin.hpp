@@ -3,6 +3,7 @@
 // plugin file, called by register_builtin_plugins() (registry.cpp).
 
 #include <string_view>
+#include <vector>
 
 #include "actors/scheduler/core/plugin.hpp"
 
@@ -34,6 +35,10 @@ inline constexpr std::string_view kMinRuntimeName = "minruntime";
 inline constexpr std::string_view kDynamicResourcesName = "dynamicresources";
 inline constexpr std::string_view kTopologyName = "topology";
 inline constexpr std::string_view kSnapshotName = "snapshot";
+
+/// The minruntime plugin's defaultPreemptMinRuntime and defaultReclaimMinRuntime in `plugins`, in
+/// seconds (none when the plugin is not configured): the cycle wakes when a victim's protection ends.
+std::vector<double> min_runtime_defaults(const std::vector<PluginConfig>& plugins);
 
 /// Each plugin file's registration.
 void register_ordering_plugins(PluginRegistry& registry);

@@ -6,6 +6,7 @@
 // beyond minAvailable are never protected.
 #include <optional>
 #include <set>
+#include <vector>
 
 #include "actors/scheduler/core/action.hpp"
 #include "actors/scheduler/core/plugins/builtin.hpp"
@@ -74,6 +75,16 @@ class MinRuntimePlugin final : public Plugin {
 };
 
 }  // namespace
+
+std::vector<double> min_runtime_defaults(const std::vector<PluginConfig>& plugins) {
+  std::vector<double> out;
+  for (const auto& c : plugins) {
+    if (c.name != kMinRuntimeName) continue;
+    out.push_back(duration_argument(c, "defaultPreemptMinRuntime"));
+    out.push_back(duration_argument(c, "defaultReclaimMinRuntime"));
+  }
+  return out;
+}
 
 void register_min_runtime_plugin(PluginRegistry& r) {
   r.add(kMinRuntimeName, [](const PluginConfig& c) { return std::make_unique<MinRuntimePlugin>(c); });
