@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <memory_resource>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -163,7 +164,10 @@ std::unordered_map<std::string, JobTimes> resolve_job_state(const CycleInput& in
 
 /// Step 4: the session's annotation updates as records, and the job state of groups gone.
 void record_job_state(const CycleInput& in, const Session& ssn, CycleResult& out) {
-  std::unordered_map<std::string_view, const model::PodGroup*> by_uid;
+  // Two tables of up to 150,000 entries each cycle: from one arena, freed at once (one node at a
+  // time, freeing them took most of a kept cycle's time at 5,000 nodes).
+  std::pmr::monotonic_buffer_resource arena;
+  std::pmr::unordered_map<std::string_view, const model::PodGroup*> by_uid(&arena);
   by_uid.reserve(out.refs.pod_groups.size());
   for (const auto* pg : out.refs.pod_groups) by_uid.emplace(pg->meta.uid, pg);
   for (const auto& [job_id, updates] : ssn.annotation_updates) {
@@ -192,7 +196,7 @@ void record_job_state(const CycleInput& in, const Session& ssn, CycleResult& out
   }
   if (in.records == nullptr || in.records->job_states.empty()) return;
   // Views of the session's uids: a session has a job for each of up to 150,000 groups.
-  std::unordered_set<std::string_view> live;
+  std::pmr::unordered_set<std::string_view> live(&arena);
   live.reserve(ssn.jobs.size());
   for (const auto& job : ssn.jobs) live.insert(job.uid);
   for (const auto& [uid, st] : in.records->job_states) {
@@ -204,16 +208,20 @@ void record_job_state(const CycleInput& in, const Session& ssn, CycleResult& out
 }
 
 bool finished(const model::Pod& pod) {
-  return pod.phase == "Succeeded" || pod.phase == "Failed";
+  // Views: their comparison checks the length first, where a C string's is measured each time.
+  using namespace std::string_view_literals;
+  return pod.phase == "Succeeded"sv || pod.phase == "Failed"sv;
 }
 
 /// The GPU groups a pod's labels name.
 std::vector<std::string> gpu_groups_of(const model::Pod& pod) {
-  // Asked of every placed pod each cycle: nothing is allocated for a pod that names no group.
+  // Asked of every placed pod each cycle: nothing is allocated for a pod that names no group, and
+  // the labels are ordered, so only those from the label's name on are read.
   const std::string_view label = model::kGpuGroupLabel;
   std::vector<std::string> groups;
-  for (const auto& [k, v] : pod.meta.labels) {
-    if (k.compare(0, label.size(), label) != 0) continue;
+  for (auto it = pod.meta.labels.lower_bound(std::string(label)); it != pod.meta.labels.end(); ++it) {
+    const auto& [k, v] = *it;
+    if (!std::string_view(k).starts_with(label)) break;
     if (k.size() == label.size()) {
       groups.push_back(v);
     } else if (k[label.size()] == '/') {
@@ -228,8 +236,9 @@ std::vector<std::string> gpu_groups_of(const model::Pod& pod) {
 /// that did not report its device (or the later one) is a double reservation. Both are deleted.
 void find_orphaned_reservations(CycleResult& out) {
   std::vector<std::pair<const model::Pod*, std::string>> reservations;  // with their group
+  const std::string_view reservation_namespace = model::kReservationNamespace;
   for (const model::Pod* pod : out.refs.pods) {
-    if (pod->node_name.empty() || finished(*pod) || pod->meta.namespace_ != model::kReservationNamespace ||
+    if (pod->node_name.empty() || finished(*pod) || pod->meta.namespace_ != reservation_namespace ||
         pod->meta.deletion_timestamp) {
       continue;
     }
@@ -241,7 +250,7 @@ void find_orphaned_reservations(CycleResult& out) {
   if (reservations.empty()) return;
   std::map<std::string, std::set<std::string>> in_use;  // node -> groups
   for (const model::Pod* pod : out.refs.pods) {
-    if (pod->node_name.empty() || finished(*pod) || pod->meta.namespace_ == model::kReservationNamespace) continue;
+    if (pod->node_name.empty() || finished(*pod) || pod->meta.namespace_ == reservation_namespace) continue;
     for (auto& g : gpu_groups_of(*pod)) in_use[pod->node_name].insert(std::move(g));
   }
   // This cycle's binds may have joined an orphan's group (adopting its reservation pod).
