@@ -13,6 +13,7 @@
 #include "actors/scheduler/core/action.hpp"
 #include "actors/scheduler/core/actions/allocate.hpp"
 #include "actors/scheduler/core/node_fit.hpp"
+#include "actors/scheduler/core/pod_status.hpp"
 #include "actors/scheduler/core/session.hpp"
 #include "tests/core/node_usage_text.hpp"
 #include "tools/kai-gen/generator.hpp"
@@ -195,6 +196,48 @@ SessionOptions all_actions() {
   SessionOptions o = allocate_options();
   o.config.actions = SchedulerConfig::defaults().actions;
   return o;
+}
+
+// The proportion plugin answers a reclaim probe (one victim task, still placed) by a shortcut
+// (proportion.cpp, reclaimable_probe); it must answer as its general check does, for every waiting
+// group against every placed task, and the five actions must decide the same.
+TEST_P(RandomClusters, ReclaimProbesAnswerAsTheGeneralCheck) {
+  auto objects = random_cluster(GetParam());
+  if (GetParam() % 2 == 0) make_reclaim_likely(objects);
+  auto options = [](bool by_tables) {
+    SessionOptions o = all_actions();
+    for (auto& plugin : o.config.plugins) {
+      if (plugin.name == "proportion" && by_tables) plugin.arguments["probeByTables"] = "true";
+    }
+    return o;
+  };
+  Session fast(objects, options(false));
+  Session general(objects, options(true));
+  ASSERT_EQ(fast.reclaim_validator_fns.size(), 1U);
+  int probes = 0, allowed = 0;
+  for (uint32_t j = 0; j < fast.jobs.size(); ++j) {
+    const JobInfo& job = fast.jobs[j];
+    if (job.queue == kNoQueue || !fast.has_pending_tasks(job)) continue;
+    const QueueQuantities request = fast.queue_request_of(fast.tasks_to_allocate(job));
+    for (uint32_t t = 0; t < fast.tasks.size(); ++t) {
+      if (!is_active_allocated(fast.tasks[t].status) || fast.tasks[t].job == j) continue;
+      const bool a = fast.reclaim_validator_fns[0](job, request, {&t, 1}, true);
+      const bool b = general.reclaim_validator_fns[0](general.jobs[j], request, {&t, 1}, true);
+      ASSERT_EQ(a, b) << job.key << " probing " << fast.tasks[t].key;
+      ++probes;
+      allowed += a;
+    }
+  }
+  EXPECT_GT(probes, 0);
+  RecordProperty("allowed", allowed);
+  auto decisions = [&](bool by_tables) {
+    Session ssn(objects, options(by_tables));
+    run_actions(ssn, ssn.options().config.actions);
+    std::ostringstream out;
+    for (const auto& d : ssn.decisions) out << d.seq << " " << d.pod << " " << kai::events::to_string(d.kind) << " " << d.node << "\n";
+    return out.str();
+  };
+  EXPECT_EQ(decisions(false), decisions(true));
 }
 
 TEST_P(RandomClusters, FairSharesFitTheirParentAndTheCluster) {
