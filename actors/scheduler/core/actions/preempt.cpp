@@ -1,7 +1,7 @@
 #include "actors/scheduler/core/actions/eviction_actions.hpp"
 
 #include <algorithm>
-#include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -13,17 +13,18 @@ namespace kai::core {
 
 void preempt_action(Session& ssn) {
   const std::string action(action_names::kPreempt);
-  // Preemption needs a lower-priority preemptible job with pods in the preemptor's queue.
-  std::map<int32_t, int32_t> lowest_victim_priority;
+  // Preemption needs a lower-priority preemptible job with pods in the preemptor's queue. By queue
+  // index (a tree map's lookup for each of 150,000 jobs cost a third of the action).
+  std::vector<std::optional<int32_t>> lowest_victim_priority(ssn.queues.size());
   for (const JobInfo& v : ssn.jobs) {
     if (!v.preemptible || v.queue == kNoQueue || ssn.active_allocated_count(v) == 0) continue;
-    auto [it, inserted] = lowest_victim_priority.try_emplace(v.queue, v.priority);
-    if (!inserted) it->second = std::min(it->second, v.priority);
+    std::optional<int32_t>& lowest = lowest_victim_priority[static_cast<size_t>(v.queue)];
+    lowest = std::min(lowest.value_or(v.priority), v.priority);
   }
   std::vector<uint32_t> preemptors;
   for (uint32_t j : pending_jobs(ssn, false)) {
-    auto it = lowest_victim_priority.find(ssn.jobs[j].queue);
-    if (it != lowest_victim_priority.end() && it->second < ssn.jobs[j].priority) preemptors.push_back(j);
+    const std::optional<int32_t>& lowest = lowest_victim_priority[static_cast<size_t>(ssn.jobs[j].queue)];
+    if (lowest && *lowest < ssn.jobs[j].priority) preemptors.push_back(j);
   }
   if (preemptors.empty()) return;
   const VictimPool& pool = victim_pool(ssn);
