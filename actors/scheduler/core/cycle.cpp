@@ -134,12 +134,23 @@ std::optional<int64_t> settle_and_assume(const events::ScheduleRecords& records,
 /// neither the records' nor one the records expect (an earlier write of ours, or what was there
 /// before it) was changed by someone else: that value is adopted, and logged. Once the PodGroup
 /// shows the records' value, the older expectations are dropped (logged the same way).
-std::unordered_map<std::string, JobTimes> resolve_job_state(const CycleInput& in, CycleResult& out) {
+/// The cut's PodGroups by uid, which steps 2 and 4 look up. Up to 150,000 entries each cycle: held
+/// in one arena and freed at once (one node at a time, freeing such tables took most of a kept
+/// cycle's time at 5,000 nodes).
+struct PodGroupsByUid {
+  explicit PodGroupsByUid(const model::ObjectRefs& refs) {
+    map.reserve(refs.pod_groups.size());
+    for (const auto* pg : refs.pod_groups) map.emplace(pg->meta.uid, pg);
+  }
+  std::pmr::monotonic_buffer_resource arena;
+  std::pmr::unordered_map<std::string_view, const model::PodGroup*> map{&arena};
+};
+
+std::unordered_map<std::string, JobTimes> resolve_job_state(const CycleInput& in, const PodGroupsByUid& pod_groups,
+                                                            CycleResult& out) {
   std::unordered_map<std::string, JobTimes> times;
   if (in.records == nullptr || in.records->job_states.empty()) return times;
-  std::unordered_map<std::string_view, const model::PodGroup*> by_uid;
-  by_uid.reserve(out.refs.pod_groups.size());
-  for (const auto* pg : out.refs.pod_groups) by_uid.emplace(pg->meta.uid, pg);
+  const auto& by_uid = pod_groups.map;
   for (const auto& [uid, st] : in.records->job_states) {
     JobTimes& t = times[uid];
     std::optional<int64_t>* slots[events::kJobFields] = {&t.last_start, &t.stale_since};
@@ -163,13 +174,9 @@ std::unordered_map<std::string, JobTimes> resolve_job_state(const CycleInput& in
 }
 
 /// Step 4: the session's annotation updates as records, and the job state of groups gone.
-void record_job_state(const CycleInput& in, const Session& ssn, CycleResult& out) {
-  // Two tables of up to 150,000 entries each cycle: from one arena, freed at once (one node at a
-  // time, freeing them took most of a kept cycle's time at 5,000 nodes).
-  std::pmr::monotonic_buffer_resource arena;
-  std::pmr::unordered_map<std::string_view, const model::PodGroup*> by_uid(&arena);
-  by_uid.reserve(out.refs.pod_groups.size());
-  for (const auto* pg : out.refs.pod_groups) by_uid.emplace(pg->meta.uid, pg);
+void record_job_state(const CycleInput& in, const Session& ssn, const PodGroupsByUid& pod_groups,
+                      CycleResult& out) {
+  const auto& by_uid = pod_groups.map;
   for (const auto& [job_id, updates] : ssn.annotation_updates) {
     const JobInfo& job = ssn.jobs[job_id];
     if (job.uid.empty()) continue;
@@ -196,9 +203,13 @@ void record_job_state(const CycleInput& in, const Session& ssn, CycleResult& out
   }
   if (in.records == nullptr || in.records->job_states.empty()) return;
   // Views of the session's uids: a session has a job for each of up to 150,000 groups.
+  // A job with a PodGroup has its uid (session_builder_jobs.cpp), which `by_uid` holds: only the
+  // groups synthesised from bare pods are looked up apart.
+  std::pmr::monotonic_buffer_resource arena;
   std::pmr::unordered_set<std::string_view> live(&arena);
-  live.reserve(ssn.jobs.size());
-  for (const auto& job : ssn.jobs) live.insert(job.uid);
+  for (const auto& job : ssn.jobs) {
+    if (job.object == nullptr) live.insert(job.uid);
+  }
   for (const auto& [uid, st] : in.records->job_states) {
     if (live.count(uid) || by_uid.count(uid)) continue;
     out.job_state_changes.push_back(
@@ -365,7 +376,9 @@ CycleResult run_cycle(const CycleInput& in) {
   if (in.records != nullptr) {
     hold_ends = settle_and_assume(*in.records, in.options.now_ms != 0 ? in.options.now_ms : in.options.now * 1000, out);
   }
-  out.job_times = std::make_unique<std::unordered_map<std::string, JobTimes>>(resolve_job_state(in, out));
+  const PodGroupsByUid pod_groups_by_uid(out.refs);
+  out.job_times =
+      std::make_unique<std::unordered_map<std::string, JobTimes>>(resolve_job_state(in, pod_groups_by_uid, out));
 
   SessionOptions options = in.options;
   options.job_times = out.job_times.get();
@@ -402,7 +415,7 @@ CycleResult run_cycle(const CycleInput& in) {
   out.decisions = ssn.decisions;
   out.warnings = ssn.warnings;
 
-  record_job_state(in, ssn, out);
+  record_job_state(in, ssn, pod_groups_by_uid, out);
   if (in.reservation_cleanup) find_orphaned_reservations(out);
   if (in.pod_group_writes) {
     out.group_writes = pod_group_writes(ssn.groups, out.refs.pods, in.records, options.pod_group_objects,
