@@ -321,6 +321,23 @@ TEST(Cycle, AStaleGangsOwnGracePeriodIsItsDeadline) {
   EXPECT_EQ(*r.next_deadline, kNow + 30);
 }
 
+TEST(Cycle, AJobStartedThisSecondIsADeadlineAtItsRecordedStart) {
+  // The last start is recorded rounded up (kNow + 1 for a start at kNow.5): until that second a
+  // victim filter with no min-runtime still protects the job, so the scheduler wakes then.
+  const auto objects = objects_of(Json::array(
+      {node("n1", 2), queue("q", "", -1),
+       pod_group("pg", "pg-uid", 1, {{"kai.scheduler/last-start-timestamp", model::format_rfc3339(kNow + 1)}}),
+       pod("p1", "u1", 1, "n1", {{"pod-group-name", "pg"}})}));
+  CycleInput in;
+  in.objects = model::ObjectRefs::of(objects);
+  in.options.now = kNow;
+  in.options.now_ms = kNow * 1000 + 500;
+  in.cycle_id = 7;
+  const CycleResult r = run_cycle(in);
+  ASSERT_TRUE(r.next_deadline.has_value());
+  EXPECT_EQ(*r.next_deadline, kNow + 1);
+}
+
 TEST(Cycle, TheMinRuntimePluginsDefaultIsADeadline) {
   // No queue sets a min-runtime; the plugin's defaultReclaimMinRuntime (90 s) protects a job started
   // 30 s ago until 60 s from now, when a reclaim may take it: the scheduler wakes then.

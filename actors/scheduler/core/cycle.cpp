@@ -312,7 +312,9 @@ std::optional<int64_t> next_deadline(const Session& ssn) {
     if (t * 1000 > now_ms && (!best || t < *best)) best = t;
   };
   const auto session_grace = static_cast<double>(ssn.options().stale_grace_period_seconds);
-  std::set<double> runtimes;
+  // A last start is rounded up to the second (Session::record_time), so a job started this second
+  // has it after now: until then even no min-runtime (0) protects it.
+  std::set<double> runtimes{0.0};
   for (const auto& q : ssn.queues) {
     for (const auto& r : {q.preempt_min_runtime, q.reclaim_min_runtime}) {
       if (r && *r > 0) runtimes.insert(*r);
