@@ -130,10 +130,6 @@ std::optional<int64_t> settle_and_assume(const events::ScheduleRecords& records,
   return hold_ends;
 }
 
-/// Step 2: the job state each group starts the cycle with. A PodGroup showing a value that is
-/// neither the records' nor one the records expect (an earlier write of ours, or what was there
-/// before it) was changed by someone else: that value is adopted, and logged. Once the PodGroup
-/// shows the records' value, the older expectations are dropped (logged the same way).
 /// The cut's PodGroups by uid, which steps 2 and 4 look up. Up to 150,000 entries each cycle: held
 /// in one arena and freed at once (one node at a time, freeing such tables took most of a kept
 /// cycle's time at 5,000 nodes).
@@ -146,6 +142,10 @@ struct PodGroupsByUid {
   std::pmr::unordered_map<std::string_view, const model::PodGroup*> map{&arena};
 };
 
+/// Step 2: the job state each group starts the cycle with. A PodGroup showing a value that is
+/// neither the records' nor one the records expect (an earlier write of ours, or what was there
+/// before it) was changed by someone else: that value is adopted, and logged. Once the PodGroup
+/// shows the records' value, the older expectations are dropped (logged the same way).
 std::unordered_map<std::string, JobTimes> resolve_job_state(const CycleInput& in, const PodGroupsByUid& pod_groups,
                                                             CycleResult& out) {
   std::unordered_map<std::string, JobTimes> times;

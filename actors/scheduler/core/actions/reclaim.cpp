@@ -3,7 +3,6 @@
 #include <set>
 #include <span>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "actors/scheduler/core/actions/eviction_common.hpp"
@@ -29,14 +28,9 @@ void reclaim_action(Session& ssn) {
     bool exact = true;
     const auto firsts = first_victim_entries(ssn, exact);
     bool any = !exact;
-    // The validators read of a reclaimer its queue, its preemptibility and its request alone
-    // (ReclaimValidatorFn; proportion.cpp's is the only one), and nothing changes here: reclaimers
-    // alike in those are refused alike. At 1,000 waiting groups most are alike.
-    std::set<std::tuple<int32_t, bool, double, double, double>> refused;
     for (size_t i = 0; i < reclaimers.size() && !any; ++i) {
       const JobInfo& job = ssn.jobs[reclaimers[i]];
       const QueueQuantities request = ssn.queue_request_of(ssn.tasks_to_allocate(job));
-      if (!refused.emplace(job.queue, job.preemptible, request.gpu, request.cpu, request.memory).second) continue;
       for (int32_t q = 0; q < static_cast<int32_t>(firsts.size()) && !any; ++q) {
         if (q == job.queue || !firsts[q]) continue;
         bool ok = true;

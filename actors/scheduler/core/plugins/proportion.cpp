@@ -213,8 +213,7 @@ class ProportionPlugin final : public Plugin {
   /// the reclaimer's and the victim's paths part) that is above its allocatable share
   /// (MaintainFairShare), or the reclaimer must be within its deserved quota while the victim is above
   /// its own (GuaranteeDeservedQuota); then no sibling on the reclaimer's path may end up relatively
-  /// less served than the reclaimer. Of the reclaimer it reads only its queue and preemptibility (the
-  /// reclaim action's quick refusal relies on it: actions/reclaim.cpp).
+  /// less served than the reclaimer.
   static bool reclaimable(const Session& ssn, const JobInfo& reclaimer, const QueueQuantities& req,
                           std::span<const uint32_t> victims, double multiplier, bool still_placed = false) {
     if (reclaimer.queue == kNoQueue) return false;
