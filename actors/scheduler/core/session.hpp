@@ -277,10 +277,24 @@ class Session {
   /// Brings the session to `objects` and `options` when only the pods at `changed_pods` and the
   /// PodGroups at `changed_pod_groups` (positions in `objects`) changed since the build, and not in
   /// what the pod grouper reads, and `replaced_nodes` (old, new) are new objects of the same nodes.
-  /// False when it cannot (the session must then be dropped).
+  /// False when it cannot (the session must then be dropped). With `regroup_from`, the objects the
+  /// session was built or last refreshed from, pods and PodGroups may also have been added, removed
+  /// or regrouped: the pods are grouped again and the jobs laid out anew (relayout), and the changed
+  /// positions are not read.
   bool refresh(const model::ObjectRefs& objects, const SessionOptions& options,
                const std::vector<uint32_t>& changed_pods, const std::vector<uint32_t>& changed_pod_groups,
-               const std::vector<std::pair<const model::Node*, const model::Node*>>& replaced_nodes);
+               const std::vector<std::pair<const model::Node*, const model::Node*>>& replaced_nodes,
+               const model::ObjectRefs* regroup_from = nullptr);
+  /// refresh with regroup_from (session_relayout.cpp).
+  bool relayout(const model::ObjectRefs& objects, const SessionOptions& options,
+                const std::vector<std::pair<const model::Node*, const model::Node*>>& replaced_nodes,
+                const model::ObjectRefs& old_objects);
+  /// A refresh's start after the undo: the replaced nodes' new objects, the options, the seed.
+  void take_objects(const SessionOptions& options,
+                    const std::vector<std::pair<const model::Node*, const model::Node*>>& replaced_nodes);
+  /// A refresh's end: every job's times and every queue's usage from the options; whether they are
+  /// the same as before.
+  bool take_times_and_usage();
 
   SessionOptions options_;
   std::vector<std::string> scalar_names_;

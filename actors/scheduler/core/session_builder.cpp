@@ -279,12 +279,16 @@ void SessionBuilder::build_queues() {
   }
 }
 
+bool SessionBuilder::holds_node_as_foreign(const model::Pod& pod, const std::string& scheduler_name) {
+  return pod.scheduler_name != scheduler_name && !pod.node_name.empty() && pod.phase != "Succeeded" &&
+         pod.phase != "Failed";
+}
+
 void SessionBuilder::account_foreign_pods() {
   const std::string& mine = ssn_.options().scheduler_name;
   for (const auto* pod_ptr : objects_->pods) {
     const auto& pod = *pod_ptr;
-    if (pod.scheduler_name == mine || pod.node_name.empty()) continue;
-    if (pod.phase == "Succeeded" || pod.phase == "Failed") continue;
+    if (!holds_node_as_foreign(pod, mine)) continue;
     auto it = ssn_.node_index.find(pod.node_name);
     if (it == ssn_.node_index.end()) continue;
     TaskInfo t;

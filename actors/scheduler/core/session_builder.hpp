@@ -32,6 +32,13 @@ class SessionBuilder {
   /// Derives job `job` again, in place, from its group and the current objects: its pods' tasks
   /// keep their ids, and their nodes, queue and job counters follow (session_keeper.hpp).
   void rederive_job(uint32_t job);
+  /// Groups the current objects' pods again and lays the jobs out as a build would, where the last
+  /// build's objects were `old_objects`: a group whose PodGroup and pods are the very same objects
+  /// keeps its job and tasks (moved), the others are derived (session_relayout.cpp). False when the
+  /// result could differ from a build's (the session must then be dropped).
+  bool relayout(const model::ObjectRefs& old_objects);
+  /// Whether `pod`, of another scheduler than `scheduler_name`, holds its node's resources.
+  static bool holds_node_as_foreign(const model::Pod& pod, const std::string& scheduler_name);
 
   /// Puts `job`'s times: the cycle's job state for its uid (SessionOptions::job_times) where it
   /// holds one, else `base` (its PodGroup's and pods'). The build and a refresh both set them so.

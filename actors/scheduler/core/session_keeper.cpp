@@ -93,17 +93,24 @@ std::string SessionKeeper::differs(const model::ObjectRefs& refs, const SessionO
   if (refs.owners != refs_.owners || refs.served_owner_kinds != refs_.served_owner_kinds) return "an owner changed";
   if (refs.topologies != refs_.topologies) return "a topology changed";
   if (refs.namespaces != refs_.namespaces) return "a namespace changed";
-  if (refs.pods.size() != refs_.pods.size()) return "pods were added or removed";
-  if (refs.pod_groups.size() != refs_.pod_groups.size()) return "PodGroups were added or removed";
-  for (uint32_t i = 0; i < refs.pods.size(); ++i) {
+  // Pods or PodGroups added, removed or changed in what the grouping reads: the session groups the
+  // pods again (Session::relayout), and the positions below are not needed.
+  changes.regroup = refs.pods.size() != refs_.pods.size() || refs.pod_groups.size() != refs_.pod_groups.size();
+  for (uint32_t i = 0; i < refs.pods.size() && !changes.regroup; ++i) {
     if (refs.pods[i] == refs_.pods[i]) continue;
-    if (!same_for_grouping(*refs.pods[i], *refs_.pods[i])) return "a pod changed in what its grouping reads";
+    if (!same_for_grouping(*refs.pods[i], *refs_.pods[i])) {
+      changes.regroup = true;
+      break;
+    }
     if (InterPodConstraints::constrains(*refs.pods[i])) return "a pod has inter-pod constraints";
     changes.pods.push_back(i);
   }
-  for (uint32_t k = 0; k < refs.pod_groups.size(); ++k) {
+  for (uint32_t k = 0; k < refs.pod_groups.size() && !changes.regroup; ++k) {
     if (refs.pod_groups[k] == refs_.pod_groups[k]) continue;
-    if (!same_for_grouping(*refs.pod_groups[k], *refs_.pod_groups[k])) return "a PodGroup was replaced";
+    if (!same_for_grouping(*refs.pod_groups[k], *refs_.pod_groups[k])) {
+      changes.regroup = true;
+      break;
+    }
     changes.pod_groups.push_back(k);
   }
   return {};
@@ -113,8 +120,12 @@ std::unique_ptr<Session> SessionKeeper::take(const model::ObjectRefs& refs, cons
   if (!session_) return miss("no session kept");
   Changes changes;
   if (std::string why = differs(refs, options, changes); !why.empty()) return miss(why);
-  if (!session_->refresh(refs, options, changes.pods, changes.pod_groups, changes.nodes))
-    return miss("a changed job cannot be derived in place");
+  if (!session_->refresh(refs, options, changes.pods, changes.pod_groups, changes.nodes,
+                         changes.regroup ? &refs_ : nullptr)) {
+    return miss(changes.regroup ? "pods or PodGroups were added, removed or regrouped, and a job cannot be laid out anew"
+                                : "a changed job cannot be derived in place");
+  }
+  if (changes.regroup) ++regrouped_;
   std::unique_ptr<Session> ssn = std::move(session_);
   // The session reads the new objects only: the old ones may go.
   refs_ = {};

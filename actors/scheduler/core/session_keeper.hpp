@@ -4,10 +4,12 @@
 // (docs/performance-targets.md "Kept sessions"). Kept means: the last cycle's changes are undone
 // (every task back to its built state through the same transitions a rollback uses, the ghosts,
 // reasons, decisions and plugin hooks dropped), then the jobs of the changed pods and PodGroups
-// are derived again in place, with the same code the build runs. The result is the session a
-// build from the new cut gives (property tests in tests/core/session_keeper_test.cpp); a cut that
-// changes anything else (a node, a queue, an owner, a pod added or removed, what the pod grouper
-// reads of a pod) is built afresh. Not thread-safe: one caller, one thread.
+// are derived again in place, with the same code the build runs. When pods or PodGroups were added
+// or removed, or changed in what the pod grouper reads, the pods are grouped again and the jobs laid
+// out as a build lays them: the unchanged jobs moved, the others derived (session_relayout.cpp).
+// The result is the session a build from the new cut gives (property tests in
+// tests/core/session_keeper_test.cpp); a cut that changes anything else (a node, a queue, an owner,
+// a pod of another scheduler) is built afresh. Not thread-safe: one caller, one thread.
 //
 // Objects are compared by address. That is sound only while the objects of the kept session are
 // alive, so that no other object can take their address: the caller hands over an owner of them
@@ -40,6 +42,8 @@ class SessionKeeper {
   /// Cycles that took a kept session, and that had to build one (for tests, the bench and metrics).
   uint64_t kept() const { return kept_; }
   uint64_t built() const { return built_; }
+  /// Of the kept ones, those whose pods were grouped again (Session::relayout).
+  uint64_t regrouped() const { return regrouped_; }
   /// Why the last take built afresh ("" after a kept one).
   const std::string& last_rebuild_reason() const { return last_reason_; }
 
@@ -49,6 +53,9 @@ class SessionKeeper {
     std::vector<uint32_t> pods;        ///< Positions of changed pods.
     std::vector<uint32_t> pod_groups;  ///< Positions of changed PodGroups.
     std::vector<std::pair<const model::Node*, const model::Node*>> nodes;  ///< (old, new) objects.
+    /// Pods or PodGroups were added, removed or changed in what the grouping reads (`pods` and
+    /// `pod_groups` are then incomplete and not read).
+    bool regroup = false;
   };
   std::unique_ptr<Session> miss(std::string reason);
   /// What the session was built from, compared with the next cut, or a reason it differs.
@@ -60,6 +67,7 @@ class SessionKeeper {
   std::shared_ptr<const void> owner_;
   uint64_t kept_ = 0;
   uint64_t built_ = 0;
+  uint64_t regrouped_ = 0;
   std::string last_reason_;
 };
 

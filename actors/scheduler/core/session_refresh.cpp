@@ -72,9 +72,11 @@ void Session::undo_cycle() {
 
 bool Session::refresh(const model::ObjectRefs& objects, const SessionOptions& options,
                       const std::vector<uint32_t>& changed_pods, const std::vector<uint32_t>& changed_pod_groups,
-                      const std::vector<std::pair<const model::Node*, const model::Node*>>& replaced_nodes) {
+                      const std::vector<std::pair<const model::Node*, const model::Node*>>& replaced_nodes,
+                      const model::ObjectRefs* regroup_from) {
   // The inter-pod index and a grouping that read other pods follow every pod: not kept.
   if (inter_pod || built_.grouping_reads_beyond_pod) return false;
+  if (regroup_from != nullptr) return relayout(objects, options, replaced_nodes, *regroup_from);
   if (objects.pods.size() != built_.pod_task.size() || objects.pod_groups.size() != built_.pod_group_job.size())
     return false;
   std::vector<uint32_t> dirty;
@@ -116,6 +118,41 @@ bool Session::refresh(const model::ObjectRefs& objects, const SessionOptions& op
       for (uint32_t t : jobs[j].tasks) tasks_before.push_back(tasks[t]);
     }
   }
+  take_objects(options, replaced_nodes);
+  for (uint32_t k : changed_pod_groups) groups[static_cast<uint32_t>(built_.pod_group_job[k])].pod_group = objects.pod_groups[k];
+  builder_->retarget(&objects);
+  for (uint32_t j : dirty) builder_->rederive_job(j);
+  builder_->retarget(nullptr);
+  for (uint32_t j : dirty) {
+    if (built_.warned[j] != 0) return false;
+  }
+  const bool same = quiet && same_for_actions(jobs_before, tasks_before, dirty);
+  if (take_times_and_usage() && same) {
+    outcome_.same_inputs = true;
+    outcome_.reasons = std::move(reasons);
+  }
+  open_plugins();
+  return true;
+}
+
+bool Session::relayout(const model::ObjectRefs& objects, const SessionOptions& options,
+                       const std::vector<std::pair<const model::Node*, const model::Node*>>& replaced_nodes,
+                       const model::ObjectRefs& old_objects) {
+  outcome_.same_inputs = false;
+  outcome_.reasons.clear();
+  undo_cycle();
+  take_objects(options, replaced_nodes);
+  builder_->retarget(&objects);
+  const bool laid_out = builder_->relayout(old_objects);
+  builder_->retarget(nullptr);
+  if (!laid_out) return false;
+  take_times_and_usage();
+  open_plugins();
+  return true;
+}
+
+void Session::take_objects(const SessionOptions& options,
+                           const std::vector<std::pair<const model::Node*, const model::Node*>>& replaced_nodes) {
   // Nodes that differ at most in their resourceVersion (session_keeper.cpp): the same node, read
   // from its new object.
   for (const auto& [old_object, new_object] : replaced_nodes) {
@@ -124,14 +161,10 @@ bool Session::refresh(const model::ObjectRefs& objects, const SessionOptions& op
   }
   options_ = options;
   rng_.seed(options_.seed);
-  for (uint32_t k : changed_pod_groups) groups[static_cast<uint32_t>(built_.pod_group_job[k])].pod_group = objects.pod_groups[k];
-  builder_->retarget(&objects);
-  for (uint32_t j : dirty) builder_->rederive_job(j);
-  builder_->retarget(nullptr);
-  for (uint32_t j : dirty) {
-    if (built_.warned[j] != 0) return false;
-  }
-  bool same = quiet && same_for_actions(jobs_before, tasks_before, dirty);
+}
+
+bool Session::take_times_and_usage() {
+  bool same = true;
   for (auto& q : queues) {
     const QueueQuantities usage = SessionBuilder::queue_usage_of(q.name, options_);
     same = same && usage.gpu == q.usage.gpu && usage.cpu == q.usage.cpu && usage.memory == q.usage.memory;
@@ -142,12 +175,7 @@ bool Session::refresh(const model::ObjectRefs& objects, const SessionOptions& op
     SessionBuilder::set_job_times(jobs[j], built_.base_times[j], options_);
     same = same && before == JobTimes{jobs[j].last_start, jobs[j].stale_since};
   }
-  if (same) {
-    outcome_.same_inputs = true;
-    outcome_.reasons = std::move(reasons);
-  }
-  open_plugins();
-  return true;
+  return same;
 }
 
 bool Session::same_for_actions(const std::vector<JobInfo>& jobs_before, const std::vector<TaskInfo>& tasks_before,

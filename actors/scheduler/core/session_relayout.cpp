@@ -1,0 +1,189 @@
+// A kept session whose pods or PodGroups were added, removed or regrouped (session_keeper.hpp): the
+// pods are grouped again, each group whose pods and PodGroup are the very objects of the last build
+// keeps its job and tasks, moved to where a build would put them, and only the other groups are
+// derived. The result is the session a build from the same objects gives.
+#include <algorithm>
+#include <unordered_map>
+
+#include "actors/scheduler/core/grouping.hpp"
+#include "actors/scheduler/core/inter_pod_constraints.hpp"
+#include "actors/scheduler/core/node_accounting.hpp"
+#include "actors/scheduler/core/session.hpp"
+#include "actors/scheduler/core/session_builder.hpp"
+
+namespace kai::core {
+namespace {
+
+/// What identifies a group across groupings: its PodGroup object, else its first pod's.
+const void* identity(const PodGroupAssignment& g, const model::ObjectRefs& objects) {
+  if (g.pod_group != nullptr) return g.pod_group;
+  return g.pods.empty() ? nullptr : objects.pods[g.pods.front()];
+}
+
+/// Everything a derivation reads of a group (session_builder_jobs.cpp derive_job) is the same, down
+/// to its pods' objects: its job derived again would be the job it has.
+bool same_group(const PodGroupAssignment& a, const model::ObjectRefs& a_objects, const PodGroupAssignment& b,
+                const model::ObjectRefs& b_objects) {
+  if (a.pods.size() != b.pods.size() || a.pod_group != b.pod_group || a.missing_pod_group != b.missing_pod_group)
+    return false;
+  for (size_t m = 0; m < a.pods.size(); ++m) {
+    if (a_objects.pods[a.pods[m]] != b_objects.pods[b.pods[m]]) return false;
+  }
+  const bool same_spec = a.spec == b.spec || (a.spec != nullptr && b.spec != nullptr && *a.spec == *b.spec);
+  return same_spec && a.namespace_ == b.namespace_ && a.name == b.name && a.pod_sub_groups == b.pod_sub_groups &&
+         a.uid == b.uid && a.queue == b.queue && a.queue_defaulted == b.queue_defaulted &&
+         a.priority_class_name == b.priority_class_name && a.preemptibility == b.preemptibility &&
+         a.min_member == b.min_member && a.creation_timestamp == b.creation_timestamp && a.invalid == b.invalid;
+}
+
+/// The pods of other schedulers that hold node resources (SessionBuilder::account_foreign_pods), in order.
+std::vector<const model::Pod*> foreign_pods(const model::ObjectRefs& objects, const std::string& scheduler_name) {
+  std::vector<const model::Pod*> out;
+  for (const model::Pod* pod : objects.pods) {
+    if (SessionBuilder::holds_node_as_foreign(*pod, scheduler_name)) out.push_back(pod);
+  }
+  return out;
+}
+
+}  // namespace
+
+bool SessionBuilder::relayout(const model::ObjectRefs& old_objects) {
+  const model::ObjectRefs& objects = *objects_;
+  bool reads_beyond_pod = false;
+  std::vector<PodGroupAssignment> fresh =
+      group_pods(objects, ssn_.options().scheduler_name, ssn_.options().default_queue, ssn_.options().grouper,
+                 ssn_.options().grouping_memo, &reads_beyond_pod);
+  if (reads_beyond_pod) return false;
+  // Pods of other schedulers are accounted on their nodes only by a build.
+  if (foreign_pods(objects, ssn_.options().scheduler_name) != foreign_pods(old_objects, ssn_.options().scheduler_name))
+    return false;
+
+  // The old job of each new group that has one, unchanged.
+  std::unordered_map<const void*, uint32_t> old_job_of;
+  old_job_of.reserve(ssn_.groups.size());
+  for (uint32_t j = 0; j < ssn_.groups.size(); ++j) {
+    if (const void* id = identity(ssn_.groups[j], old_objects)) old_job_of.emplace(id, j);
+  }
+  Session::Built& built = ssn_.built_;
+  std::vector<int32_t> reused(fresh.size(), -1);
+  std::vector<char> old_reused(ssn_.jobs.size(), 0);
+  // A reused job's warning stays where the build put it: the reused jobs that warned must keep their
+  // order, and no other job may have warned or warn now.
+  int64_t last_warned = -1;
+  for (size_t i = 0; i < fresh.size(); ++i) {
+    auto it = old_job_of.find(identity(fresh[i], objects));
+    if (it == old_job_of.end()) continue;
+    const uint32_t j = it->second;
+    if (!same_group(ssn_.groups[j], old_objects, fresh[i], objects)) continue;
+    if (built.warned[j] != 0) {
+      if (static_cast<int64_t>(j) < last_warned) return false;
+      last_warned = j;
+    }
+    reused[i] = static_cast<int32_t>(j);
+    old_reused[j] = 1;
+  }
+  for (uint32_t j = 0; j < ssn_.jobs.size(); ++j) {
+    if (old_reused[j] == 0 && built.warned[j] != 0) return false;
+  }
+  // A pod with inter-pod constraints needs the index a build makes.
+  for (size_t i = 0; i < fresh.size(); ++i) {
+    if (reused[i] >= 0) continue;
+    for (uint32_t p : fresh[i].pods) {
+      if (InterPodConstraints::constrains(*objects.pods[p])) return false;
+    }
+  }
+
+  // Out with the jobs that go or change: their tasks leave their nodes and queues.
+  std::vector<uint32_t> nodes;
+  for (uint32_t j = 0; j < ssn_.jobs.size(); ++j) {
+    if (old_reused[j] != 0) continue;
+    for (uint32_t t : ssn_.jobs[j].tasks) {
+      const TaskInfo& task = ssn_.tasks[t];
+      if (task.node != kNoNode && is_active_used(task.status)) {
+        node_remove_task(ssn_.nodes[static_cast<uint32_t>(task.node)], task);
+        nodes.push_back(static_cast<uint32_t>(task.node));
+      }
+      ssn_.account_task_in_queue(task, -1);
+    }
+  }
+
+  // The new layout: the build's order, each job's tasks together.
+  size_t task_count = 0;
+  for (const auto& g : fresh) task_count += g.pods.size();
+  std::vector<JobInfo> jobs(fresh.size());
+  std::vector<TaskInfo> tasks(task_count);
+  Session::Built next;
+  next.tasks = task_count;
+  next.warnings = built.warnings;
+  next.invalid.resize(fresh.size());
+  next.base_times.resize(fresh.size());
+  next.warned.resize(fresh.size());
+  next.pod_task.assign(objects.pods.size(), -1);
+  std::vector<uint32_t> first_task(fresh.size());
+  uint32_t next_task = 0;
+  for (size_t i = 0; i < fresh.size(); ++i) {
+    first_task[i] = next_task;
+    if (reused[i] >= 0) {
+      const auto j = static_cast<uint32_t>(reused[i]);
+      JobInfo& job = jobs[i];
+      job = std::move(ssn_.jobs[j]);
+      // A job's tasks are consecutive from its first (derive_job): each moves by the same offset.
+      const uint32_t old_first = job.tasks.empty() ? 0 : job.tasks.front();
+      for (size_t m = 0; m < job.tasks.size(); ++m) {
+        TaskInfo& task = tasks[next_task + m];
+        task = std::move(ssn_.tasks[job.tasks[m]]);
+        task.job = static_cast<uint32_t>(i);
+        job.tasks[m] = next_task + static_cast<uint32_t>(m);
+        next.pod_task[fresh[i].pods[m]] = static_cast<int32_t>(next_task + m);
+      }
+      for (auto& ps : job.pod_sets) {
+        for (uint32_t& t : ps.tasks) t = t - old_first + next_task;
+      }
+      next.invalid[i] = built.invalid[j];
+      next.base_times[i] = built.base_times[j];
+      next.warned[i] = built.warned[j];
+    }
+    next_task += static_cast<uint32_t>(fresh[i].pods.size());
+  }
+  ssn_.jobs = std::move(jobs);
+  ssn_.tasks = std::move(tasks);
+  ssn_.journaled_.assign(ssn_.tasks.size(), 0);
+  built = std::move(next);
+  ssn_.groups = std::move(fresh);
+
+  // In with the jobs derived anew, as the build derives them.
+  const size_t scalars = ssn_.scalar_names_.size();
+  for (size_t i = 0; i < ssn_.groups.size(); ++i) {
+    if (reused[i] >= 0) continue;
+    const auto job_id = static_cast<uint32_t>(i);
+    derive_job(ssn_.groups[i], job_id, first_task[i]);
+    if (built.warned[i] != 0) return false;
+    JobInfo& job = ssn_.jobs[i];
+    for (uint32_t t : job.tasks) {
+      const TaskInfo& task = ssn_.tasks[t];
+      ssn_.account_task_in_queue(task, +1);
+      job.active_allocated += is_active_allocated(task.status);
+      job.pending += task.status == PodStatus::kPending;
+      if (task.node != kNoNode) nodes.push_back(static_cast<uint32_t>(task.node));
+    }
+  }
+  // A resource name new to the session would be numbered otherwise by a build, and a request's
+  // resources are listed in the order of their numbers.
+  if (ssn_.scalar_names_.size() != scalars) return false;
+  built.pod_group_job.assign(objects.pod_groups.size(), -1);
+  size_t next_group = 0;
+  for (size_t k = 0; k < objects.pod_groups.size() && next_group < ssn_.groups.size(); ++k) {
+    if (ssn_.groups[next_group].pod_group != objects.pod_groups[k]) continue;
+    built.pod_group_job[k] = static_cast<int32_t>(next_group);
+    ++next_group;
+  }
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  for (uint32_t n : nodes) {
+    ssn_.gpu_free_index.update(n);
+    ssn_.shared_room_index.update(n);
+  }
+  return true;
+}
+
+}  // namespace kai::core
