@@ -2,6 +2,7 @@
 // and a single 3-pod gang attempt. Argument = scale in per-mille of the 5,000-node default mix.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <string>
@@ -151,6 +152,56 @@ struct Confirmations {
   std::vector<kai::model::Pod> copies;
 };
 
+/// Gangs arriving and leaving, as users submit and delete jobs: each step puts a new 8-pod gang of
+/// one-GPU pods and its PodGroup in the middle of the objects, and takes out the one put in two
+/// steps before, so that the cluster keeps its size. Every version stays alive, as the daemon's
+/// cuts keep theirs.
+struct Arrivals {
+  void step(kai::model::ObjectRefs& refs, const std::string& queue) {
+    const std::string name = "arrival-" + std::to_string(next++);
+    kai::model::PodGroup pg;
+    pg.meta.namespace_ = "bench";
+    pg.meta.name = name;
+    pg.meta.uid = "uid-" + name;
+    pg.meta.creation_timestamp = 1767225600 + static_cast<int64_t>(next);
+    pg.min_member = 8;
+    pg.queue = queue;
+    pod_groups.push_back(pg);
+    refs.pod_groups.insert(refs.pod_groups.begin() + static_cast<std::ptrdiff_t>(refs.pod_groups.size() / 2),
+                           &pod_groups.back());
+    std::vector<const kai::model::Pod*> gang;
+    for (int i = 0; i < 8; ++i) {
+      kai::model::Pod p;
+      p.meta.namespace_ = "bench";
+      p.meta.name = name + "-" + std::to_string(i);
+      p.meta.uid = "uid-" + p.meta.name;
+      p.meta.creation_timestamp = pg.meta.creation_timestamp;
+      p.meta.annotations["pod-group-name"] = name;
+      p.scheduler_name = "kai-scheduler";
+      p.phase = "Pending";
+      kai::model::Container ctr;
+      ctr.requests = {{"cpu", 4000}, {"memory", 32LL * 1024 * 1024 * 1024 * 1000}, {"nvidia.com/gpu", 1000}};
+      p.containers.push_back(ctr);
+      pods.push_back(std::move(p));
+      gang.push_back(&pods.back());
+    }
+    refs.pods.insert(refs.pods.begin() + static_cast<std::ptrdiff_t>(refs.pods.size() / 2), gang.begin(), gang.end());
+    in_refs.push_back({&pod_groups.back(), std::move(gang)});
+    if (in_refs.size() > 2) {
+      const auto& [old_pg, old_pods] = in_refs.front();
+      std::erase(refs.pod_groups, old_pg);
+      std::erase_if(refs.pods, [&](const kai::model::Pod* p) {
+        return std::find(old_pods.begin(), old_pods.end(), p) != old_pods.end();
+      });
+      in_refs.pop_front();
+    }
+  }
+  std::deque<kai::model::Pod> pods;
+  std::deque<kai::model::PodGroup> pod_groups;
+  std::deque<std::pair<const kai::model::PodGroup*, std::vector<const kai::model::Pod*>>> in_refs;
+  uint64_t next = 0;
+};
+
 /// The daemon's session build between two cycles 100 pod confirmations apart: the pod grouper's
 /// decisions come from the memo the last build left (actors/scheduler/core/grouping_memo.hpp), so only
 /// the changed pods are grouped again. Each iteration replaces the objects of the same 100 running pods
@@ -188,7 +239,9 @@ void BM_SessionBuildAfterConfirmations(benchmark::State& state) {
 /// the daemon runs it: a cycle after a quiet one repeats its outcome (Session::repeat_last_outcome);
 /// 2 = the same, but the actions run every cycle; 0 = the grouping memo only (the session built and
 /// the actions run each cycle). The 100 running pods' objects are replaced each iteration, as in
-/// BM_SessionBuildAfterConfirmations: a change the actions do not read.
+/// BM_SessionBuildAfterConfirmations: a change the actions do not read. Third argument: 1 = a gang
+/// also arrives and one leaves each iteration (Arrivals), which a kept session follows by laying its
+/// jobs out anew (actors/scheduler/core/session_relayout.cpp).
 void BM_CycleAfterConfirmations(benchmark::State& state) {
   const auto& objects = cluster(state.range(0), false);
   const bool keep = state.range(1) != 0;
@@ -269,14 +322,34 @@ void BM_CycleAfterConfirmations(benchmark::State& state) {
     }
   }
   run(false);
+  Arrivals arrivals;
+  const bool arriving = state.range(2) != 0;
   for (auto _ : state) {
     state.PauseTiming();
     changed = !changed;
-    confirmations.swap_into(refs, objects, changed);
+    if (arriving) {
+      // The confirmations' positions are those of the objects': the gangs are taken out first.
+      for (const auto& [pg, gang] : arrivals.in_refs) {
+        std::erase(refs.pod_groups, pg);
+        std::erase_if(refs.pods, [&](const kai::model::Pod* p) { return std::find(gang.begin(), gang.end(), p) != gang.end(); });
+      }
+      confirmations.swap_into(refs, objects, changed);
+      auto in_refs = std::move(arrivals.in_refs);
+      arrivals.in_refs.clear();
+      for (const auto& [pg, gang] : in_refs) {
+        refs.pod_groups.insert(refs.pod_groups.begin() + static_cast<std::ptrdiff_t>(refs.pod_groups.size() / 2), pg);
+        refs.pods.insert(refs.pods.begin() + static_cast<std::ptrdiff_t>(refs.pods.size() / 2), gang.begin(), gang.end());
+        arrivals.in_refs.push_back({pg, gang});
+      }
+      arrivals.step(refs, objects.queues.back().meta.name);
+    } else {
+      confirmations.swap_into(refs, objects, changed);
+    }
     state.ResumeTiming();
     run(true);
   }
   state.counters["kept"] = static_cast<double>(keeper.kept());
+  state.counters["regrouped"] = static_cast<double>(keeper.regrouped());
   state.counters["built"] = static_cast<double>(keeper.built());
   state.counters["first_decisions"] = static_cast<double>(first_decisions.size());
   for (const auto& [name, ms] : spent) state.counters[name] = ms / static_cast<double>(cycle - 2);
@@ -402,8 +475,8 @@ BENCHMARK(BM_FairShare)->Arg(20)->Arg(1000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SessionBuild)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SessionBuildAfterConfirmations)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CycleAfterConfirmations)
-    ->ArgsProduct({{20, 200, 1000}, {0, 1, 2}})
-    ->ArgNames({"permille", "keep"})
+    ->ArgsProduct({{20, 200, 1000}, {0, 1, 2}, {0, 1}})
+    ->ArgNames({"permille", "keep", "arrivals"})
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AllocateOnly)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BuildAndAllocate)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMillisecond);

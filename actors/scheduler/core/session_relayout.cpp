@@ -36,14 +36,27 @@ bool same_group(const PodGroupAssignment& a, const model::ObjectRefs& a_objects,
          a.min_member == b.min_member && a.creation_timestamp == b.creation_timestamp && a.invalid == b.invalid;
 }
 
-/// The pods of other schedulers that hold node resources (SessionBuilder::account_foreign_pods), in order.
-std::vector<const model::Pod*> foreign_pods(const model::ObjectRefs& objects, const std::string& scheduler_name) {
-  std::vector<const model::Pod*> out;
-  for (const model::Pod* pod : objects.pods) {
-    if (SessionBuilder::holds_node_as_foreign(*pod, scheduler_name)) out.push_back(pod);
+/// The pods of other schedulers that hold node resources (SessionBuilder::account_foreign_pods) are
+/// the same objects in the same order in `a` and `b`.
+bool same_foreign_pods(const model::ObjectRefs& a, const model::ObjectRefs& b, const std::string& scheduler_name) {
+  auto next = [&](const model::ObjectRefs& objects, size_t& i) -> const model::Pod* {
+    for (; i < objects.pods.size(); ++i) {
+      if (SessionBuilder::holds_node_as_foreign(*objects.pods[i], scheduler_name)) return objects.pods[i++];
+    }
+    return nullptr;
+  };
+  size_t i = 0, k = 0;
+  while (true) {
+    const model::Pod* x = next(a, i);
+    const model::Pod* y = next(b, k);
+    if (x != y) return false;
+    if (x == nullptr) return true;
   }
-  return out;
 }
+
+/// How far past the expected old group a new one is looked for: the groups that went between two
+/// cycles (more, and the rest are matched through a table).
+constexpr size_t kLookAhead = 16;
 
 }  // namespace
 
@@ -55,25 +68,38 @@ bool SessionBuilder::relayout(const model::ObjectRefs& old_objects) {
                  ssn_.options().grouping_memo, &reads_beyond_pod);
   if (reads_beyond_pod) return false;
   // Pods of other schedulers are accounted on their nodes only by a build.
-  if (foreign_pods(objects, ssn_.options().scheduler_name) != foreign_pods(old_objects, ssn_.options().scheduler_name))
-    return false;
+  if (!same_foreign_pods(objects, old_objects, ssn_.options().scheduler_name)) return false;
 
-  // The old job of each new group that has one, unchanged.
-  std::unordered_map<const void*, uint32_t> old_job_of;
-  old_job_of.reserve(ssn_.groups.size());
-  for (uint32_t j = 0; j < ssn_.groups.size(); ++j) {
-    if (const void* id = identity(ssn_.groups[j], old_objects)) old_job_of.emplace(id, j);
-  }
+  // The old job of each new group that has one, unchanged. Both groupings list the groups in the
+  // same order (grouping.hpp), so the old group is looked for where the last match leaves off, a
+  // few groups on, and only then in a table of all of them.
   Session::Built& built = ssn_.built_;
   std::vector<int32_t> reused(fresh.size(), -1);
   std::vector<char> old_reused(ssn_.jobs.size(), 0);
+  std::unordered_map<const void*, uint32_t> old_job_of;
+  auto find_old = [&](const void* id, size_t from) -> int64_t {
+    for (size_t j = from; j < ssn_.groups.size() && j < from + kLookAhead; ++j) {
+      if (identity(ssn_.groups[j], old_objects) == id) return static_cast<int64_t>(j);
+    }
+    if (old_job_of.empty()) {
+      old_job_of.reserve(ssn_.groups.size());
+      for (uint32_t j = 0; j < ssn_.groups.size(); ++j) {
+        if (const void* g = identity(ssn_.groups[j], old_objects)) old_job_of.emplace(g, j);
+      }
+    }
+    auto it = old_job_of.find(id);
+    return it == old_job_of.end() ? -1 : static_cast<int64_t>(it->second);
+  };
   // A reused job's warning stays where the build put it: the reused jobs that warned must keep their
   // order, and no other job may have warned or warn now.
   int64_t last_warned = -1;
+  size_t expected = 0;
   for (size_t i = 0; i < fresh.size(); ++i) {
-    auto it = old_job_of.find(identity(fresh[i], objects));
-    if (it == old_job_of.end()) continue;
-    const uint32_t j = it->second;
+    const void* id = identity(fresh[i], objects);
+    const int64_t found = id == nullptr ? -1 : find_old(id, expected);
+    if (found < 0) continue;
+    const auto j = static_cast<uint32_t>(found);
+    expected = j + 1;
     if (!same_group(ssn_.groups[j], old_objects, fresh[i], objects)) continue;
     if (built.warned[j] != 0) {
       if (static_cast<int64_t>(j) < last_warned) return false;
@@ -110,8 +136,12 @@ bool SessionBuilder::relayout(const model::ObjectRefs& old_objects) {
   // The new layout: the build's order, each job's tasks together.
   size_t task_count = 0;
   for (const auto& g : fresh) task_count += g.pods.size();
-  std::vector<JobInfo> jobs(fresh.size());
-  std::vector<TaskInfo> tasks(task_count);
+  // Grown in order rather than made and then assigned: a session at 150,000 pods would construct as
+  // many empty jobs and tasks only to overwrite them.
+  std::vector<JobInfo> jobs;
+  std::vector<TaskInfo> tasks;
+  jobs.reserve(fresh.size());
+  tasks.reserve(task_count);
   Session::Built next;
   next.tasks = task_count;
   next.warnings = built.warnings;
@@ -123,15 +153,16 @@ bool SessionBuilder::relayout(const model::ObjectRefs& old_objects) {
   uint32_t next_task = 0;
   for (size_t i = 0; i < fresh.size(); ++i) {
     first_task[i] = next_task;
-    if (reused[i] >= 0) {
+    if (reused[i] < 0) {
+      jobs.emplace_back();
+      tasks.resize(tasks.size() + fresh[i].pods.size());  // derived below
+    } else {
       const auto j = static_cast<uint32_t>(reused[i]);
-      JobInfo& job = jobs[i];
-      job = std::move(ssn_.jobs[j]);
+      JobInfo& job = jobs.emplace_back(std::move(ssn_.jobs[j]));
       // A job's tasks are consecutive from its first (derive_job): each moves by the same offset.
       const uint32_t old_first = job.tasks.empty() ? 0 : job.tasks.front();
       for (size_t m = 0; m < job.tasks.size(); ++m) {
-        TaskInfo& task = tasks[next_task + m];
-        task = std::move(ssn_.tasks[job.tasks[m]]);
+        TaskInfo& task = tasks.emplace_back(std::move(ssn_.tasks[job.tasks[m]]));
         task.job = static_cast<uint32_t>(i);
         job.tasks[m] = next_task + static_cast<uint32_t>(m);
         next.pod_task[fresh[i].pods[m]] = static_cast<int32_t>(next_task + m);
