@@ -422,6 +422,58 @@ TEST(RepeatedOutcomes, APodFinishingRunsTheActions) {
   EXPECT_EQ(outcomes[2].second, 1U) << "team-a's pod takes the freed GPU";
 }
 
+// A pod arriving with inter-pod constraints needs the index a build makes: the kept session, having
+// grouped the cut, gives up (session_relayout.cpp), and the build that follows takes the pods'
+// groupings from the memo the relayout just filled, instead of grouping them all again.
+TEST(KeptSessions, ASessionThatCannotBeLaidOutAnewIsBuiltWithTheMemo) {
+  kai::gen::ClusterSpec spec = kai::gen::ClusterSpec::scaled(0.004);
+  spec.seed = 3;
+  LiveCluster c;
+  c.base = kai::gen::generate(spec);
+  c.refs = model::ObjectRefs::of(c.base);
+  SessionKeeper keeper;
+  GroupingMemo memo;
+  const std::shared_ptr<const void> alive(&c, [](const void*) {});
+  size_t mine = 0;
+  while (c.refs.pods[mine]->scheduler_name != "kai-scheduler") ++mine;
+  auto cycle = [&](uint64_t id) {
+    CycleInput in;
+    in.objects = c.refs;
+    in.options.now = kStart + static_cast<int64_t>(id);
+    in.options.grouping_memo = &memo;
+    in.cycle_id = id;
+    in.keeper = &keeper;
+    memo.hold(alive);
+    CycleResult r = run_cycle(in);
+    keeper.keep(std::move(r.session), std::move(r.refs), r.patched, alive);
+  };
+  cycle(1);
+  model::Pod arrival = *c.refs.pods[mine];
+  arrival.meta.name += "-spread";
+  arrival.meta.uid += "-spread";
+  arrival.node_name.clear();
+  arrival.phase = "Pending";
+  c.pods.push_back(arrival);
+  c.refs.pods.push_back(&c.pods.back());
+  cycle(2);
+  EXPECT_EQ(keeper.regrouped(), 1U) << keeper.last_rebuild_reason();
+  model::Pod constrained = arrival;
+  constrained.meta.name += "-2";
+  constrained.meta.uid += "-2";
+  model::PodAffinityTerm term;
+  term.label_selector = model::LabelSelector{};
+  term.topology_key = "kubernetes.io/hostname";
+  constrained.pod_anti_affinity.required.push_back(term);
+  c.pods.push_back(constrained);
+  c.refs.pods.push_back(&c.pods.back());
+  cycle(3);
+  EXPECT_EQ(keeper.built(), 2U);
+  EXPECT_EQ(keeper.last_rebuild_reason(),
+            "pods or PodGroups were added, removed or regrouped, and a job cannot be laid out anew");
+  // Without the memo held again for it, the build's grouping would find it inactive, and reuse none.
+  EXPECT_GT(memo.reused(), 0U);
+}
+
 // A LeaderWorkerSet started LeaderReady sizes its group by whether the leader is bound
 // (workload_groupers.cpp), which the keeper's comparison of a pod's grouping fields does not see:
 // such a cluster builds every session.

@@ -66,6 +66,14 @@ class GroupingMemo {
   /// objects (and no longer the previous ones).
   void end();
 
+  /// Holds the last grouping's objects for one more grouping of the very same objects: a kept
+  /// session that grouped the cut and then could not be kept (session_relayout.cpp), whose cycle
+  /// builds a session from that cut next. The caller's next `hold` replaces it.
+  void rehold() {
+    next_owner_ = owner_;
+    next_also_ = also_;
+  }
+
   /// Entries held (for tests and the bench).
   size_t size() const { return entries_.size(); }
   /// Specs reused by the last grouping (for tests and the bench).

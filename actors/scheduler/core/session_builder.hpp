@@ -49,6 +49,9 @@ class SessionBuilder {
  private:
   static bool parse_int64(const std::string& s, int64_t& out);
 
+  /// relayout's second half, from the new grouping.
+  bool lay_out(std::vector<PodGroupAssignment> fresh, const model::ObjectRefs& old_objects);
+
   // --- the cluster side (session_builder.cpp) ---
   Resources to_resources(const model::ResourceList& list, bool& has_mig);
 

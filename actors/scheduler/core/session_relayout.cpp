@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "actors/scheduler/core/grouping.hpp"
+#include "actors/scheduler/core/grouping_memo.hpp"
 #include "actors/scheduler/core/inter_pod_constraints.hpp"
 #include "actors/scheduler/core/node_accounting.hpp"
 #include "actors/scheduler/core/session.hpp"
@@ -62,13 +63,22 @@ constexpr size_t kLookAhead = 16;
 
 bool SessionBuilder::relayout(const model::ObjectRefs& old_objects) {
   const model::ObjectRefs& objects = *objects_;
-  bool reads_beyond_pod = false;
-  std::vector<PodGroupAssignment> fresh =
-      group_pods(objects, ssn_.options().scheduler_name, ssn_.options().default_queue, ssn_.options().grouper,
-                 ssn_.options().grouping_memo, &reads_beyond_pod);
-  if (reads_beyond_pod) return false;
   // Pods of other schedulers are accounted on their nodes only by a build.
   if (!same_foreign_pods(objects, old_objects, ssn_.options().scheduler_name)) return false;
+  bool reads_beyond_pod = false;
+  GroupingMemo* memo = ssn_.options().grouping_memo;
+  std::vector<PodGroupAssignment> fresh = group_pods(objects, ssn_.options().scheduler_name,
+                                                     ssn_.options().default_queue, ssn_.options().grouper, memo,
+                                                     &reads_beyond_pod);
+  if (reads_beyond_pod) return false;
+  if (lay_out(std::move(fresh), old_objects)) return true;
+  // The build that follows groups the same objects again: the memo serves it too.
+  if (memo != nullptr) memo->rehold();
+  return false;
+}
+
+bool SessionBuilder::lay_out(std::vector<PodGroupAssignment> fresh, const model::ObjectRefs& old_objects) {
+  const model::ObjectRefs& objects = *objects_;
 
   // The old job of each new group that has one, unchanged. Both groupings list the groups in the
   // same order (grouping.hpp), so the old group is looked for where the last match leaves off, a
