@@ -8,6 +8,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include <boost/unordered/unordered_flat_map.hpp>
+
 #include "actors/scheduler/core/grouping_memo.hpp"
 #include "actors/scheduler/core/workload_groupers.hpp"
 #include "k8s/model/kinds.hpp"
@@ -137,7 +139,8 @@ std::vector<PodGroupAssignment> group_pods(const model::ObjectRefs& objects,
   out.reserve(objects.pod_groups.size() + objects.pods.size());  // never moved while growing
   // (namespace, name) -> index into out. The keys view the PodGroup objects' names and the
   // assignments' own (which never move: `out` is reserved), so no key is built per group.
-  std::unordered_map<NameKey, size_t, NameKeyHash> by_name;
+  // Open addressing: a node per group, allocated and freed each grouping, cost more than the lookups.
+  boost::unordered_flat_map<NameKey, size_t, NameKeyHash> by_name;
   by_name.reserve(objects.pod_groups.size() + objects.pods.size());
   for (const model::PodGroup* pg_ptr : objects.pod_groups) {
     const model::PodGroup& pg = *pg_ptr;

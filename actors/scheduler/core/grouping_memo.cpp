@@ -33,9 +33,7 @@ void GroupingMemo::end() {
   if (!active_) return;
   // An entry not seen now may name an object that is freed once the last grouping's owner goes, and
   // whose address a new object may then take: it goes first.
-  for (auto it = entries_.begin(); it != entries_.end();) {
-    it = it->second.seen == grouping_ ? std::next(it) : entries_.erase(it);
-  }
+  boost::unordered::erase_if(entries_, [this](const auto& entry) { return entry.second.seen != grouping_; });
   owner_ = std::move(next_owner_);
   next_owner_.reset();
   also_ = std::move(next_also_);

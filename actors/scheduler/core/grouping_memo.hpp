@@ -13,7 +13,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <unordered_map>
+
+#include <boost/unordered/unordered_flat_map.hpp>
 #include <utility>
 #include <vector>
 
@@ -85,7 +86,8 @@ class GroupingMemo {
     std::vector<PodGroupLookup> lookups;
     uint64_t seen = 0;  ///< The grouping that last saw the pod.
   };
-  std::unordered_map<const model::Pod*, Entry> entries_;
+  /// Open addressing: a session's 150,000 entries without a node each.
+  boost::unordered_flat_map<const model::Pod*, Entry> entries_;
   std::shared_ptr<const void> owner_;
   std::shared_ptr<const void> next_owner_;
   std::vector<std::shared_ptr<const void>> also_;

@@ -30,11 +30,23 @@ bool same_group(const PodGroupAssignment& a, const model::ObjectRefs& a_objects,
   for (size_t m = 0; m < a.pods.size(); ++m) {
     if (a_objects.pods[a.pods[m]] != b_objects.pods[b.pods[m]]) return false;
   }
-  const bool same_spec = a.spec == b.spec || (a.spec != nullptr && b.spec != nullptr && *a.spec == *b.spec);
-  return same_spec && a.namespace_ == b.namespace_ && a.name == b.name && a.pod_sub_groups == b.pod_sub_groups &&
-         a.uid == b.uid && a.queue == b.queue && a.queue_defaulted == b.queue_defaulted &&
-         a.priority_class_name == b.priority_class_name && a.preemptibility == b.preemptibility &&
-         a.min_member == b.min_member && a.creation_timestamp == b.creation_timestamp && a.invalid == b.invalid;
+  if (a.pod_sub_groups != b.pod_sub_groups || a.invalid != b.invalid) return false;
+  // The rest is the first pod's and its grouper decision's (grouping.cpp): the same decision object
+  // (the grouping memo hands it on) for the same pods is the same group.
+  if (a.spec == b.spec) return true;
+  const bool same_spec = a.spec != nullptr && b.spec != nullptr && *a.spec == *b.spec;
+  return same_spec && a.namespace_ == b.namespace_ && a.name == b.name && a.uid == b.uid && a.queue == b.queue &&
+         a.queue_defaulted == b.queue_defaulted && a.priority_class_name == b.priority_class_name &&
+         a.preemptibility == b.preemptibility && a.min_member == b.min_member &&
+         a.creation_timestamp == b.creation_timestamp;
+}
+
+/// `table` at least `size` long, with room to grow: a relayout that adds a job reallocates it only
+/// now and then, not each time.
+template <class T>
+void grow_with_room(std::vector<T>& table, size_t size) {
+  if (table.capacity() < size) table.reserve(size + size / 8);
+  if (table.size() < size) table.resize(size);
 }
 
 /// The pods of other schedulers that hold node resources (SessionBuilder::account_foreign_pods) are
@@ -109,6 +121,7 @@ bool SessionBuilder::lay_out(std::vector<PodGroupAssignment> fresh, const model:
     const int64_t found = id == nullptr ? -1 : find_old(id, expected);
     if (found < 0) continue;
     const auto j = static_cast<uint32_t>(found);
+    if (j < expected) continue;  // out of order: derived anew rather than moved back
     expected = j + 1;
     if (!same_group(ssn_.groups[j], old_objects, fresh[i], objects)) continue;
     if (built.warned[j] != 0) {
@@ -143,15 +156,40 @@ bool SessionBuilder::lay_out(std::vector<PodGroupAssignment> fresh, const model:
     }
   }
 
-  // The new layout: the build's order, each job's tasks together.
+  // The new layout: the build's order, each job's tasks together. The reused jobs keep their order
+  // (a match only goes forward), and so do their tasks: each moves within its own table, those
+  // moving towards the start first, from the start, then those moving towards the end, from the
+  // end, so that nothing is overwritten before it moved (in order, a job's new place holds either
+  // what went or what already moved). The places of the jobs derived below hold what was left there.
   size_t task_count = 0;
-  for (const auto& g : fresh) task_count += g.pods.size();
-  // Grown in order rather than made and then assigned: a session at 150,000 pods would construct as
-  // many empty jobs and tasks only to overwrite them.
-  std::vector<JobInfo> jobs;
-  std::vector<TaskInfo> tasks;
-  jobs.reserve(fresh.size());
-  tasks.reserve(task_count);
+  std::vector<uint32_t> first_task(fresh.size());
+  for (size_t i = 0; i < fresh.size(); ++i) {
+    first_task[i] = static_cast<uint32_t>(task_count);
+    task_count += fresh[i].pods.size();
+  }
+  grow_with_room(ssn_.jobs, fresh.size());
+  grow_with_room(ssn_.tasks, task_count);
+  for (size_t i = 0; i < fresh.size(); ++i) {
+    if (reused[i] > static_cast<int64_t>(i)) ssn_.jobs[i] = std::move(ssn_.jobs[static_cast<size_t>(reused[i])]);
+  }
+  for (size_t i = fresh.size(); i-- > 0;) {
+    if (reused[i] >= 0 && reused[i] < static_cast<int64_t>(i))
+      ssn_.jobs[i] = std::move(ssn_.jobs[static_cast<size_t>(reused[i])]);
+  }
+  // Each reused job's first task before the move (its tasks are consecutive from it: derive_job).
+  auto old_first = [&](size_t i) { return ssn_.jobs[i].tasks.empty() ? first_task[i] : ssn_.jobs[i].tasks.front(); };
+  for (size_t i = 0; i < fresh.size(); ++i) {
+    if (reused[i] < 0 || old_first(i) <= first_task[i]) continue;
+    const uint32_t from = old_first(i);
+    for (size_t m = 0; m < ssn_.jobs[i].tasks.size(); ++m) ssn_.tasks[first_task[i] + m] = std::move(ssn_.tasks[from + m]);
+  }
+  for (size_t i = fresh.size(); i-- > 0;) {
+    if (reused[i] < 0 || old_first(i) >= first_task[i]) continue;
+    const uint32_t from = old_first(i);
+    for (size_t m = ssn_.jobs[i].tasks.size(); m-- > 0;) ssn_.tasks[first_task[i] + m] = std::move(ssn_.tasks[from + m]);
+  }
+  ssn_.jobs.resize(fresh.size());
+  ssn_.tasks.resize(task_count);
   Session::Built next;
   next.tasks = task_count;
   next.warnings = built.warnings;
@@ -159,35 +197,25 @@ bool SessionBuilder::lay_out(std::vector<PodGroupAssignment> fresh, const model:
   next.base_times.resize(fresh.size());
   next.warned.resize(fresh.size());
   next.pod_task.assign(objects.pods.size(), -1);
-  std::vector<uint32_t> first_task(fresh.size());
-  uint32_t next_task = 0;
   for (size_t i = 0; i < fresh.size(); ++i) {
-    first_task[i] = next_task;
-    if (reused[i] < 0) {
-      jobs.emplace_back();
-      tasks.resize(tasks.size() + fresh[i].pods.size());  // derived below
-    } else {
-      const auto j = static_cast<uint32_t>(reused[i]);
-      JobInfo& job = jobs.emplace_back(std::move(ssn_.jobs[j]));
-      // A job's tasks are consecutive from its first (derive_job): each moves by the same offset.
-      const uint32_t old_first = job.tasks.empty() ? 0 : job.tasks.front();
-      for (size_t m = 0; m < job.tasks.size(); ++m) {
-        TaskInfo& task = tasks.emplace_back(std::move(ssn_.tasks[job.tasks[m]]));
-        task.job = static_cast<uint32_t>(i);
-        job.tasks[m] = next_task + static_cast<uint32_t>(m);
-        next.pod_task[fresh[i].pods[m]] = static_cast<int32_t>(next_task + m);
-      }
-      for (auto& ps : job.pod_sets) {
-        for (uint32_t& t : ps.tasks) t = t - old_first + next_task;
-      }
-      next.invalid[i] = built.invalid[j];
-      next.base_times[i] = built.base_times[j];
-      next.warned[i] = built.warned[j];
+    if (reused[i] < 0) continue;
+    const auto j = static_cast<uint32_t>(reused[i]);
+    JobInfo& job = ssn_.jobs[i];
+    const uint32_t from = old_first(i);
+    for (size_t m = 0; m < job.tasks.size(); ++m) {
+      ssn_.tasks[first_task[i] + m].job = static_cast<uint32_t>(i);
+      job.tasks[m] = first_task[i] + static_cast<uint32_t>(m);
+      next.pod_task[fresh[i].pods[m]] = static_cast<int32_t>(first_task[i] + m);
     }
-    next_task += static_cast<uint32_t>(fresh[i].pods.size());
+    if (from != first_task[i]) {
+      for (auto& ps : job.pod_sets) {
+        for (uint32_t& t : ps.tasks) t = t - from + first_task[i];
+      }
+    }
+    next.invalid[i] = built.invalid[j];
+    next.base_times[i] = built.base_times[j];
+    next.warned[i] = built.warned[j];
   }
-  ssn_.jobs = std::move(jobs);
-  ssn_.tasks = std::move(tasks);
   ssn_.journaled_.assign(ssn_.tasks.size(), 0);
   built = std::move(next);
   ssn_.groups = std::move(fresh);
