@@ -191,10 +191,14 @@ bool step(LiveCluster& c, const events::ScheduleRecords& records, std::mt19937_6
     c.refs.nodes[n] = &c.nodes.back();
   }
   // Pods and PodGroups come and go (the session lays its jobs out anew, session_relayout.cpp): a
-  // new gang with its PodGroup, put among the others; finished or deleted pods removed; a pod
-  // relabelled into another group.
-  if ((arrival || u(rng) < 0.35) && !c.refs.pod_groups.empty()) {
-    const size_t k = static_cast<size_t>(u(rng) * c.refs.pod_groups.size()) % c.refs.pod_groups.size();
+  // new gang with its PodGroup, put among the others, or now and then a burst of them in one place
+  // (more than the relayout looks ahead for: it then matches through a table); finished or deleted
+  // pods removed; a pod relabelled into another group.
+  const int gangs = !arrival && u(rng) < 0.1 ? 20 : arrival || u(rng) < 0.35 ? 1 : 0;
+  const size_t burst_at = static_cast<size_t>(u(rng) * c.refs.pod_groups.size());
+  for (int gang = 0; gang < gangs && !c.refs.pod_groups.empty(); ++gang) {
+    const size_t k = gangs > 1 ? std::min(burst_at, c.refs.pod_groups.size() - 1)
+                               : static_cast<size_t>(u(rng) * c.refs.pod_groups.size()) % c.refs.pod_groups.size();
     model::PodGroup pg = *c.refs.pod_groups[k];
     const std::string name = "arrival-" + std::to_string(c.pod_groups.size()) + "-" + std::to_string(now);
     pg.meta.name = name;

@@ -3,7 +3,8 @@
 // keeps its job and tasks, moved to where a build would put them, and only the other groups are
 // derived. The result is the session a build from the same objects gives.
 #include <algorithm>
-#include <unordered_map>
+
+#include <boost/unordered/unordered_flat_map.hpp>
 
 #include "actors/scheduler/core/grouping.hpp"
 #include "actors/scheduler/core/grouping_memo.hpp"
@@ -67,8 +68,8 @@ bool same_foreign_pods(const model::ObjectRefs& a, const model::ObjectRefs& b, c
   }
 }
 
-/// How far past the expected old group a new one is looked for: the groups that went between two
-/// cycles (more, and the rest are matched through a table).
+/// How far past the expected old group a new one is looked for (the groups that went just before
+/// it), and how many new groups in a row may go unmatched before the rest are matched by a table.
 constexpr size_t kLookAhead = 16;
 
 }  // namespace
@@ -93,15 +94,24 @@ bool SessionBuilder::lay_out(std::vector<PodGroupAssignment> fresh, const model:
   const model::ObjectRefs& objects = *objects_;
 
   // The old job of each new group that has one, unchanged. Both groupings list the groups in the
-  // same order (grouping.hpp), so the old group is looked for where the last match leaves off, a
-  // few groups on, and only then in a table of all of them.
+  // same order (grouping.hpp), so the old group is looked for where the last match left off, a few
+  // groups on: a group not found there is new (or its old one is further on: derived anew). After
+  // that many new groups in a row, the rest are looked for in a table of all the old ones.
   Session::Built& built = ssn_.built_;
   std::vector<int32_t> reused(fresh.size(), -1);
   std::vector<char> old_reused(ssn_.jobs.size(), 0);
-  std::unordered_map<const void*, uint32_t> old_job_of;
+  boost::unordered_flat_map<const void*, uint32_t> old_job_of;
+  size_t misses_in_a_row = 0;
   auto find_old = [&](const void* id, size_t from) -> int64_t {
-    for (size_t j = from; j < ssn_.groups.size() && j < from + kLookAhead; ++j) {
-      if (identity(ssn_.groups[j], old_objects) == id) return static_cast<int64_t>(j);
+    if (misses_in_a_row < kLookAhead) {
+      for (size_t j = from; j < ssn_.groups.size() && j < from + kLookAhead; ++j) {
+        if (identity(ssn_.groups[j], old_objects) == id) {
+          misses_in_a_row = 0;
+          return static_cast<int64_t>(j);
+        }
+      }
+      ++misses_in_a_row;
+      return -1;
     }
     if (old_job_of.empty()) {
       old_job_of.reserve(ssn_.groups.size());
