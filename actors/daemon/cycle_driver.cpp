@@ -241,10 +241,13 @@ void CycleDriver::schedule(const CutPtr& cut_ptr) {
   in.options.grouping_memo = &grouping_memo_;
   if (options_.keep_sessions) in.keeper = &session_keeper_;
   const uint64_t kept_before = session_keeper_.kept();
+  const uint64_t regrouped_before = session_keeper_.regrouped();
   core::CycleResult out = core::run_cycle(in);
   if (options_.keep_sessions) {
-    spdlog::debug("cycle {}: session {}{}{}", cycle_id_, session_keeper_.kept() != kept_before ? "kept" : "built: ",
-                  session_keeper_.last_rebuild_reason(),
+    const char* how = session_keeper_.kept() == kept_before              ? "built: "
+                      : session_keeper_.regrouped() != regrouped_before ? "kept, its jobs laid out anew"
+                                                                         : "kept";
+    spdlog::debug("cycle {}: session {}{}{}", cycle_id_, how, session_keeper_.last_rebuild_reason(),
                   out.outcome_repeated ? "; the last cycle's outcome repeated, no action run" : "");
   }
   // What /get-snapshot serves is the cut: its job state, not the one this cycle is about to log.
