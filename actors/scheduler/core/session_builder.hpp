@@ -51,6 +51,16 @@ class SessionBuilder {
 
   /// relayout's second half, from the new grouping.
   bool lay_out(std::vector<PodGroupAssignment> fresh, const model::ObjectRefs& old_objects);
+  /// Takes job `job`'s tasks, as they stand, off their nodes and queues; their nodes go to `nodes`.
+  void take_out_tasks(uint32_t job, std::vector<uint32_t>& nodes);
+  /// Counts job `job`'s tasks, just derived, in their queues and the job's counters (derive_job put
+  /// them on their nodes); their nodes go to `nodes`.
+  void count_derived_tasks(uint32_t job, std::vector<uint32_t>& nodes);
+  /// The GPU node indexes of `nodes` (any order, repeats allowed) brought up to date.
+  void update_node_indexes(std::vector<uint32_t>& nodes);
+  /// Session::Built::pod_group_job: a PodGroup object's job by the object's position, where job
+  /// first_job + i is group i.
+  void index_pod_group_jobs(const std::vector<PodGroupAssignment>& groups, size_t first_job);
 
   // --- the cluster side (session_builder.cpp) ---
   Resources to_resources(const model::ResourceList& list, bool& has_mig);

@@ -231,8 +231,13 @@ void SessionBuilder::build_jobs() {
     derive_job(groups[i], static_cast<uint32_t>(first_job + i), next_task);
     next_task += static_cast<uint32_t>(groups[i].pods.size());
   }
-  // A PodGroup object's job, by the object's position: group_pods lists the objects' groups first,
-  // in input order, a duplicate name keeping the first.
+  index_pod_group_jobs(groups, first_job);
+  ssn_.groups = std::move(groups);
+}
+
+void SessionBuilder::index_pod_group_jobs(const std::vector<PodGroupAssignment>& groups, size_t first_job) {
+  // group_pods lists the objects' groups first, in input order, a duplicate name keeping the first.
+  Session::Built& built = ssn_.built_;
   built.pod_group_job.assign(objects_->pod_groups.size(), -1);
   size_t next_group = 0;
   for (size_t k = 0; k < objects_->pod_groups.size() && next_group < groups.size(); ++k) {
@@ -240,7 +245,6 @@ void SessionBuilder::build_jobs() {
     built.pod_group_job[k] = static_cast<int32_t>(first_job + next_group);
     ++next_group;
   }
-  ssn_.groups = std::move(groups);
 }
 
 void SessionBuilder::derive_job(const PodGroupAssignment& g, uint32_t job_id, uint32_t first_task) {

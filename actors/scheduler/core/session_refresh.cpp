@@ -229,6 +229,16 @@ void Session::note_outcome(std::optional<int64_t> next_deadline, bool backing_of
 void SessionBuilder::rederive_job(uint32_t job_id) {
   std::vector<uint32_t> nodes;
   // Out with the job's tasks as they stand (their built state: the cycle was undone)...
+  take_out_tasks(job_id, nodes);
+  // ...and in with them as the objects say now, at the same ids (the group and its pods' positions
+  // are unchanged).
+  const uint32_t first = ssn_.jobs[job_id].tasks.empty() ? 0 : ssn_.jobs[job_id].tasks.front();
+  derive_job(ssn_.groups[job_id], job_id, first);
+  count_derived_tasks(job_id, nodes);
+  update_node_indexes(nodes);
+}
+
+void SessionBuilder::take_out_tasks(uint32_t job_id, std::vector<uint32_t>& nodes) {
   for (uint32_t t : ssn_.jobs[job_id].tasks) {
     const TaskInfo& task = ssn_.tasks[t];
     if (task.node != kNoNode && is_active_used(task.status)) {
@@ -237,10 +247,9 @@ void SessionBuilder::rederive_job(uint32_t job_id) {
     }
     ssn_.account_task_in_queue(task, -1);
   }
-  // ...and in with them as the objects say now, at the same ids (the group and its pods' positions
-  // are unchanged).
-  const uint32_t first = ssn_.jobs[job_id].tasks.empty() ? 0 : ssn_.jobs[job_id].tasks.front();
-  derive_job(ssn_.groups[job_id], job_id, first);
+}
+
+void SessionBuilder::count_derived_tasks(uint32_t job_id, std::vector<uint32_t>& nodes) {
   JobInfo& job = ssn_.jobs[job_id];
   for (uint32_t t : job.tasks) {
     const TaskInfo& task = ssn_.tasks[t];
@@ -249,6 +258,11 @@ void SessionBuilder::rederive_job(uint32_t job_id) {
     job.pending += task.status == PodStatus::kPending;
     if (task.node != kNoNode) nodes.push_back(static_cast<uint32_t>(task.node));
   }
+}
+
+void SessionBuilder::update_node_indexes(std::vector<uint32_t>& nodes) {
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
   for (uint32_t n : nodes) {
     ssn_.gpu_free_index.update(n);
     ssn_.shared_room_index.update(n);

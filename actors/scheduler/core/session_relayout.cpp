@@ -2,14 +2,13 @@
 // pods are grouped again, each group whose pods and PodGroup are the very objects of the last build
 // keeps its job and tasks, moved to where a build would put them, and only the other groups are
 // derived. The result is the session a build from the same objects gives.
-#include <algorithm>
+#include <vector>
 
 #include <boost/unordered/unordered_flat_map.hpp>
 
 #include "actors/scheduler/core/grouping.hpp"
 #include "actors/scheduler/core/grouping_memo.hpp"
 #include "actors/scheduler/core/inter_pod_constraints.hpp"
-#include "actors/scheduler/core/node_accounting.hpp"
 #include "actors/scheduler/core/session.hpp"
 #include "actors/scheduler/core/session_builder.hpp"
 
@@ -155,15 +154,7 @@ bool SessionBuilder::lay_out(std::vector<PodGroupAssignment> fresh, const model:
   // Out with the jobs that go or change: their tasks leave their nodes and queues.
   std::vector<uint32_t> nodes;
   for (uint32_t j = 0; j < ssn_.jobs.size(); ++j) {
-    if (old_reused[j] != 0) continue;
-    for (uint32_t t : ssn_.jobs[j].tasks) {
-      const TaskInfo& task = ssn_.tasks[t];
-      if (task.node != kNoNode && is_active_used(task.status)) {
-        node_remove_task(ssn_.nodes[static_cast<uint32_t>(task.node)], task);
-        nodes.push_back(static_cast<uint32_t>(task.node));
-      }
-      ssn_.account_task_in_queue(task, -1);
-    }
+    if (old_reused[j] == 0) take_out_tasks(j, nodes);
   }
 
   // The new layout: the build's order, each job's tasks together. The reused jobs keep their order
@@ -237,31 +228,13 @@ bool SessionBuilder::lay_out(std::vector<PodGroupAssignment> fresh, const model:
     const auto job_id = static_cast<uint32_t>(i);
     derive_job(ssn_.groups[i], job_id, first_task[i]);
     if (built.warned[i] != 0) return false;
-    JobInfo& job = ssn_.jobs[i];
-    for (uint32_t t : job.tasks) {
-      const TaskInfo& task = ssn_.tasks[t];
-      ssn_.account_task_in_queue(task, +1);
-      job.active_allocated += is_active_allocated(task.status);
-      job.pending += task.status == PodStatus::kPending;
-      if (task.node != kNoNode) nodes.push_back(static_cast<uint32_t>(task.node));
-    }
+    count_derived_tasks(job_id, nodes);
   }
   // A resource name new to the session would be numbered otherwise by a build, and a request's
   // resources are listed in the order of their numbers.
   if (ssn_.scalar_names_.size() != scalars) return false;
-  built.pod_group_job.assign(objects.pod_groups.size(), -1);
-  size_t next_group = 0;
-  for (size_t k = 0; k < objects.pod_groups.size() && next_group < ssn_.groups.size(); ++k) {
-    if (ssn_.groups[next_group].pod_group != objects.pod_groups[k]) continue;
-    built.pod_group_job[k] = static_cast<int32_t>(next_group);
-    ++next_group;
-  }
-  std::sort(nodes.begin(), nodes.end());
-  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-  for (uint32_t n : nodes) {
-    ssn_.gpu_free_index.update(n);
-    ssn_.shared_room_index.update(n);
-  }
+  index_pod_group_jobs(ssn_.groups, 0);
+  update_node_indexes(nodes);
   return true;
 }
 
