@@ -13,10 +13,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-
-#include <boost/unordered/unordered_flat_map.hpp>
 #include <utility>
 #include <vector>
+
+#include <boost/unordered/unordered_flat_map.hpp>
 
 #include "actors/scheduler/core/pod_grouper.hpp"
 #include "k8s/model/objects.hpp"

@@ -121,9 +121,8 @@ bool SessionBuilder::lay_out(std::vector<PodGroupAssignment> fresh, const model:
     auto it = old_job_of.find(id);
     return it == old_job_of.end() ? -1 : static_cast<int64_t>(it->second);
   };
-  // A reused job's warning stays where the build put it: the reused jobs that warned must keep their
-  // order, and no other job may have warned or warn now.
-  int64_t last_warned = -1;
+  // A reused job's warning stays where the build put it, which holds because matches only go
+  // forward (the reused jobs keep their order); no other job may have warned or warn now.
   size_t expected = 0;
   for (size_t i = 0; i < fresh.size(); ++i) {
     const void* id = identity(fresh[i], objects);
@@ -133,10 +132,6 @@ bool SessionBuilder::lay_out(std::vector<PodGroupAssignment> fresh, const model:
     if (j < expected) continue;  // out of order: derived anew rather than moved back
     expected = j + 1;
     if (!same_group(ssn_.groups[j], old_objects, fresh[i], objects)) continue;
-    if (built.warned[j] != 0) {
-      if (static_cast<int64_t>(j) < last_warned) return false;
-      last_warned = j;
-    }
     reused[i] = static_cast<int32_t>(j);
     old_reused[j] = 1;
   }
