@@ -243,10 +243,14 @@ struct TempDir {
 
 /// Logs of the daemon go to a file in `dir`, at its default level (info), as kai-scheduler's do to
 /// its container log: the formatting is part of the daemon's cost, the lines are not benchmark output.
+/// The daemon's log goes to DIR/daemon.log at info, or, with KAI_BENCH_DAEMON_LOG=PATH, to PATH
+/// (appended, kept after the run) at debug, for a timeline of a run.
 void log_to_file(const std::string& dir) {
-  auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(dir + "/daemon.log", true);
+  const char* kept = std::getenv("KAI_BENCH_DAEMON_LOG");
+  const bool keep = kept != nullptr && *kept != '\0';
+  auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(keep ? std::string(kept) : dir + "/daemon.log", !keep);
   spdlog::set_default_logger(std::make_shared<spdlog::logger>("kai-scheduler", sink));
-  spdlog::set_level(spdlog::level::info);
+  spdlog::set_level(keep ? spdlog::level::debug : spdlog::level::info);
 }
 
 /// Bindings per second the null client reached (BM_BindCeiling), by "nodes/pods" of the uniform

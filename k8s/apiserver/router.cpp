@@ -299,7 +299,11 @@ HttpResponse Router::dispatch(const HttpRequest& req, const std::string& path,
       return resp;
     }
     count("list", r, sub, ns, name);
-    return json_response(200, table ? to_table(r, store_.list(r, ns, opt)) : store_.list(r, ns, opt));
+    if (table) return json_response(200, to_table(r, store_.list(r, ns, opt)));
+    HttpResponse listed;
+    listed.status = 200;
+    listed.body = store_.list_body(r, ns, opt);
+    return listed;
   }
   if (req.method == "POST") {
     if (name.empty()) {

@@ -237,7 +237,7 @@ model::Result<std::string> ApiServer::list_objects(const std::string& api_versio
   auto r = resource_of(impl_->router->store(), api_version, kind);
   if (!r) return model::Status::error("no resource serves " + api_version + " " + kind);
   try {
-    return impl_->router->store().list(*r, r->namespaced ? ns : "", ListOptions{}).dump();
+    return impl_->router->store().list_body(*r, r->namespaced ? ns : "", ListOptions{});
   } catch (const ApiError& e) {
     return model::Status::error(e.message);
   }

@@ -113,6 +113,8 @@ class Store : private boost::noncopyable {
   Json create(const ResourceInfo& r, const std::string& ns, Json body, bool dry_run = false);
   Json get(const ResourceInfo& r, const std::string& ns, const std::string& name) const;
   Json list(const ResourceInfo& r, const std::string& ns, const ListOptions& opt) const;
+  /// The same list, serialized: its items are written from the stored objects, not copied first.
+  std::string list_body(const ResourceInfo& r, const std::string& ns, const ListOptions& opt) const;
   /// PUT of the main resource (subresource "") or of "status".
   Json update(const ResourceInfo& r, const std::string& ns, const std::string& name, Json body,
               const std::string& subresource, bool dry_run = false);
@@ -178,6 +180,13 @@ class Store : private boost::noncopyable {
     std::string ns, name, uid;
   };
   using Objects = std::map<std::string, std::shared_ptr<const Json>>;
+  /// One page of a list as read under the lock: the stored objects (shared, not copied) and the
+  /// list's metadata. `list` and `list_body` render it outside the lock.
+  struct ListPage {
+    std::vector<std::shared_ptr<const Json>> items;
+    Json metadata;
+  };
+  ListPage list_page(const ResourceInfo& r, const std::string& ns, const ListOptions& opt) const;
 
   void register_builtins();
   void register_crd_locked(const Json& crd);

@@ -6,10 +6,14 @@
 namespace kai::apiserver {
 namespace {
 
-std::string encode_continue(uint64_t rv, const std::string& start) {
+// The real server's token is {"v", "rv", "start"}; ours adds "remaining" (the unfiltered items
+// after `start` in the snapshot, -1 when filtered), which clients never read: tokens are opaque.
+std::string encode_continue(uint64_t rv, const std::string& start, int64_t remaining) {
   // base64 "RawURLEncoding", as the real server: safe in a query string without escaping.
   static const char* kB64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  const std::string in = Json{{"v", "meta.k8s.io/v1"}, {"rv", rv}, {"start", start}}.dump();
+  Json token{{"v", "meta.k8s.io/v1"}, {"rv", rv}, {"start", start}};
+  if (remaining >= 0) token["remaining"] = remaining;
+  const std::string in = token.dump();
   std::string out;
   size_t i = 0;
   for (; i + 2 < in.size(); i += 3) {
@@ -26,7 +30,7 @@ std::string encode_continue(uint64_t rv, const std::string& start) {
   return out;
 }
 
-bool decode_continue(const std::string& token, uint64_t& rv, std::string& start) {
+bool decode_continue(const std::string& token, uint64_t& rv, std::string& start, int64_t& remaining) {
   std::string bin;
   uint32_t acc = 0;
   int bits = 0;
@@ -60,6 +64,7 @@ bool decode_continue(const std::string& token, uint64_t& rv, std::string& start)
   }
   rv = j["rv"].get<uint64_t>();
   start = j["start"].get<std::string>();
+  remaining = j.contains("remaining") && j["remaining"].is_number_integer() ? j["remaining"].get<int64_t>() : -1;
   return true;
 }
 
@@ -73,14 +78,15 @@ Json Store::get(const ResourceInfo& r, const std::string& ns, const std::string&
   return output(r, *objs->second.at(key));
 }
 
-Json Store::list(const ResourceInfo& r, const std::string& ns, const ListOptions& opt) const {
+Store::ListPage Store::list_page(const ResourceInfo& r, const std::string& ns, const ListOptions& opt) const {
   const LabelSelector labels = LabelSelector::parse(opt.label_selector);
   const FieldSelector fields = FieldSelector::parse(opt.field_selector, r.kind);
   std::lock_guard lock(mu_);
   uint64_t list_rv = rv_;
   std::string start;
+  int64_t carried_remaining = -1;
   if (!opt.continue_token.empty()) {
-    if (!decode_continue(opt.continue_token, list_rv, start)) {
+    if (!decode_continue(opt.continue_token, list_rv, start, carried_remaining)) {
       throw bad_request(
           "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
     }
@@ -96,54 +102,101 @@ Json Store::list(const ResourceInfo& r, const std::string& ns, const ListOptions
   }
   // resourceVersion=0 is served from the watch cache, which ignores limit.
   const int64_t limit = opt.resource_version == "0" ? 0 : opt.limit;
-  Json items = Json::array();
+  const bool unfiltered = labels.empty() && fields.empty();
+  ListPage page;
   std::string last_key;
-  int64_t remaining = 0;
-  bool more = false;
   auto objs = objects_.find(r.storage_key());
+  static const Objects kNone;
+  const Objects& current = objs == objects_.end() ? kNone : objs->second;
   // A continuation reads the snapshot at the first page's resourceVersion, as etcd does: the
-  // current objects with every later change undone from the history (newest first).
-  Objects snapshot;
-  const Objects* view = objs == objects_.end() ? nullptr : &objs->second;
-  if (list_rv < rv_ && view != nullptr) {
-    snapshot = *view;
-    for (auto e = history_.rbegin(); e != history_.rend() && e->rv > list_rv; ++e) {
-      if (e->storage_key != r.storage_key()) continue;
-      const std::string key = obj_key(r.namespaced ? str_at(*e->object, "metadata", "namespace") : "",
-                                      str_at(*e->object, "metadata", "name"));
-      if (e->type == "ADDED") {
-        snapshot.erase(key);
-      } else if (e->old) {
-        snapshot[key] = e->old;
-      }
-    }
-    view = &snapshot;
+  // current objects, with the state at list_rv of each key changed since (newest change undone
+  // last, so the oldest wins; null: the key did not exist then). Only the changed keys are held,
+  // so that a page costs its own items, not the whole resource.
+  Objects then;
+  for (auto e = history_.rbegin(); e != history_.rend() && e->rv > list_rv; ++e) {
+    if (e->storage_key != r.storage_key()) continue;
+    const std::string key = obj_key(r.namespaced ? str_at(*e->object, "metadata", "namespace") : "",
+                                    str_at(*e->object, "metadata", "name"));
+    then[key] = e->type == "ADDED" ? nullptr : e->old;
   }
-  if (view != nullptr) {
-    const std::string prefix = r.namespaced && !ns.empty() ? ns + "/" : "";
-    auto it = start.empty() ? view->lower_bound(prefix) : view->upper_bound(start);
-    for (; it != view->end(); ++it) {
-      if (!prefix.empty() && it->first.compare(0, prefix.size(), prefix) != 0) break;
-      const Json& o = *it->second;
-      if (!labels.matches(o) || !fields.matches(o)) continue;
-      if (limit > 0 && static_cast<int64_t>(items.size()) >= limit) {
-        more = true;
-        ++remaining;
-        continue;
+  const std::string prefix = r.namespaced && !ns.empty() ? ns + "/" : "";
+  auto from = [&](const Objects& m) { return start.empty() ? m.lower_bound(prefix) : m.upper_bound(start); };
+  auto now_it = from(current);
+  auto then_it = from(then);
+  // The next object of the snapshot in key order, or null at the end of the prefix.
+  auto next = [&]() -> const std::pair<const std::string, std::shared_ptr<const Json>>* {
+    while (now_it != current.end() || then_it != then.end()) {
+      const bool take_then =
+          then_it != then.end() && (now_it == current.end() || then_it->first <= now_it->first);
+      const auto& entry = take_then ? *then_it : *now_it;
+      if (take_then) {
+        if (now_it != current.end() && now_it->first == then_it->first) ++now_it;
+        ++then_it;
+      } else {
+        ++now_it;
       }
-      items.push_back(output(r, o));
-      last_key = it->first;
+      if (!prefix.empty() && entry.first.compare(0, prefix.size(), prefix) != 0) return nullptr;
+      if (entry.second) return &entry;
+    }
+    return nullptr;
+  };
+  bool more = false;
+  while (const auto* entry = next()) {
+    const Json& o = *entry->second;
+    if (!labels.matches(o) || !fields.matches(o)) continue;
+    if (limit > 0 && static_cast<int64_t>(page.items.size()) >= limit) {
+      more = true;
+      break;
+    }
+    page.items.push_back(entry->second);
+    last_key = entry->first;
+  }
+  // remainingItemCount (unfiltered lists only, as the real server): the first page counts what
+  // follows it once; its token carries the count on, and each page takes its items off, which is
+  // exact because every page reads the same snapshot.
+  int64_t remaining = 0;
+  if (more && unfiltered) {
+    if (carried_remaining >= 0) {
+      remaining = carried_remaining - static_cast<int64_t>(page.items.size());
+    } else {
+      for (remaining = 1; next() != nullptr;) ++remaining;
     }
   }
-  Json meta = {{"resourceVersion", std::to_string(list_rv)}};
+  page.metadata = {{"resourceVersion", std::to_string(list_rv)}};
   if (more) {
-    meta["continue"] = encode_continue(list_rv, last_key);
-    if (labels.empty() && fields.empty()) meta["remainingItemCount"] = remaining;
+    page.metadata["continue"] = encode_continue(list_rv, last_key, unfiltered ? remaining : -1);
+    if (unfiltered) page.metadata["remainingItemCount"] = remaining;
   }
+  return page;
+}
+
+Json Store::list(const ResourceInfo& r, const std::string& ns, const ListOptions& opt) const {
+  ListPage page = list_page(r, ns, opt);
+  Json items = Json::array();
+  for (const auto& o : page.items) items.push_back(output(r, *o));
   return Json{{"kind", r.list_kind},
               {"apiVersion", r.api_version()},
-              {"metadata", meta},
+              {"metadata", std::move(page.metadata)},
               {"items", std::move(items)}};
+}
+
+std::string Store::list_body(const ResourceInfo& r, const std::string& ns, const ListOptions& opt) const {
+  const ListPage page = list_page(r, ns, opt);
+  // The members in the order `list`'s object dumps them (sorted keys), so both answers are the same bytes.
+  std::string out = "{\"apiVersion\":" + Json(r.api_version()).dump() + ",\"items\":[";
+  const std::string api_version = r.api_version();
+  for (size_t i = 0; i < page.items.size(); ++i) {
+    if (i != 0) out += ',';
+    const Json& o = *page.items[i];
+    // As `output`: the stored object as it is when it already reads as this resource's version.
+    if (r.group != "events.k8s.io" && str_at(o, "apiVersion") == api_version && str_at(o, "kind") == r.kind) {
+      out += o.dump();
+    } else {
+      out += output(r, o).dump();
+    }
+  }
+  out += "],\"kind\":" + Json(r.list_kind).dump() + ",\"metadata\":" + page.metadata.dump() + "}";
+  return out;
 }
 
 }  // namespace kai::apiserver

@@ -166,51 +166,38 @@ bool find_cuts(std::string_view text, size_t capacity, Cuts& cuts) {
   return true;
 }
 
-/// `text` without the cut members, then without the commas the cuts left dangling (",}" ",]" ",,"
-/// "{," "[,"), outside strings.
+/// `text` without the cut members and without the commas the cuts left dangling (",}" ",]" ",,"
+/// "{," "[,"). The cuts are whole members, so a dangling comma can only stand where a cut was: each
+/// junction is mended as the pieces are joined, and the rest of the text is copied in bulk.
 std::string splice(std::string_view text, Cuts cuts) {
   std::sort(cuts.begin(), cuts.end());
-  std::string cut;
-  cut.reserve(text.size());
+  auto is_space = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
+  std::string out;
+  out.reserve(text.size());
   size_t at = 0;
+  auto join = [&](std::string_view piece, bool after_cut) {
+    if (after_cut) {
+      size_t tail = out.size();
+      while (tail > 0 && is_space(out[tail - 1])) --tail;
+      size_t head = 0;
+      while (head < piece.size() && is_space(piece[head])) ++head;
+      const char before = tail > 0 ? out[tail - 1] : '\0';
+      const char next = head < piece.size() ? piece[head] : '\0';
+      if (before == ',' && (next == '}' || next == ']' || next == ',')) {
+        out.resize(tail - 1);  // the member after the comma was cut
+      } else if (next == ',' && (before == '{' || before == '[')) {
+        piece.remove_prefix(head + 1);  // the member before the comma was cut
+        while (!piece.empty() && is_space(piece.front())) piece.remove_prefix(1);
+      }
+    }
+    out.append(piece);
+  };
   for (const auto& [first, second] : cuts) {
     if (first < at) return "";  // overlapping members cannot happen in valid JSON
-    cut.append(text.substr(at, first - at));
+    join(text.substr(at, first - at), at != 0);
     at = second;
   }
-  cut.append(text.substr(at));
-  std::string out;
-  out.reserve(cut.size());
-  auto is_space = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
-  auto next_significant = [&](size_t i) {
-    while (i < cut.size() && is_space(cut[i])) ++i;
-    return i < cut.size() ? cut[i] : '\0';
-  };
-  bool in_string = false;
-  for (size_t i = 0; i < cut.size(); ++i) {
-    const char c = cut[i];
-    if (in_string) {
-      out.push_back(c);
-      if (c == '\\' && i + 1 < cut.size()) {
-        out.push_back(cut[++i]);
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') in_string = true;
-    if (c == ',') {
-      const char next = next_significant(i + 1);
-      // A comma right after an opening bracket: the member before it was cut.
-      size_t j = out.size();
-      while (j > 0 && is_space(out[j - 1])) --j;
-      if (next == '}' || next == ']' || next == ',' || (j > 0 && (out[j - 1] == '{' || out[j - 1] == '['))) {
-        while (i + 1 < cut.size() && is_space(cut[i + 1])) ++i;  // and the space that followed it
-        continue;
-      }
-    }
-    out.push_back(c);
-  }
+  join(text.substr(at), at != 0);
   return out;
 }
 

@@ -274,6 +274,31 @@ TEST_F(Objects, Pagination) {
   EXPECT_EQ(later, (std::vector<std::string>{"p3", "p4", "p5", "p6"}));
   EXPECT_FALSE(rest["items"][2]["metadata"]["labels"].contains("new"));
   EXPECT_EQ(rest["metadata"]["resourceVersion"], first["metadata"]["resourceVersion"]);
+  // Smaller pages of the same snapshot count what remains of it, whatever changed since; a key
+  // added after the first page and changed again stays out of it.
+  ASSERT_EQ(req("PATCH", "/api/v1/namespaces/default/pods/p3a",
+                Json{{"metadata", {{"labels", {{"new", "1"}}}}}}, "application/merge-patch+json")
+                .status,
+            200);
+  ASSERT_EQ(create_pod("p9").status, 201);
+  Json second = get("/api/v1/namespaces/default/pods?limit=2&continue=" +
+                    first["metadata"]["continue"].get<std::string>());
+  ASSERT_EQ(second["items"].size(), 2u);
+  EXPECT_EQ(second["items"][0]["metadata"]["name"], "p3");
+  EXPECT_EQ(second["items"][1]["metadata"]["name"], "p4");
+  EXPECT_EQ(second["metadata"]["remainingItemCount"], 2);
+  Json third = get("/api/v1/namespaces/default/pods?limit=2&continue=" +
+                   second["metadata"]["continue"].get<std::string>());
+  ASSERT_EQ(third["items"].size(), 2u);
+  EXPECT_EQ(third["items"][0]["metadata"]["name"], "p5");
+  EXPECT_EQ(third["items"][1]["metadata"]["name"], "p6");
+  EXPECT_FALSE(third["metadata"].contains("continue"));
+  EXPECT_FALSE(third["metadata"].contains("remainingItemCount"));
+  // Filtered pages report no count (the real server cannot know it without reading them all).
+  Json filtered = get("/api/v1/namespaces/default/pods?limit=1&labelSelector=new%21%3D1");
+  EXPECT_EQ(filtered["items"].size(), 1u);
+  EXPECT_TRUE(filtered["metadata"].contains("continue"));
+  EXPECT_FALSE(filtered["metadata"].contains("remainingItemCount"));
   server_->compact_history();
   EXPECT_EQ(req("GET", "/api/v1/namespaces/default/pods?limit=10&continue=" +
                            first["metadata"]["continue"].get<std::string>())
@@ -429,6 +454,19 @@ TEST_F(Objects, MicroTimeAndEventRules) {
                {"message", "ok"},
                {"involvedObject", {{"kind", "Pod"}, {"name", "p"}, {"namespace", "default"}}}};
   EXPECT_EQ(req("POST", "/api/v1/namespaces/default/events", core).status, 201);
+  // Lists render each stored Event in the version asked for, as gets do.
+  Json new_list = get("/apis/events.k8s.io/v1/namespaces/default/events");
+  EXPECT_EQ(new_list["kind"], "EventList");
+  EXPECT_EQ(new_list["apiVersion"], "events.k8s.io/v1");
+  ASSERT_EQ(new_list["items"].size(), 2u);
+  EXPECT_EQ(new_list["items"][0], as_new);
+  EXPECT_EQ(new_list["items"][1]["apiVersion"], "events.k8s.io/v1");
+  EXPECT_EQ(new_list["items"][1]["regarding"]["name"], "p");
+  Json core_list = get("/api/v1/namespaces/default/events");
+  ASSERT_EQ(core_list["items"].size(), 2u);
+  EXPECT_EQ(core_list["items"][0], as_core);
+  EXPECT_EQ(core_list["items"][1]["apiVersion"], "v1");
+  EXPECT_EQ(core_list["items"][1]["kind"], "Event");
 }
 
 TEST_F(Objects, CustomResourcesFromCrdFiles) {
