@@ -82,6 +82,10 @@ Result<std::unique_ptr<EventLog>> EventLog::open(const std::string& path, const 
   db_opts.info_log = make_rocksdb_info_log();
   rocksdb::ColumnFamilyOptions cf_opts;
   cf_opts.write_buffer_size = options.write_buffer_size;
+  // A third memtable: with two, a first list of 150,000 pods filled the second while the first was
+  // still being flushed, and RocksDB stopped every write until the flush ended ("Stopping writes
+  // because we have 2 immutable memtables"), holding up the ingest behind the writer.
+  cf_opts.max_write_buffer_number = 3;
   // Audit keys arrive in random order (pod names), and a skip-list insert of a random key cost
   // more than everything else on the ingest path (perf: 40 % in FindSpliceForLevel). The index is
   // only read by tools, so its memtable is an unsorted vector: O(1) appends, sorted when read or
