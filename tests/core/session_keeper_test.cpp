@@ -473,9 +473,31 @@ TEST(KeptSessions, ASessionThatCannotBeLaidOutAnewIsBuiltWithTheMemo) {
   cycle(3);
   EXPECT_EQ(keeper.built(), 2U);
   EXPECT_EQ(keeper.last_rebuild_reason(),
-            "pods or PodGroups were added, removed or regrouped, and a job cannot be laid out anew");
+            "pods or PodGroups were added, removed or regrouped, and the jobs cannot be laid out anew: a new or "
+            "changed job has a pod with inter-pod constraints");
   // Without the memo held again for it, the build's grouping would find it inactive, and reuse none.
   EXPECT_GT(memo.reused(), 0U);
+  // A session indexing inter-pod constraints is never kept: the constrained pod gone, a build again.
+  c.refs.pods.pop_back();
+  cycle(4);
+  EXPECT_EQ(keeper.built(), 3U);
+  EXPECT_NE(keeper.last_rebuild_reason().find("indexes inter-pod constraints"), std::string::npos)
+      << keeper.last_rebuild_reason();
+  // A pod of another scheduler arriving on a node: only a build accounts it, and the reason says so.
+  size_t bound = 0;
+  while (bound < c.refs.pods.size() && c.refs.pods[bound]->node_name.empty()) ++bound;
+  ASSERT_LT(bound, c.refs.pods.size());
+  model::Pod foreign = *c.refs.pods[bound];
+  foreign.phase = "Running";
+  foreign.meta.name += "-foreign";
+  foreign.meta.uid += "-foreign";
+  foreign.scheduler_name = "default-scheduler";
+  c.pods.push_back(foreign);
+  c.refs.pods.push_back(&c.pods.back());
+  cycle(5);
+  EXPECT_EQ(keeper.built(), 4U);
+  EXPECT_NE(keeper.last_rebuild_reason().find("a pod of another scheduler"), std::string::npos)
+      << keeper.last_rebuild_reason();
 }
 
 // A LeaderWorkerSet started LeaderReady sizes its group by whether the leader is bound

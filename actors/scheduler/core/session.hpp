@@ -285,6 +285,8 @@ class Session {
                const std::vector<uint32_t>& changed_pods, const std::vector<uint32_t>& changed_pod_groups,
                const std::vector<std::pair<const model::Node*, const model::Node*>>& replaced_nodes,
                const model::ObjectRefs* regroup_from = nullptr);
+  /// Why the last refresh returned false (a fixed text), for the keeper's log line.
+  const char* refresh_refusal() const { return refusal_; }
   /// refresh with regroup_from (session_relayout.cpp).
   bool relayout(const model::ObjectRefs& objects, const SessionOptions& options,
                 const std::vector<std::pair<const model::Node*, const model::Node*>>& replaced_nodes,
@@ -297,6 +299,7 @@ class Session {
   bool take_times_and_usage();
 
   SessionOptions options_;
+  const char* refusal_ = "";
   std::vector<std::string> scalar_names_;
   std::unordered_map<std::string, uint32_t> scalar_ids_;
   struct StaticFit {

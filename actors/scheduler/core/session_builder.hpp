@@ -34,9 +34,9 @@ class SessionBuilder {
   void rederive_job(uint32_t job);
   /// Groups the current objects' pods again and lays the jobs out as a build would, where the last
   /// build's objects were `old_objects`: a group whose PodGroup and pods are the very same objects
-  /// keeps its job and tasks (moved), the others are derived (session_relayout.cpp). False when the
-  /// result could differ from a build's (the session must then be dropped).
-  bool relayout(const model::ObjectRefs& old_objects);
+  /// keeps its job and tasks (moved), the others are derived (session_relayout.cpp). Null when laid
+  /// out; else why the result could differ from a build's (the session must then be dropped).
+  const char* relayout(const model::ObjectRefs& old_objects);
   /// Whether `pod`, of another scheduler than `scheduler_name`, holds its node's resources.
   static bool holds_node_as_foreign(const model::Pod& pod, const std::string& scheduler_name);
 
@@ -50,7 +50,7 @@ class SessionBuilder {
   static bool parse_int64(const std::string& s, int64_t& out);
 
   /// relayout's second half, from the new grouping.
-  bool lay_out(std::vector<PodGroupAssignment> fresh, const model::ObjectRefs& old_objects);
+  const char* lay_out(std::vector<PodGroupAssignment> fresh, const model::ObjectRefs& old_objects);
   /// Takes job `job`'s tasks, as they stand, off their nodes and queues; their nodes go to `nodes`.
   void take_out_tasks(uint32_t job, std::vector<uint32_t>& nodes);
   /// Counts job `job`'s tasks, just derived, in their queues and the job's counters (derive_job put

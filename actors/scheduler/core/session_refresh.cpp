@@ -74,25 +74,33 @@ bool Session::refresh(const model::ObjectRefs& objects, const SessionOptions& op
                       const std::vector<uint32_t>& changed_pods, const std::vector<uint32_t>& changed_pod_groups,
                       const std::vector<std::pair<const model::Node*, const model::Node*>>& replaced_nodes,
                       const model::ObjectRefs* regroup_from) {
+  auto refuse = [&](const char* why) {
+    refusal_ = why;
+    return false;
+  };
   // The inter-pod index and a grouping that read other pods follow every pod: not kept.
-  if (inter_pod || built_.grouping_reads_beyond_pod) return false;
+  if (inter_pod) return refuse("the session indexes inter-pod constraints");
+  if (built_.grouping_reads_beyond_pod) {
+    return refuse("the pod grouper reads other pods (an MPI launcher, a Spark driver, Knative revisions)");
+  }
   if (regroup_from != nullptr) return relayout(objects, options, replaced_nodes, *regroup_from);
   if (objects.pods.size() != built_.pod_task.size() || objects.pod_groups.size() != built_.pod_group_job.size())
-    return false;
+    return refuse("pods or PodGroups were added or removed");
   std::vector<uint32_t> dirty;
   for (uint32_t k : changed_pod_groups) {
-    if (built_.pod_group_job[k] < 0) return false;
+    if (built_.pod_group_job[k] < 0) return refuse("a changed PodGroup has no job");
     dirty.push_back(static_cast<uint32_t>(built_.pod_group_job[k]));
   }
   for (uint32_t p : changed_pods) {
-    if (built_.pod_task[p] < 0) return false;  // another scheduler's pod: its node's usage
+    // Another scheduler's pod: its node's usage.
+    if (built_.pod_task[p] < 0) return refuse("a pod of another scheduler (a GPU reservation pod, say) changed on a node");
     dirty.push_back(tasks[static_cast<uint32_t>(built_.pod_task[p])].job);
   }
   std::sort(dirty.begin(), dirty.end());
   dirty.erase(std::unique(dirty.begin(), dirty.end()), dirty.end());
   // A job whose derivation warns would repeat or drop its warning out of the build's order.
   for (uint32_t j : dirty) {
-    if (built_.warned[j] != 0) return false;
+    if (built_.warned[j] != 0) return refuse("a changed job had warned");
   }
 
   // A quiet last cycle (decided nothing, moved no task for good, wrote no annotation) left its state
@@ -124,7 +132,7 @@ bool Session::refresh(const model::ObjectRefs& objects, const SessionOptions& op
   for (uint32_t j : dirty) builder_->rederive_job(j);
   builder_->retarget(nullptr);
   for (uint32_t j : dirty) {
-    if (built_.warned[j] != 0) return false;
+    if (built_.warned[j] != 0) return refuse("a changed job warns");
   }
   const bool same = quiet && same_for_actions(jobs_before, tasks_before, dirty);
   if (take_times_and_usage() && same) {
@@ -143,9 +151,12 @@ bool Session::relayout(const model::ObjectRefs& objects, const SessionOptions& o
   undo_cycle();
   take_objects(options, replaced_nodes);
   builder_->retarget(&objects);
-  const bool laid_out = builder_->relayout(old_objects);
+  const char* refusal = builder_->relayout(old_objects);
   builder_->retarget(nullptr);
-  if (!laid_out) return false;
+  if (refusal != nullptr) {
+    refusal_ = refusal;
+    return false;
+  }
   take_times_and_usage();
   open_plugins();
   return true;

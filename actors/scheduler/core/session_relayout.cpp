@@ -73,23 +73,25 @@ constexpr size_t kLookAhead = 16;
 
 }  // namespace
 
-bool SessionBuilder::relayout(const model::ObjectRefs& old_objects) {
+const char* SessionBuilder::relayout(const model::ObjectRefs& old_objects) {
   const model::ObjectRefs& objects = *objects_;
   // Pods of other schedulers are accounted on their nodes only by a build.
-  if (!same_foreign_pods(objects, old_objects, ssn_.options().scheduler_name)) return false;
+  if (!same_foreign_pods(objects, old_objects, ssn_.options().scheduler_name)) {
+    return "a pod of another scheduler (a GPU reservation pod, say) came, went or changed on a node";
+  }
   bool reads_beyond_pod = false;
   GroupingMemo* memo = ssn_.options().grouping_memo;
   std::vector<PodGroupAssignment> fresh = group_pods(objects, ssn_.options().scheduler_name,
                                                      ssn_.options().default_queue, ssn_.options().grouper, memo,
                                                      &reads_beyond_pod);
-  if (reads_beyond_pod) return false;
-  if (lay_out(std::move(fresh), old_objects)) return true;
+  if (reads_beyond_pod) return "the pod grouper reads other pods (an MPI launcher, a Spark driver, Knative revisions)";
+  const char* refusal = lay_out(std::move(fresh), old_objects);
   // The build that follows groups the same objects again: the memo serves it too.
-  if (memo != nullptr) memo->rehold();
-  return false;
+  if (refusal != nullptr && memo != nullptr) memo->rehold();
+  return refusal;
 }
 
-bool SessionBuilder::lay_out(std::vector<PodGroupAssignment> fresh, const model::ObjectRefs& old_objects) {
+const char* SessionBuilder::lay_out(std::vector<PodGroupAssignment> fresh, const model::ObjectRefs& old_objects) {
   const model::ObjectRefs& objects = *objects_;
 
   // The old job of each new group that has one, unchanged. Both groupings list the groups in the
@@ -136,13 +138,13 @@ bool SessionBuilder::lay_out(std::vector<PodGroupAssignment> fresh, const model:
     old_reused[j] = 1;
   }
   for (uint32_t j = 0; j < ssn_.jobs.size(); ++j) {
-    if (old_reused[j] == 0 && built.warned[j] != 0) return false;
+    if (old_reused[j] == 0 && built.warned[j] != 0) return "a job that went or changed had warned";
   }
   // A pod with inter-pod constraints needs the index a build makes.
   for (size_t i = 0; i < fresh.size(); ++i) {
     if (reused[i] >= 0) continue;
     for (uint32_t p : fresh[i].pods) {
-      if (InterPodConstraints::constrains(*objects.pods[p])) return false;
+      if (InterPodConstraints::constrains(*objects.pods[p])) return "a new or changed job has a pod with inter-pod constraints";
     }
   }
 
@@ -222,15 +224,15 @@ bool SessionBuilder::lay_out(std::vector<PodGroupAssignment> fresh, const model:
     if (reused[i] >= 0) continue;
     const auto job_id = static_cast<uint32_t>(i);
     derive_job(ssn_.groups[i], job_id, first_task[i]);
-    if (built.warned[i] != 0) return false;
+    if (built.warned[i] != 0) return "a new or changed job warns";
     count_derived_tasks(job_id, nodes);
   }
   // A resource name new to the session would be numbered otherwise by a build, and a request's
   // resources are listed in the order of their numbers.
-  if (ssn_.scalar_names_.size() != scalars) return false;
+  if (ssn_.scalar_names_.size() != scalars) return "a pod requests a resource new to the session";
   index_pod_group_jobs(ssn_.groups, 0);
   update_node_indexes(nodes);
-  return true;
+  return nullptr;
 }
 
 }  // namespace kai::core
