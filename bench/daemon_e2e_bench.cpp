@@ -38,6 +38,7 @@
 #include "bench/e2e/child_process.hpp"
 #include "bench/e2e/cluster_server.hpp"
 #include "tests/daemon/daemon_harness.hpp"
+#include "tools/common/huge_pages.hpp"
 
 namespace {
 
@@ -672,6 +673,9 @@ BENCHMARK(BM_DaemonEndToEnd)
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The daemon runs in this process: on huge pages, as kai-scheduler runs it (GLIBC_TUNABLES=
+  // glibc.malloc.hugetlb=0 for figures without them). The API-server child inherits the tunable.
+  kai::tools::run_with_huge_pages(argv);
   if (argc >= 2 && std::string(argv[1]) == kai::bench::kClusterServerFlag) {
     return kai::bench::run_cluster_server(argc - 2, argv + 2);
   }

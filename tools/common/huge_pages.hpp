@@ -1,11 +1,11 @@
 #pragma once
-// Transparent huge pages for malloc's memory, for the tools that load a whole cluster at once
-// (kai-sim, kai-log). A session at 150,000 pods allocates and frees several hundred MB; on 4 KB pages
+// Transparent huge pages for malloc's memory, for the programs that hold a whole cluster at once
+// (kai-scheduler, kai-sim, kai-log). A session at 150,000 pods allocates and frees several hundred MB; on 4 KB pages
 // the page faults and TLB misses took a quarter of the time, and a VM makes each fault dearer
 // (bench/README.md "Huge pages"). glibc backs its heap with huge pages when the tunable
 // glibc.malloc.hugetlb=1 is set (the kernel's THP mode "madvise" or "always"); a tunable is read only
 // at process start, so a tool started without it sets it and executes itself again, once, keeping
-// its pid, arguments and environment. The daemon does not (docs/configuration.md "Huge pages").
+// its pid, arguments and environment (docs/configuration.md "Huge pages").
 
 #include <unistd.h>
 

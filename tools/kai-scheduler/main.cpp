@@ -15,6 +15,7 @@
 #include "k8s/model/quantity.hpp"
 #include "k8s/model/time.hpp"
 #include "tools/common/guarded_main.hpp"
+#include "tools/common/huge_pages.hpp"
 #include "tools/common/stop_signals.hpp"
 
 static int run_tool(int argc, char** argv) {
@@ -204,5 +205,6 @@ static int run_tool(int argc, char** argv) {
 }
 
 int main(int argc, char** argv) {
+  kai::tools::run_with_huge_pages(argv);
   return kai::tools::guarded_main("kai-scheduler", [&] { return run_tool(argc, argv); });
 }
