@@ -180,11 +180,14 @@ class Store : private boost::noncopyable {
     std::string ns, name, uid;
   };
   using Objects = std::map<std::string, std::shared_ptr<const Json>>;
-  /// One page of a list as read under the lock: the stored objects (shared, not copied) and the
-  /// list's metadata. `list` and `list_body` render it outside the lock.
+  /// One page of a list as read under the lock: the stored objects (shared, not copied) and what
+  /// the list's metadata says. `list` and `list_body` render it outside the lock.
   struct ListPage {
     std::vector<std::shared_ptr<const Json>> items;
-    Json metadata;
+    uint64_t resource_version = 0;
+    std::string continue_token;     ///< empty: the last page
+    int64_t remaining_items = -1;   ///< remainingItemCount; -1: not told (a filtered list)
+    Json metadata() const;
   };
   ListPage list_page(const ResourceInfo& r, const std::string& ns, const ListOptions& opt) const;
 

@@ -162,12 +162,19 @@ Store::ListPage Store::list_page(const ResourceInfo& r, const std::string& ns, c
       for (remaining = 1; next() != nullptr;) ++remaining;
     }
   }
-  page.metadata = {{"resourceVersion", std::to_string(list_rv)}};
+  page.resource_version = list_rv;
   if (more) {
-    page.metadata["continue"] = encode_continue(list_rv, last_key, unfiltered ? remaining : -1);
-    if (unfiltered) page.metadata["remainingItemCount"] = remaining;
+    page.continue_token = encode_continue(list_rv, last_key, unfiltered ? remaining : -1);
+    if (unfiltered) page.remaining_items = remaining;
   }
   return page;
+}
+
+Json Store::ListPage::metadata() const {
+  Json meta = {{"resourceVersion", std::to_string(resource_version)}};
+  if (!continue_token.empty()) meta["continue"] = continue_token;
+  if (remaining_items >= 0) meta["remainingItemCount"] = remaining_items;
+  return meta;
 }
 
 Json Store::list(const ResourceInfo& r, const std::string& ns, const ListOptions& opt) const {
@@ -176,7 +183,7 @@ Json Store::list(const ResourceInfo& r, const std::string& ns, const ListOptions
   for (const auto& o : page.items) items.push_back(output(r, *o));
   return Json{{"kind", r.list_kind},
               {"apiVersion", r.api_version()},
-              {"metadata", std::move(page.metadata)},
+              {"metadata", page.metadata()},
               {"items", std::move(items)}};
 }
 
@@ -195,7 +202,7 @@ std::string Store::list_body(const ResourceInfo& r, const std::string& ns, const
       out += output(r, o).dump();
     }
   }
-  out += "],\"kind\":" + Json(r.list_kind).dump() + ",\"metadata\":" + page.metadata.dump() + "}";
+  out += "],\"kind\":" + Json(r.list_kind).dump() + ",\"metadata\":" + page.metadata().dump() + "}";
   return out;
 }
 
