@@ -72,8 +72,8 @@ void Store::tick() {
 // ------------------------------------------------------------------------------------ helpers
 
 Json Store::output(const ResourceInfo& r, const Json& stored) const {
+  if (served_as_stored(r, stored)) return stored;
   if (r.group == "events.k8s.io") return event_from_core(stored);
-  if (str_at(stored, "apiVersion") == r.api_version() && str_at(stored, "kind") == r.kind) return stored;
   Json out = stored;
   out["apiVersion"] = r.api_version();
   out["kind"] = r.kind;

@@ -38,6 +38,13 @@ inline std::string str_at(const Json& j, const char* a, const char* b = nullptr)
   return (jt != it->end() && jt->is_string()) ? jt->get<std::string>() : "";
 }
 
+/// Whether `stored` reads as resource `r` as it is (Store::output answers it unchanged): not an Event
+/// asked for as events.k8s.io, and of `r`'s apiVersion and kind.
+inline bool served_as_stored(const ResourceInfo& r, const Json& stored) {
+  return r.group != "events.k8s.io" && str_at(stored, "apiVersion") == r.api_version() &&
+         str_at(stored, "kind") == r.kind;
+}
+
 /// 409 Conflict on `name` of resource `r`, worded as the real server does.
 inline ApiError conflict(const ResourceInfo& r, const std::string& name, const std::string& why) {
   return {409, "Conflict", "Operation cannot be fulfilled on " + r.qualified() + " \"" + name + "\": " + why,

@@ -191,16 +191,10 @@ std::string Store::list_body(const ResourceInfo& r, const std::string& ns, const
   const ListPage page = list_page(r, ns, opt);
   // The members in the order `list`'s object dumps them (sorted keys), so both answers are the same bytes.
   std::string out = "{\"apiVersion\":" + Json(r.api_version()).dump() + ",\"items\":[";
-  const std::string api_version = r.api_version();
   for (size_t i = 0; i < page.items.size(); ++i) {
     if (i != 0) out += ',';
     const Json& o = *page.items[i];
-    // As `output`: the stored object as it is when it already reads as this resource's version.
-    if (r.group != "events.k8s.io" && str_at(o, "apiVersion") == api_version && str_at(o, "kind") == r.kind) {
-      out += o.dump();
-    } else {
-      out += output(r, o).dump();
-    }
+    out += served_as_stored(r, o) ? o.dump() : output(r, o).dump();
   }
   out += "],\"kind\":" + Json(r.list_kind).dump() + ",\"metadata\":" + page.metadata().dump() + "}";
   return out;
