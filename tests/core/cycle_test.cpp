@@ -10,6 +10,7 @@
 #include "actors/scheduler/core/bind_backoff.hpp"
 #include "actors/scheduler/core/export_job_state.hpp"
 #include "actors/scheduler/core/grouping.hpp"
+#include "actors/scheduler/core/session_keeper.hpp"
 #include "events/event_codec.hpp"
 #include "events/projection.hpp"
 #include "k8s/model/codec.hpp"
@@ -216,6 +217,42 @@ TEST(Cycle, AValueSomeoneElseWroteOnThePodGroupIsAdoptedAndLogged) {
   const CycleResult e = cycle(echo, &records);
   EXPECT_TRUE(e.job_state_changes.empty());
   EXPECT_EQ(e.job_times->at("pg-uid").last_start, kNow - 50);
+}
+
+TEST(Cycle, AKeptSessionForgetsTheJobStateOfABarePodsGroupOnlyOnceThePodIsGone) {
+  // Bare pods' groups have no PodGroup: the session answers whether their uids (the pods') are live,
+  // from an index it keeps while it is kept; a relayout that drops a group must drop its uid too.
+  events::ScheduleRecords records;
+  for (const char* uid : {"u1", "u2"}) {
+    records.job_states[uid].group = std::string("ns/") + uid;
+    records.job_states[uid].fields[0].value = kNow - 10;
+  }
+  model::ClusterObjects both = objects_of(Json::array({node("n1", 2), queue("q", "", -1), pod("p1", "u1", 1, "n1"),
+                                                       pod("p2", "u2", 1, "n1")}));
+  model::ClusterObjects one = objects_of(Json::array({node("n1", 2), queue("q", "", -1), pod("p1", "u1", 1, "n1")}));
+  SessionKeeper keeper;
+  auto run = [&](const model::ClusterObjects& objects, uint64_t cycle_id) {
+    CycleInput in;
+    in.objects = model::ObjectRefs::of(objects);
+    in.records = &records;
+    in.options.now = kNow + static_cast<int64_t>(cycle_id);
+    in.options.seed = 3;
+    in.cycle_id = cycle_id;
+    in.keeper = &keeper;
+    CycleResult r = run_cycle(in);
+    std::vector<std::string> forgotten;
+    for (const auto& c : r.job_state_changes) {
+      if (c.source == events::JobStateSource::kForget) forgotten.push_back(c.group_uid);
+    }
+    keeper.keep(std::move(r.session), std::move(r.refs), r.patched, nullptr);
+    return forgotten;
+  };
+  EXPECT_TRUE(run(both, 1).empty()) << "built: both groups live";
+  EXPECT_TRUE(run(both, 2).empty()) << "kept: both groups live";
+  EXPECT_EQ(keeper.kept(), 1U);
+  EXPECT_EQ(run(one, 3), std::vector<std::string>{"u2"}) << "laid out anew without p2: " << keeper.last_rebuild_reason();
+  EXPECT_EQ(keeper.kept(), 2U) << "the session was kept, not built: " << keeper.last_rebuild_reason();
+  EXPECT_EQ(keeper.regrouped(), 1U);
 }
 
 TEST(Cycle, TheJobStateOfAGroupThatIsGoneIsForgotten) {

@@ -10,7 +10,6 @@
 #include <set>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "actors/scheduler/core/action.hpp"
 #include "actors/scheduler/core/bind_backoff.hpp"
@@ -202,16 +201,11 @@ void record_job_state(const CycleInput& in, const Session& ssn, const PodGroupsB
     }
   }
   if (in.records == nullptr || in.records->job_states.empty()) return;
-  // Views of the session's uids: a session has a job for each of up to 150,000 groups.
   // A job with a PodGroup has its uid (session_builder_jobs.cpp), which `by_uid` holds: only the
-  // groups synthesised from bare pods are looked up apart.
-  std::pmr::monotonic_buffer_resource arena;
-  std::pmr::unordered_set<std::string_view> live(&arena);
-  for (const auto& job : ssn.jobs) {
-    if (job.object == nullptr) live.insert(job.uid);
-  }
+  // groups synthesised from bare pods are asked of the session (up to 150,000 of them, indexed
+  // once per kept session rather than each cycle).
   for (const auto& [uid, st] : in.records->job_states) {
-    if (live.count(uid) || by_uid.count(uid)) continue;
+    if (by_uid.count(uid) || ssn.has_synthesised_job(uid)) continue;
     out.job_state_changes.push_back(
         JobStateChange{in.cycle_id, uid, st.group, JobField::kLastStart, std::nullopt, std::nullopt,
                        JobStateSource::kForget});

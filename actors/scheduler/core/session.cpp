@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
+
+#include <boost/unordered/unordered_flat_set.hpp>
 
 #include "actors/scheduler/core/gpu_group_ids.hpp"
 #include "actors/scheduler/core/grouping.hpp"
@@ -36,7 +39,26 @@ Session::Session(const model::ObjectRefs& objects, SessionOptions options)
 }
 
 
+struct Session::SynthesisedUids {
+  boost::unordered_flat_set<std::string_view, std::hash<std::string_view>> uids;
+};
+
 Session::~Session() = default;
+
+bool Session::has_synthesised_job(std::string_view uid) const {
+  if (!synthesised_uids_) {
+    synthesised_uids_ = std::make_unique<SynthesisedUids>();
+    synthesised_uids_->uids.reserve(groups.size());
+    // A job's uid is its group's (session_builder_jobs.cpp); a refresh moves no group and changes
+    // no synthesised group's uid, so the views stay valid until a relayout replaces the groups.
+    for (const auto& g : groups) {
+      if (g.pod_group == nullptr && !g.uid.empty()) synthesised_uids_->uids.insert(g.uid);
+    }
+  }
+  return synthesised_uids_->uids.contains(uid);
+}
+
+void Session::forget_synthesised_uids() { synthesised_uids_.reset(); }
 
 void Session::open_plugins() {
   const PluginRegistry& registry = builtin_plugins();

@@ -10,6 +10,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -267,9 +268,19 @@ class Session {
   /// deadline (CycleResult::next_deadline) and whether a group was backing off.
   void note_outcome(std::optional<int64_t> next_deadline, bool backing_off);
 
+  /// Whether `uid` is that of a job synthesised from bare pods (no PodGroup object), which the cycle
+  /// asks of every group with recorded job state. Indexed at the first question after a build or a
+  /// relayout and kept through refreshes, which change no group's uid: a kept cycle does not index
+  /// 150,000 uids again (session.cpp).
+  bool has_synthesised_job(std::string_view uid) const;
+
  private:
   friend class SessionBuilder;
   friend class SessionKeeper;
+  struct SynthesisedUids;
+  /// Views of `groups`' uids; null until asked, and again after a relayout.
+  mutable std::unique_ptr<SynthesisedUids> synthesised_uids_;
+  void forget_synthesised_uids();
   void open_plugins();
   /// Takes back what the last cycle's actions and plugins changed: every task to its built state
   /// (ghosts removed), the jobs' reasons, the decisions, the hooks. See session_keeper.hpp.

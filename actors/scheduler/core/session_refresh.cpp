@@ -150,6 +150,7 @@ bool Session::relayout(const model::ObjectRefs& objects, const SessionOptions& o
   outcome_.reasons.clear();
   undo_cycle();
   take_objects(options, replaced_nodes);
+  forget_synthesised_uids();  // views of the groups the relayout replaces
   builder_->retarget(&objects);
   const char* refusal = builder_->relayout(old_objects);
   builder_->retarget(nullptr);

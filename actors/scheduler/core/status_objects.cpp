@@ -212,6 +212,12 @@ StatusOutput status_writes(const Session& ssn, const model::ObjectRefs& objects,
 
   // PodGroups: resourcesStatus and schedulingConditions, each group's computed once.
   std::unordered_map<const model::PodGroup*, model::ResourcesStatus> computed;
+  std::string mark_key;  // reused: asked of every group in sync while any write is awaited
+  auto awaited = [&](const JobInfo& job) {
+    if (marks.marks.empty()) return false;
+    mark_key.assign("PodGroup ").append(job.key);  // StatusWrite::mark_key()
+    return marks.marks.count(mark_key) != 0;
+  };
   for (const JobInfo& job : ssn.jobs) {
     if (job.object == nullptr || job.object->meta.uid.empty()) continue;
     const model::PodGroup& pg = *job.object;
@@ -221,7 +227,8 @@ StatusOutput status_writes(const Session& ssn, const model::ObjectRefs& objects,
     const bool conditions_changed = next_conditions(ssn, job, w == why.end() ? nullptr : w->second, conditions);
     const bool resources_changed = resources != pg.resources_status;
     // In sync and no write of it awaited: nothing to write or settle (most groups, most cycles).
-    if (!resources_changed && !conditions_changed && marks.marks.empty()) {
+    // Marks::offer would only note it seen, which matters for awaited writes alone.
+    if (!resources_changed && !conditions_changed && !awaited(job)) {
       computed.emplace(&pg, std::move(resources));
       continue;
     }
