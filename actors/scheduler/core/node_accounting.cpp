@@ -101,6 +101,13 @@ void node_add_reservation(NodeInfo& node, const std::string& group, bool termina
   account_device_change(node, before, g);
 }
 
+void node_remove_reservation(NodeInfo& node, const std::string& group, bool terminating) {
+  SharedGpu& g = group_of(node, group);
+  const DeviceShare before = device_share(g);
+  --(terminating ? g.releasing_reservations : g.reservations);
+  account_device_change(node, before, g);
+}
+
 SharedGpu* NodeInfo::find_group(const std::string& group) {
   for (auto& g : shared_gpus) {
     if (g.group == group) return &g;

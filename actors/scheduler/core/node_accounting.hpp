@@ -14,5 +14,7 @@ void node_remove_task(NodeInfo& node, const TaskInfo& task);
 /// A reservation pod of GPU group `group` on the node (terminating or not): it holds one device while
 /// no task of its group does (an orphan after an abandoned bind), and fraction pods may join it.
 void node_add_reservation(NodeInfo& node, const std::string& group, bool terminating);
+/// Exact inverse of node_add_reservation (a kept session following a reservation pod that went or changed).
+void node_remove_reservation(NodeInfo& node, const std::string& group, bool terminating);
 
 }  // namespace kai::core

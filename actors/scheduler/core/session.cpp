@@ -52,7 +52,7 @@ bool Session::has_synthesised_job(std::string_view uid) const {
     // A job's uid is its group's (session_builder_jobs.cpp); a refresh moves no group and changes
     // no synthesised group's uid, so the views stay valid until a relayout replaces the groups.
     for (const auto& g : groups) {
-      if (g.pod_group == nullptr && !g.uid.empty()) synthesised_uids_->uids.insert(g.uid);
+      if (g.pod_group == nullptr) synthesised_uids_->uids.insert(g.uid);
     }
   }
   return synthesised_uids_->uids.contains(uid);

@@ -291,11 +291,12 @@ class Session {
   /// False when it cannot (the session must then be dropped). With `regroup_from`, the objects the
   /// session was built or last refreshed from, pods and PodGroups may also have been added, removed
   /// or regrouped: the pods are grouped again and the jobs laid out anew (relayout), and the changed
-  /// positions are not read.
+  /// positions are not read. `previous`, those objects too, lets a changed pod of another scheduler
+  /// be followed (without it such a change refuses).
   bool refresh(const model::ObjectRefs& objects, const SessionOptions& options,
                const std::vector<uint32_t>& changed_pods, const std::vector<uint32_t>& changed_pod_groups,
                const std::vector<std::pair<const model::Node*, const model::Node*>>& replaced_nodes,
-               const model::ObjectRefs* regroup_from = nullptr);
+               const model::ObjectRefs* regroup_from = nullptr, const model::ObjectRefs* previous = nullptr);
   /// Why the last refresh returned false (a fixed text), for the keeper's log line.
   const char* refresh_refusal() const { return refusal_; }
   /// refresh with regroup_from (session_relayout.cpp).

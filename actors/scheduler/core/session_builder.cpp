@@ -285,37 +285,79 @@ bool SessionBuilder::holds_node_as_foreign(const model::Pod& pod, const std::str
 }
 
 void SessionBuilder::account_foreign_pods() {
-  const std::string& mine = ssn_.options().scheduler_name;
-  for (const auto* pod_ptr : objects_->pods) {
-    const auto& pod = *pod_ptr;
-    if (!holds_node_as_foreign(pod, mine)) continue;
-    auto it = ssn_.node_index.find(pod.node_name);
-    if (it == ssn_.node_index.end()) continue;
-    TaskInfo t;
-    bool has_mig = false;
-    t.req = pod_request(pod, has_mig);
-    t.status = pod.meta.deletion_timestamp ? PodStatus::kReleasing : PodStatus::kRunning;
-    const bool reservation = pod.meta.namespace_ == model::kReservationNamespace;
-    const std::string* group = reservation ? find_in(pod.meta.labels, model::kGpuGroupLabel) : nullptr;
-    // A reservation pod holds one device, that of its GPU group (docs/gpu-sharing.md "Accounting"):
-    // the group's fraction pods hold it too, and when none is left (a bind abandoned after the
-    // reservation pod was made) the reservation pod alone does, until the clean-up deletes it or a
-    // new fraction pod joins its group. One without a group label counts as the GPU it requests.
-    if (group != nullptr && !group->empty()) {
-      t.req.milli_gpu = 0;
-      node_add_task(ssn_.nodes[it->second], t);
-      node_add_reservation(ssn_.nodes[it->second], *group, t.status == PodStatus::kReleasing);
-      continue;
-    }
-    node_add_task(ssn_.nodes[it->second], t);
-    if (!reservation && t.status != PodStatus::kReleasing) foreign_.push_back(t.req);
+  for (const auto* pod : objects_->pods) {
+    if (auto hold = foreign_hold(*pod)) apply_foreign_hold(*hold, +1);
   }
+}
+
+std::optional<SessionBuilder::ForeignHold> SessionBuilder::foreign_hold(const model::Pod& pod) {
+  if (!holds_node_as_foreign(pod, ssn_.options().scheduler_name)) return std::nullopt;
+  auto it = ssn_.node_index.find(pod.node_name);
+  if (it == ssn_.node_index.end()) return std::nullopt;
+  ForeignHold hold;
+  hold.node = it->second;
+  bool has_mig = false;
+  hold.task.req = pod_request(pod, has_mig);
+  hold.task.status = pod.meta.deletion_timestamp ? PodStatus::kReleasing : PodStatus::kRunning;
+  const bool reservation = pod.meta.namespace_ == model::kReservationNamespace;
+  const std::string* group = reservation ? find_in(pod.meta.labels, model::kGpuGroupLabel) : nullptr;
+  // A reservation pod holds one device, that of its GPU group (docs/gpu-sharing.md "Accounting"):
+  // the group's fraction pods hold it too, and when none is left (a bind abandoned after the
+  // reservation pod was made) the reservation pod alone does, until the clean-up deletes it or a
+  // new fraction pod joins its group. One without a group label counts as the GPU it requests.
+  if (group != nullptr && !group->empty()) {
+    hold.task.req.milli_gpu = 0;
+    hold.group = group;
+  } else {
+    hold.counts_against_cluster = !reservation && hold.task.status != PodStatus::kReleasing;
+  }
+  return hold;
+}
+
+void SessionBuilder::apply_foreign_hold(const ForeignHold& hold, int sign) {
+  NodeInfo& node = ssn_.nodes[hold.node];
+  const bool releasing = hold.task.status == PodStatus::kReleasing;
+  if (sign > 0) {
+    node_add_task(node, hold.task);
+    if (hold.group != nullptr) node_add_reservation(node, *hold.group, releasing);
+    if (hold.counts_against_cluster) foreign_ += hold.task.req;
+  } else {
+    if (hold.group != nullptr) node_remove_reservation(node, *hold.group, releasing);
+    node_remove_task(node, hold.task);
+    if (hold.counts_against_cluster) foreign_ -= hold.task.req;
+  }
+}
+
+bool SessionBuilder::replace_foreign_pod(const model::Pod* before, const model::Pod* after,
+                                         std::vector<uint32_t>& nodes) {
+  std::optional<ForeignHold> was = before != nullptr ? foreign_hold(*before) : std::nullopt;
+  std::optional<ForeignHold> is = after != nullptr ? foreign_hold(*after) : std::nullopt;
+  auto same = [](const ForeignHold& a, const ForeignHold& b) {
+    return a.node == b.node && a.task.req == b.task.req && a.task.status == b.task.status &&
+           (a.group == nullptr) == (b.group == nullptr) && (a.group == nullptr || *a.group == *b.group) &&
+           a.counts_against_cluster == b.counts_against_cluster;
+  };
+  if (!was && !is) return false;
+  if (was && is && same(*was, *is)) return false;
+  if (was) {
+    apply_foreign_hold(*was, -1);
+    nodes.push_back(was->node);
+  }
+  if (is) {
+    apply_foreign_hold(*is, +1);
+    nodes.push_back(is->node);
+  }
+  return true;
+}
+
+void SessionBuilder::foreign_pods_replaced(std::vector<uint32_t>& nodes) {
+  update_node_indexes(nodes);
+  compute_cluster_total();
 }
 
 void SessionBuilder::compute_cluster_total() {
   QueueQuantities total;
-  Resources foreign;
-  for (const auto& r : foreign_) foreign += r;
+  const Resources& foreign = foreign_;
   for (const auto& n : ssn_.nodes) {
     const model::Node& obj = *n.object;
     bool pressure = false;

@@ -39,6 +39,12 @@ class SessionBuilder {
   const char* relayout(const model::ObjectRefs& old_objects);
   /// Whether `pod`, of another scheduler than `scheduler_name`, holds its node's resources.
   static bool holds_node_as_foreign(const model::Pod& pod, const std::string& scheduler_name);
+  /// A kept session follows pods of other schedulers (GPU reservation pods, say): what `before`
+  /// held on its node (null: it held nothing) is taken back and what `after` holds is added (null:
+  /// nothing); the nodes touched go to `nodes`. False, changing nothing, when the two hold the same.
+  bool replace_foreign_pod(const model::Pod* before, const model::Pod* after, std::vector<uint32_t>& nodes);
+  /// After replace_foreign_pod: the GPU indexes of `nodes` and the cluster's total.
+  void foreign_pods_replaced(std::vector<uint32_t>& nodes);
 
   /// Puts `job`'s times: the cycle's job state for its uid (SessionOptions::job_times) where it
   /// holds one, else `base` (its PodGroup's and pods'). The build and a refresh both set them so.
@@ -49,6 +55,9 @@ class SessionBuilder {
  private:
   static bool parse_int64(const std::string& s, int64_t& out);
 
+  /// relayout's first step: the pods of other schedulers that came, went or changed since
+  /// `old_objects`, followed on their nodes (replace_foreign_pod). Null when followed, else why not.
+  const char* follow_foreign_pods(const model::ObjectRefs& old_objects);
   /// relayout's second half, from the new grouping.
   const char* lay_out(std::vector<PodGroupAssignment> fresh, const model::ObjectRefs& old_objects);
   /// Takes job `job`'s tasks, as they stand, off their nodes and queues; their nodes go to `nodes`.
@@ -81,6 +90,16 @@ class SessionBuilder {
 
   /// Pods of other schedulers (and reservation pods) still use their node's capacity.
   void account_foreign_pods();
+  /// What a pod of another scheduler holds on its node (account_foreign_pods), if anything.
+  struct ForeignHold {
+    uint32_t node = 0;
+    TaskInfo task;                        ///< Its request and status (running or releasing).
+    const std::string* group = nullptr;   ///< A reservation pod's GPU group: it holds that device.
+    bool counts_against_cluster = false;  ///< Taken off the cluster's total (compute_cluster_total).
+  };
+  std::optional<ForeignHold> foreign_hold(const model::Pod& pod);
+  /// Adds (`sign` +1) or takes back (-1) a hold on its node.
+  void apply_foreign_hold(const ForeignHold& hold, int sign);
 
   void compute_cluster_total();
 
@@ -139,7 +158,8 @@ class SessionBuilder {
     a.fill(-1);
     return a;
   }
-  std::vector<Resources> foreign_;
+  /// What pods of other schedulers hold, summed, off the cluster's total (compute_cluster_total).
+  Resources foreign_;
 };
 
 }  // namespace kai::core

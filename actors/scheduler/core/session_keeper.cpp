@@ -121,7 +121,7 @@ std::unique_ptr<Session> SessionKeeper::take(const model::ObjectRefs& refs, cons
   Changes changes;
   if (std::string why = differs(refs, options, changes); !why.empty()) return miss(why);
   if (!session_->refresh(refs, options, changes.pods, changes.pod_groups, changes.nodes,
-                         changes.regroup ? &refs_ : nullptr)) {
+                         changes.regroup ? &refs_ : nullptr, &refs_)) {
     const std::string why = session_->refresh_refusal();
     return miss(changes.regroup ? "pods or PodGroups were added, removed or regrouped, and the jobs cannot be laid out anew: " + why
                                 : "a changed job cannot be derived in place: " + why);

@@ -73,7 +73,7 @@ void Session::undo_cycle() {
 bool Session::refresh(const model::ObjectRefs& objects, const SessionOptions& options,
                       const std::vector<uint32_t>& changed_pods, const std::vector<uint32_t>& changed_pod_groups,
                       const std::vector<std::pair<const model::Node*, const model::Node*>>& replaced_nodes,
-                      const model::ObjectRefs* regroup_from) {
+                      const model::ObjectRefs* regroup_from, const model::ObjectRefs* previous) {
   auto refuse = [&](const char* why) {
     refusal_ = why;
     return false;
@@ -91,10 +91,16 @@ bool Session::refresh(const model::ObjectRefs& objects, const SessionOptions& op
     if (built_.pod_group_job[k] < 0) return refuse("a changed PodGroup has no job");
     dirty.push_back(static_cast<uint32_t>(built_.pod_group_job[k]));
   }
+  std::vector<uint32_t> untasked;  // pods of other schedulers, and ours that are no task
   for (uint32_t p : changed_pods) {
-    // Another scheduler's pod: its node's usage.
-    if (built_.pod_task[p] < 0) return refuse("a pod of another scheduler (a GPU reservation pod, say) changed on a node");
+    if (built_.pod_task[p] < 0) {
+      untasked.push_back(p);
+      continue;
+    }
     dirty.push_back(tasks[static_cast<uint32_t>(built_.pod_task[p])].job);
+  }
+  if (!untasked.empty() && previous == nullptr) {
+    return refuse("a pod of another scheduler (a GPU reservation pod, say) changed on a node");
   }
   std::sort(dirty.begin(), dirty.end());
   dirty.erase(std::unique(dirty.begin(), dirty.end()), dirty.end());
@@ -129,12 +135,26 @@ bool Session::refresh(const model::ObjectRefs& objects, const SessionOptions& op
   take_objects(options, replaced_nodes);
   for (uint32_t k : changed_pod_groups) groups[static_cast<uint32_t>(built_.pod_group_job[k])].pod_group = objects.pod_groups[k];
   builder_->retarget(&objects);
+  // What a changed pod of another scheduler holds on its node, taken back and put anew (a build
+  // accounts them after the jobs: sums and counts, whose order does not matter).
+  bool foreign_changed = false;
+  if (!untasked.empty()) {
+    std::vector<uint32_t> nodes;
+    const size_t scalars = scalar_names_.size();
+    for (uint32_t p : untasked) foreign_changed |= builder_->replace_foreign_pod(previous->pods[p], objects.pods[p], nodes);
+    // A resource name new to the session would be numbered otherwise by a build (session_relayout.cpp).
+    if (scalar_names_.size() != scalars) {
+      builder_->retarget(nullptr);
+      return refuse("a pod of another scheduler requests a resource new to the session");
+    }
+    if (foreign_changed) builder_->foreign_pods_replaced(nodes);
+  }
   for (uint32_t j : dirty) builder_->rederive_job(j);
   builder_->retarget(nullptr);
   for (uint32_t j : dirty) {
     if (built_.warned[j] != 0) return refuse("a changed job warns");
   }
-  const bool same = quiet && same_for_actions(jobs_before, tasks_before, dirty);
+  const bool same = quiet && !foreign_changed && same_for_actions(jobs_before, tasks_before, dirty);
   if (take_times_and_usage() && same) {
     outcome_.same_inputs = true;
     outcome_.reasons = std::move(reasons);

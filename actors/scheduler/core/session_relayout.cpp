@@ -2,6 +2,7 @@
 // pods are grouped again, each group whose pods and PodGroup are the very objects of the last build
 // keeps its job and tasks, moved to where a build would put them, and only the other groups are
 // derived. The result is the session a build from the same objects gives.
+#include <unordered_set>
 #include <vector>
 
 #include <boost/unordered/unordered_flat_map.hpp>
@@ -49,22 +50,14 @@ void grow_with_room(std::vector<T>& table, size_t size) {
   if (table.size() < size) table.resize(size);
 }
 
-/// The pods of other schedulers that hold node resources (SessionBuilder::account_foreign_pods) are
-/// the same objects in the same order in `a` and `b`.
-bool same_foreign_pods(const model::ObjectRefs& a, const model::ObjectRefs& b, const std::string& scheduler_name) {
-  auto next = [&](const model::ObjectRefs& objects, size_t& i) -> const model::Pod* {
-    for (; i < objects.pods.size(); ++i) {
-      if (SessionBuilder::holds_node_as_foreign(*objects.pods[i], scheduler_name)) return objects.pods[i++];
-    }
-    return nullptr;
-  };
-  size_t i = 0, k = 0;
-  while (true) {
-    const model::Pod* x = next(a, i);
-    const model::Pod* y = next(b, k);
-    if (x != y) return false;
-    if (x == nullptr) return true;
+/// The pods of other schedulers that hold node resources (SessionBuilder::account_foreign_pods), in
+/// the objects' order.
+std::vector<const model::Pod*> foreign_pods(const model::ObjectRefs& objects, const std::string& scheduler_name) {
+  std::vector<const model::Pod*> out;
+  for (const model::Pod* pod : objects.pods) {
+    if (SessionBuilder::holds_node_as_foreign(*pod, scheduler_name)) out.push_back(pod);
   }
+  return out;
 }
 
 /// How far past the expected old group a new one is looked for (the groups that went just before
@@ -75,10 +68,7 @@ constexpr size_t kLookAhead = 16;
 
 const char* SessionBuilder::relayout(const model::ObjectRefs& old_objects) {
   const model::ObjectRefs& objects = *objects_;
-  // Pods of other schedulers are accounted on their nodes only by a build.
-  if (!same_foreign_pods(objects, old_objects, ssn_.options().scheduler_name)) {
-    return "a pod of another scheduler (a GPU reservation pod, say) came, went or changed on a node";
-  }
+  if (const char* refusal = follow_foreign_pods(old_objects)) return refusal;
   bool reads_beyond_pod = false;
   GroupingMemo* memo = ssn_.options().grouping_memo;
   std::vector<PodGroupAssignment> fresh = group_pods(objects, ssn_.options().scheduler_name,
@@ -89,6 +79,29 @@ const char* SessionBuilder::relayout(const model::ObjectRefs& old_objects) {
   // The build that follows groups the same objects again: the memo serves it too.
   if (refusal != nullptr && memo != nullptr) memo->rehold();
   return refusal;
+}
+
+const char* SessionBuilder::follow_foreign_pods(const model::ObjectRefs& old_objects) {
+  const std::string& mine = ssn_.options().scheduler_name;
+  const std::vector<const model::Pod*> before = foreign_pods(old_objects, mine);
+  const std::vector<const model::Pod*> after = foreign_pods(*objects_, mine);
+  if (before == after) return nullptr;  // the usual case: the same objects
+  // The pods that went or changed (a new object) give back what they held; those that came or
+  // changed take it. Sums and counts: the order does not matter (a build adds them after the jobs).
+  const std::unordered_set<const model::Pod*> old_set(before.begin(), before.end());
+  const std::unordered_set<const model::Pod*> new_set(after.begin(), after.end());
+  std::vector<uint32_t> nodes;
+  const size_t scalars = ssn_.scalar_names_.size();
+  bool changed = false;
+  for (const model::Pod* pod : before) {
+    if (!new_set.count(pod)) changed |= replace_foreign_pod(pod, nullptr, nodes);
+  }
+  for (const model::Pod* pod : after) {
+    if (!old_set.count(pod)) changed |= replace_foreign_pod(nullptr, pod, nodes);
+  }
+  if (ssn_.scalar_names_.size() != scalars) return "a pod of another scheduler requests a resource new to the session";
+  if (changed) foreign_pods_replaced(nodes);
+  return nullptr;
 }
 
 const char* SessionBuilder::lay_out(std::vector<PodGroupAssignment> fresh, const model::ObjectRefs& old_objects) {
