@@ -534,51 +534,56 @@ bool InterPodConstraints::scores(const TaskInfo& task) {
   return view_of(task).scores;
 }
 
-std::optional<std::string> InterPodConstraints::rejection(const TaskInfo& task, const NodeInfo& node) {
-  if (!concerns(task)) return std::nullopt;
+const std::vector<const std::string*>& InterPodConstraints::domains_of(const std::string& key) {
+  auto [it, inserted] = domains_by_key_.try_emplace(key);
+  if (inserted) {
+    it->second.reserve(ssn_.nodes.size());
+    for (const NodeInfo& n : ssn_.nodes) it->second.push_back(label_of(n.object->meta.labels, key));
+  }
+  return it->second;
+}
+
+const char* InterPodConstraints::rejection(const TaskInfo& task, const NodeInfo& node) {
+  if (!concerns(task)) return nullptr;
   const TaskView& v = view_of(task);
-  const model::StringMap& labels = node.object->meta.labels;
   const auto node_id = static_cast<size_t>(&node - ssn_.nodes.data());
   for (const model::HostPort* want : v.ports) {
     for (const model::HostPort* have : ports_by_node_[node_id]) {
-      if (ports_conflict(*want, *have)) return std::string("node(s) didn't have free ports for the requested pod ports");
+      if (ports_conflict(*want, *have)) return "node(s) didn't have free ports for the requested pod ports";
     }
   }
   for (const TermCounts* c : v.anti) {
-    const std::string* d = label_of(labels, c->terms[0].topology_key);
+    const std::string* d = domains_of(c->terms[0].topology_key)[node_id];
     if (d == nullptr) continue;
     auto it = c->by_domain[0].find(*d);
-    if (it != c->by_domain[0].end() && it->second > 0) return std::string("node(s) didn't match pod anti-affinity rules");
+    if (it != c->by_domain[0].end() && it->second > 0) return "node(s) didn't match pod anti-affinity rules";
   }
   for (size_t g : v.existing_anti) {
     const auto& group = existing_->groups[g];
-    const std::string* d = label_of(labels, group.term.topology_key);
+    const std::string* d = domains_of(group.term.topology_key)[node_id];
     if (d == nullptr) continue;
     auto it = group.by_domain.find(*d);
-    if (it != group.by_domain.end() && it->second > 0)
-      return std::string("node(s) didn't satisfy existing pods anti-affinity rules");
+    if (it != group.by_domain.end() && it->second > 0) return "node(s) didn't satisfy existing pods anti-affinity rules";
   }
   if (v.affinity != nullptr) {
     bool pods_exist = true;
     for (size_t i = 0; i < v.affinity->terms.size(); ++i) {
-      const std::string* d = label_of(labels, v.affinity->terms[i].topology_key);
-      if (d == nullptr) return std::string("node(s) didn't match pod affinity rules");
+      const std::string* d = domains_of(v.affinity->terms[i].topology_key)[node_id];
+      if (d == nullptr) return "node(s) didn't match pod affinity rules";
       auto it = v.affinity->by_domain[i].find(*d);
       if (it == v.affinity->by_domain[i].end() || it->second <= 0) pods_exist = false;
     }
     // The first pod of a set that has affinity to itself may go anywhere its topology keys exist.
-    if (!pods_exist && !(v.affinity->total == 0 && v.matches_own_affinity))
-      return std::string("node(s) didn't match pod affinity rules");
+    if (!pods_exist && !(v.affinity->total == 0 && v.matches_own_affinity)) return "node(s) didn't match pod affinity rules";
   }
   for (const TaskView::Spread& s : v.spreads) {
-    const std::string* d = label_of(labels, s.topology_key);
-    if (d == nullptr) return std::string("node(s) didn't match pod topology spread constraints (missing required label)");
+    const std::string* d = domains_of(s.topology_key)[node_id];
+    if (d == nullptr) return "node(s) didn't match pod topology spread constraints (missing required label)";
     auto it = s.counts.find(*d);
     const int32_t here = it == s.counts.end() ? 0 : it->second;
-    if (here + s.self - s.min_match > s.max_skew)
-      return std::string("node(s) didn't match pod topology spread constraints");
+    if (here + s.self - s.min_match > s.max_skew) return "node(s) didn't match pod topology spread constraints";
   }
-  return std::nullopt;
+  return nullptr;
 }
 
 int64_t InterPodConstraints::preferred_score(const TaskInfo& task, const NodeInfo& node) {

@@ -100,8 +100,9 @@ class InterPodConstraints {
   /// Whether `task` is subject to anything here (its own constraints, or existing pods' terms that
   /// match it); false lets callers skip the checks.
   bool concerns(const TaskInfo& task);
-  /// Why `node` cannot take `task` now, nullopt if it can.
-  std::optional<std::string> rejection(const TaskInfo& task, const NodeInfo& node);
+  /// Why `node` cannot take `task` now (a fixed text: asked of every node a constrained task may
+  /// go to, it allocates nothing), null if it can.
+  const char* rejection(const TaskInfo& task, const NodeInfo& node);
   /// Whether the podaffinity plugin's score can differ between nodes for `task`.
   bool scores(const TaskInfo& task);
   /// The raw preferred-term score of `task` on `node` (weights x matching pods in the node's domains).
@@ -127,8 +128,13 @@ class InterPodConstraints {
   /// Whether some existing pod's term among `groups` matches `pod`.
   bool may_match(const LabelAnchoredIndex& groups, const model::Pod& pod) const;
 
+  /// Each node's value of label `key` (null where it has none), by node id: the domain a node is in
+  /// for a topology key, looked up once per key rather than in the node's labels at every check.
+  const std::vector<const std::string*>& domains_of(const std::string& key);
+
   const Session& ssn_;
   NamespaceLabels namespace_labels_;
+  std::unordered_map<std::string, std::vector<const std::string*>> domains_by_key_;
   uint64_t version_ = 0;  ///< Raised by every on_task: spread sums older than it are recomputed.
   /// Pods of other schedulers on the session's nodes, with their node ids: they are never moved.
   std::vector<std::pair<const model::Pod*, uint32_t>> foreign_;

@@ -240,6 +240,7 @@ bool should_pipeline_job(const Session& ssn, const JobInfo& job) {
 std::string explain_task_fit(Session& ssn, const TaskInfo& task) {
   std::map<std::string, int> histogram;
   std::map<uint32_t, int> lack_counts;  // by ResourceLack bit set; strings are built once per distinct set
+  std::map<const char*, int> inter_pod_counts;  // by fixed text: no string built per node
   const std::vector<char>& mask = ssn.static_fit_mask(task);
   // Once per task, not per node: most tasks have no inter-pod constraint and skip the check.
   const bool inter_pod = ssn.inter_pod_predicates && ssn.inter_pod && ssn.inter_pod->concerns(task);
@@ -249,14 +250,15 @@ std::string explain_task_fit(Session& ssn, const TaskInfo& task) {
       if (auto why = ssn.static_rejection(task, node)) ++histogram[*why];
       continue;
     }
-    if (auto why = inter_pod ? ssn.inter_pod->rejection(task, node) : std::nullopt) {
-      ++histogram[*why];
+    if (const char* why = inter_pod ? ssn.inter_pod->rejection(task, node) : nullptr) {
+      ++inter_pod_counts[why];
     } else if (const uint32_t bits = resource_rejection_bits(task, node); bits != 0) {
       ++lack_counts[bits];
     } else if (auto why = capacity_rejection(ssn, task, node)) {
       ++histogram[*why];
     }
   }
+  for (const auto& [why, count] : inter_pod_counts) histogram[why] += count;
   for (const auto& [bits, count] : lack_counts) {
     // Any node with this set of lacks gives the same reasons; pick one to render them.
     for (uint32_t n = 0; n < ssn.nodes.size(); ++n) {
