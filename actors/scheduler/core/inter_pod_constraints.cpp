@@ -168,6 +168,8 @@ void LabelAnchoredIndex::add(const std::optional<model::LabelSelector>& selector
 /// when asked, for spread).
 struct InterPodConstraints::TermCounts {
   std::vector<ResolvedTerm> terms;
+  /// Each term's domain of each node (InterPodConstraints::domains_of its topology key).
+  std::vector<const std::vector<const std::string*>*> domains;
   bool live_only = false;  ///< Skip terminating pods (topology spread does).
   std::vector<std::unordered_map<std::string, int32_t>> by_domain;
   std::vector<int32_t> by_node;  ///< Empty unless per-node counts were asked for.
@@ -177,10 +179,10 @@ struct InterPodConstraints::TermCounts {
     if (live_only && pod.meta.deletion_timestamp) return false;
     return std::all_of(terms.begin(), terms.end(), [&](const ResolvedTerm& t) { return t.matches(pod); });
   }
-  void add(const NodeInfo& node, uint32_t node_id, int sign) {
+  void add(uint32_t node_id, int sign) {
     bool any = false;
     for (size_t i = 0; i < terms.size(); ++i) {
-      if (const std::string* v = label_of(node.object->meta.labels, terms[i].topology_key)) {
+      if (const std::string* v = (*domains[i])[node_id]) {
         by_domain[i][*v] += sign;
         any = true;
       }
@@ -197,6 +199,7 @@ struct InterPodConstraints::ExistingTerms {
     char kind = kExistingAnti;
     ResolvedTerm term;
     std::unordered_map<std::string, int32_t> by_domain;
+    const std::vector<const std::string*>* domains = nullptr;  ///< domains_of the term's key
   };
   std::unordered_map<std::string, size_t> index;
   std::vector<Group> groups;
@@ -291,7 +294,7 @@ void InterPodConstraints::add_existing_terms(const model::Pod& pod, uint32_t nod
       const std::string key = std::string(1, kind) + term.key();
       auto [it, inserted] = existing_->index.emplace(key, existing_->groups.size());
       if (inserted) {
-        existing_->groups.push_back({kind, term, {}});
+        existing_->groups.push_back({kind, term, {}, &domains_of(term.topology_key)});
         (kind == kExistingAnti ? existing_->anti : existing_->scored).add(term.selector, it->second);
       }
       cached->second.push_back(it->second);
@@ -303,10 +306,9 @@ void InterPodConstraints::add_existing_terms(const model::Pod& pod, uint32_t nod
     for (const auto& w : pod.pod_anti_affinity.preferred)
       file(kExistingScored, ResolvedTerm::of(w.term, pod, -w.weight, &namespace_labels_));
   }
-  const model::StringMap& node_labels = ssn_.nodes[node].object->meta.labels;
   for (size_t g : cached->second) {
     auto& group = existing_->groups[g];
-    if (const std::string* v = label_of(node_labels, group.term.topology_key)) group.by_domain[*v] += sign;
+    if (const std::string* v = (*group.domains)[node]) group.by_domain[*v] += sign;
   }
 }
 
@@ -314,7 +316,6 @@ void InterPodConstraints::on_task(uint32_t task_id, int sign) {
   ++version_;
   const TaskInfo& task = ssn_.tasks[task_id];
   if (!placed(task)) return;
-  const NodeInfo& node = ssn_.nodes[task.node];
   TaskCandidates& cached = candidates_of(task_id);
   if (cached.counts_generation != counts_index_.generation()) {
     cached.counts.clear();
@@ -324,7 +325,7 @@ void InterPodConstraints::on_task(uint32_t task_id, int sign) {
   }
   for (uint32_t i : cached.counts) {
     TermCounts* c = counts_list_[i];
-    if (c->accepts(*task.pod)) c->add(node, static_cast<uint32_t>(task.node), sign);
+    if (c->accepts(*task.pod)) c->add(static_cast<uint32_t>(task.node), sign);
   }
   add_existing_terms(*task.pod, static_cast<uint32_t>(task.node), sign);
   auto& ports = ports_by_node_[task.node];
@@ -361,11 +362,11 @@ const std::vector<uint32_t>& InterPodConstraints::tasks_with_label(const std::st
 void InterPodConstraints::count_candidate(TermCounts& counts, uint32_t id) const {
   if ((id & kForeign) != 0) {
     const auto& [pod, node] = foreign_[id & ~kForeign];
-    if (counts.accepts(*pod)) counts.add(ssn_.nodes[node], node, +1);
+    if (counts.accepts(*pod)) counts.add(node, +1);
     return;
   }
   const TaskInfo& task = ssn_.tasks[id];
-  if (placed(task) && counts.accepts(*task.pod)) counts.add(ssn_.nodes[task.node], static_cast<uint32_t>(task.node), +1);
+  if (placed(task) && counts.accepts(*task.pod)) counts.add(static_cast<uint32_t>(task.node), +1);
 }
 
 InterPodConstraints::TermCounts& InterPodConstraints::counts_for(std::vector<ResolvedTerm> terms, bool per_node) {
@@ -374,6 +375,7 @@ InterPodConstraints::TermCounts& InterPodConstraints::counts_for(std::vector<Res
   if (auto it = counts_.find(key); it != counts_.end()) return *it->second;
   auto counts = std::make_unique<TermCounts>();
   counts->terms = std::move(terms);
+  for (const auto& t : counts->terms) counts->domains.push_back(&domains_of(t.topology_key));
   counts->live_only = per_node;
   counts->by_domain.resize(counts->terms.size());
   if (per_node) counts->by_node.assign(ssn_.nodes.size(), 0);
@@ -553,14 +555,14 @@ const char* InterPodConstraints::rejection(const TaskInfo& task, const NodeInfo&
     }
   }
   for (const TermCounts* c : v.anti) {
-    const std::string* d = domains_of(c->terms[0].topology_key)[node_id];
+    const std::string* d = (*c->domains[0])[node_id];
     if (d == nullptr) continue;
     auto it = c->by_domain[0].find(*d);
     if (it != c->by_domain[0].end() && it->second > 0) return "node(s) didn't match pod anti-affinity rules";
   }
   for (size_t g : v.existing_anti) {
     const auto& group = existing_->groups[g];
-    const std::string* d = domains_of(group.term.topology_key)[node_id];
+    const std::string* d = (*group.domains)[node_id];
     if (d == nullptr) continue;
     auto it = group.by_domain.find(*d);
     if (it != group.by_domain.end() && it->second > 0) return "node(s) didn't satisfy existing pods anti-affinity rules";
@@ -568,7 +570,7 @@ const char* InterPodConstraints::rejection(const TaskInfo& task, const NodeInfo&
   if (v.affinity != nullptr) {
     bool pods_exist = true;
     for (size_t i = 0; i < v.affinity->terms.size(); ++i) {
-      const std::string* d = domains_of(v.affinity->terms[i].topology_key)[node_id];
+      const std::string* d = (*v.affinity->domains[i])[node_id];
       if (d == nullptr) return "node(s) didn't match pod affinity rules";
       auto it = v.affinity->by_domain[i].find(*d);
       if (it == v.affinity->by_domain[i].end() || it->second <= 0) pods_exist = false;
@@ -589,18 +591,19 @@ const char* InterPodConstraints::rejection(const TaskInfo& task, const NodeInfo&
 int64_t InterPodConstraints::preferred_score(const TaskInfo& task, const NodeInfo& node) {
   if (!scores(task)) return 0;
   const TaskView& v = view_of(task);
-  const model::StringMap& labels = node.object->meta.labels;
+  const auto node_id = static_cast<size_t>(&node - ssn_.nodes.data());
   int64_t score = 0;
-  // weight x the pods counted in the node's domain of `key`.
-  auto add = [&](const std::string& key, const std::unordered_map<std::string, int32_t>& by_domain, int32_t weight) {
-    const std::string* d = label_of(labels, key);
+  // weight x the pods counted in the node's domain (of the term's topology key).
+  auto add = [&](const std::vector<const std::string*>& domains,
+                 const std::unordered_map<std::string, int32_t>& by_domain, int32_t weight) {
+    const std::string* d = domains[node_id];
     if (d == nullptr) return;
     if (auto it = by_domain.find(*d); it != by_domain.end()) score += int64_t{weight} * it->second;
   };
-  for (const auto& [c, weight] : v.preferred) add(c->terms[0].topology_key, c->by_domain[0], weight);
+  for (const auto& [c, weight] : v.preferred) add(*c->domains[0], c->by_domain[0], weight);
   for (size_t g : v.existing_scored) {
     const auto& group = existing_->groups[g];
-    add(group.term.topology_key, group.by_domain, group.term.weight);
+    add(*group.domains, group.by_domain, group.term.weight);
   }
   return score;
 }

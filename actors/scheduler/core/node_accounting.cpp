@@ -94,18 +94,23 @@ void node_remove_task(NodeInfo& node, const TaskInfo& task) {
   apply(node, task, -1);
 }
 
-void node_add_reservation(NodeInfo& node, const std::string& group, bool terminating) {
+namespace {
+
+void count_reservation(NodeInfo& node, const std::string& group, bool terminating, int sign) {
   SharedGpu& g = group_of(node, group);
   const DeviceShare before = device_share(g);
-  ++(terminating ? g.releasing_reservations : g.reservations);
+  (terminating ? g.releasing_reservations : g.reservations) += sign;
   account_device_change(node, before, g);
 }
 
+}  // namespace
+
+void node_add_reservation(NodeInfo& node, const std::string& group, bool terminating) {
+  count_reservation(node, group, terminating, +1);
+}
+
 void node_remove_reservation(NodeInfo& node, const std::string& group, bool terminating) {
-  SharedGpu& g = group_of(node, group);
-  const DeviceShare before = device_share(g);
-  --(terminating ? g.releasing_reservations : g.reservations);
-  account_device_change(node, before, g);
+  count_reservation(node, group, terminating, -1);
 }
 
 SharedGpu* NodeInfo::find_group(const std::string& group) {
