@@ -32,6 +32,8 @@ template <class T>
 struct IsMap : std::false_type {};
 template <class K, class V>
 struct IsMap<std::map<K, V>> : std::true_type {};
+template <class K, class V>
+struct IsMap<boost::container::flat_map<K, V>> : std::true_type {};
 
 // Each struct's fields, listed once for both directions: `f` is a Writer or a Loader.
 template <class S, class F>

@@ -11,11 +11,13 @@
 #include <string>
 #include <vector>
 
+#include <boost/container/flat_map.hpp>
+
 namespace kai::model {
 
 /// Resource name -> quantity in milli-units (cpu "100m" -> 100, memory "1Ki" -> 1024000).
 using ResourceList = std::map<std::string, int64_t>;
-using StringMap = std::map<std::string, std::string>;
+using StringMap = boost::container::flat_map<std::string, std::string>;
 
 /// A field of an object that could not be decoded, e.g. {"spec.containers[0].resources.requests.cpu",
 /// "quantity \"abc\" does not parse"}.

@@ -6,7 +6,7 @@ namespace {
 
 using namespace kai::core;
 
-kai::model::Pod pod_with(std::map<std::string, std::string> annotations) {
+kai::model::Pod pod_with(kai::model::StringMap annotations) {
   kai::model::Pod p;
   p.meta.name = "p";
   p.meta.annotations = std::move(annotations);
