@@ -7,6 +7,7 @@
 
 #include "actors/scheduler/core/node_selection.hpp"
 #include "actors/scheduler/core/session.hpp"
+#include "k8s/model/string_map_lookup.hpp"
 
 namespace kai::core {
 namespace {
@@ -346,13 +347,15 @@ const std::vector<uint32_t>& InterPodConstraints::tasks_with_label(const std::st
     index.foreign_indexed = true;
     for (uint32_t i = 0; i < foreign_.size(); ++i) {
       const model::StringMap& labels = foreign_[i].first->meta.labels;
-      if (auto it = labels.find(key); it != labels.end()) index.tasks[it->second].push_back(kForeign | i);
+      if (const std::string* v = model::find_by_length_first(labels, key)) index.tasks[*v].push_back(kForeign | i);
     }
   }
+  // A key's characters are read only where its length matches (k8s/model/string_map_lookup.hpp):
+  // most of this pass was waiting on the heap blocks of other, longer keys.
   for (; index.indexed < ssn_.tasks.size(); ++index.indexed) {
     const model::StringMap& labels = ssn_.tasks[index.indexed].pod->meta.labels;
-    if (auto it = labels.find(key); it != labels.end())
-      index.tasks[it->second].push_back(static_cast<uint32_t>(index.indexed));
+    if (const std::string* v = model::find_by_length_first(labels, key))
+      index.tasks[*v].push_back(static_cast<uint32_t>(index.indexed));
   }
   static const std::vector<uint32_t> kNone;
   auto it = index.tasks.find(value);
