@@ -17,8 +17,7 @@ bool contains(const std::vector<std::string>& values, const std::string& v) {
 }
 
 const std::string* label_of(const model::StringMap& labels, const std::string& key) {
-  auto it = labels.find(key);
-  return it == labels.end() ? nullptr : &it->second;
+  return model::find_by_length_first(labels, key);
 }
 
 std::string selector_key(const std::optional<model::LabelSelector>& s) {
@@ -347,7 +346,7 @@ const std::vector<uint32_t>& InterPodConstraints::tasks_with_label(const std::st
     index.foreign_indexed = true;
     for (uint32_t i = 0; i < foreign_.size(); ++i) {
       const model::StringMap& labels = foreign_[i].first->meta.labels;
-      if (const std::string* v = model::find_by_length_first(labels, key)) index.tasks[*v].push_back(kForeign | i);
+      if (const std::string* v = model::find_by_length_first(labels, key)) index.add(*v, kForeign | i);
     }
   }
   // A key's characters are read only where its length matches (k8s/model/string_map_lookup.hpp):
@@ -355,11 +354,17 @@ const std::vector<uint32_t>& InterPodConstraints::tasks_with_label(const std::st
   for (; index.indexed < ssn_.tasks.size(); ++index.indexed) {
     const model::StringMap& labels = ssn_.tasks[index.indexed].pod->meta.labels;
     if (const std::string* v = model::find_by_length_first(labels, key))
-      index.tasks[*v].push_back(static_cast<uint32_t>(index.indexed));
+      index.add(*v, static_cast<uint32_t>(index.indexed));
   }
   static const std::vector<uint32_t> kNone;
-  auto it = index.tasks.find(value);
-  return it == index.tasks.end() ? kNone : it->second;
+  auto it = index.slot_of.find(std::string_view(value));
+  return it == index.slot_of.end() ? kNone : index.postings[it->second];
+}
+
+void InterPodConstraints::LabelIndex::add(std::string_view value, uint32_t candidate) {
+  auto [it, added] = slot_of.try_emplace(value, static_cast<uint32_t>(postings.size()));
+  if (added) postings.emplace_back();
+  postings[it->second].push_back(candidate);
 }
 
 void InterPodConstraints::count_candidate(TermCounts& counts, uint32_t id) const {

@@ -9,12 +9,15 @@
 // placed in the same session see each other.
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
+
+#include <boost/unordered/unordered_flat_map.hpp>
 
 #include "actors/scheduler/core/cluster_info.hpp"
 #include "k8s/model/objects.hpp"
@@ -143,7 +146,11 @@ class InterPodConstraints {
   struct LabelIndex {
     size_t indexed = 0;
     bool foreign_indexed = false;
-    std::unordered_map<std::string_view, std::vector<uint32_t>> tasks;
+    /// Value -> its candidates in `postings`, which keeps each list in place as others are added
+    /// (callers hold references while asking for more).
+    boost::unordered_flat_map<std::string_view, uint32_t> slot_of;
+    std::deque<std::vector<uint32_t>> postings;
+    void add(std::string_view value, uint32_t candidate);
   };
   std::unordered_map<std::string, LabelIndex> tasks_by_label_;
   std::unordered_map<std::string, std::unique_ptr<TermCounts>> counts_;
