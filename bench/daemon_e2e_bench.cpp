@@ -430,7 +430,7 @@ void BM_BindCeiling(benchmark::State& state) {
 }
 
 /// The daemon on the cluster `settings` names: cold start, the cold-start wave, idle cycles, then the
-/// run (pods created at `rate`, 0 = at once) and the deferred writes' drain.
+/// run (pods created at `rate`, 0 = at once), the deferred writes' drain, and a restart on the same log.
 void daemon_end_to_end(benchmark::State& state, const kai::bench::ClusterServerSettings& settings, double rate,
                        int64_t qps, int64_t workloads) {
   auto fail = [&](const std::string& why) {
@@ -465,14 +465,17 @@ void daemon_end_to_end(benchmark::State& state, const kai::bench::ClusterServerS
     // KAI_BENCH_KEEP_SESSIONS=0 runs the daemon with --keep-sessions=false, for before/after figures.
     if (const char* keep = std::getenv("KAI_BENCH_KEEP_SESSIONS"); keep != nullptr && std::string(keep) == "0")
       options.keep_sessions = false;
+    // Until the daemon has listed everything and cycled on it: the second tick after the lists were
+    // delivered sees every listed object.
+    auto synced_and_cycled = [](kai::daemon::Daemon& d, Clock::time_point since) {
+      while (!d.synced() && seconds_since(since) < 1200) std::this_thread::sleep_for(10ms);
+      const uint64_t synced_cycles = d.cycles();
+      while (d.cycles() < synced_cycles + 2 && seconds_since(since) < 1200) std::this_thread::sleep_for(10ms);
+      return d.cycles() >= synced_cycles + 2;
+    };
     auto daemon = std::make_unique<kai::daemon::Daemon>(options);
     if (auto s = daemon->start(); !s.is_ok()) return fail("daemon: " + s.message());
-    while (!daemon->synced() && seconds_since(start) < 1200) std::this_thread::sleep_for(10ms);
-    const uint64_t synced_cycles = daemon->cycles();
-    // The second tick after the lists were delivered sees every listed object.
-    while (daemon->cycles() < synced_cycles + 2 && seconds_since(start) < 1200)
-      std::this_thread::sleep_for(10ms);
-    if (daemon->cycles() < synced_cycles + 2) return fail("the daemon did not sync and cycle in 20 minutes");
+    if (!synced_and_cycled(*daemon, start)) return fail("the daemon did not sync and cycle in 20 minutes");
     const double cold_start_s = seconds_since(start);
     const double cold_cpu_s = cpu_seconds() - cpu_start;
 
@@ -550,6 +553,22 @@ void daemon_end_to_end(benchmark::State& state, const kai::bench::ClusterServerS
     const double status_drain_s = drain->last_seen_s;
     daemon->stop();
     daemon.reset();
+
+    // Restart on the same log and the same cluster: restore the log, list again, cycle. Everything
+    // the daemon writes was written before it stopped, so the restart writes nothing.
+    const double restart_cpu0 = cpu_seconds();
+    const auto restart_start = Clock::now();
+    daemon = std::make_unique<kai::daemon::Daemon>(options);
+    if (auto s = daemon->start(); !s.is_ok()) return fail("daemon restart: " + s.message());
+    if (!synced_and_cycled(*daemon, restart_start)) return fail("the restarted daemon did not sync and cycle");
+    const double restart_s = seconds_since(restart_start);
+    const double restart_cpu_s = cpu_seconds() - restart_cpu0;
+    const auto after_restart = until_quiet(*child, writes, 120s);
+    if (!after_restart) return fail("the API-server process stopped");
+    std::cerr << "restart: " << restart_s << " s, " << restart_cpu_s << " s CPU, then " << after_restart->calls
+              << " writes" << std::endl;
+    daemon->stop();
+    daemon.reset();
     child->finish(60s);
 
     const double drain_s = (r.last_bind_ns - r.first_create_ns) / 1e9;
@@ -573,6 +592,9 @@ void daemon_end_to_end(benchmark::State& state, const kai::bench::ClusterServerS
     state.counters["heap_mib"] = heap;
     state.counters["trimmed_rss_mib"] = trimmed_rss;
     state.counters["cold_start_s"] = cold_start_s;
+    state.counters["restart_s"] = restart_s;  // restore + relist + the first cycle, on the same log
+    state.counters["restart_cpu_s"] = restart_cpu_s;
+    state.counters["restart_writes"] = after_restart->calls;
     state.counters["idle_cpu_pct"] = 100 * idle_cpu_share;
     state.counters["cycle_s"] = cycle_s;
     state.counters["run_cycles"] = static_cast<double>(run_cycles);  // sessions run, to the run's quiet end
