@@ -28,6 +28,8 @@ void StatusWriter::after_cycle(const CycleOutput& out) {
     std::string& last = last_message_[p.pod];
     if (last == p.reason + ": " + p.message) continue;
     last = p.reason + ": " + p.message;
+    // Already on the pod: its Warning event went out with the condition (a restart, a failover).
+    if (p.shown) continue;
     const size_t slash = p.pod.find('/');
     const std::string ns = p.pod.substr(0, slash), name = p.pod.substr(slash + 1);
     enqueue([this, ns, name, uid = p.uid, reason = p.reason, message = p.message] {

@@ -419,6 +419,24 @@ TEST(Cycle, APodGroupWithMoreSubgroupsThanSupportedIsRefusedWithAReason) {
   EXPECT_TRUE(refused);
 }
 
+TEST(Cycle, APendingPodWhoseConditionAlreadyShowsItsReasonIsReportedShown) {
+  const CycleResult first = cycle(objects_of(Json::array({node("n1", 1), queue("q", "", -1), pod("p1", "u1", 2)})), nullptr);
+  ASSERT_EQ(first.pending.size(), 1u);
+  EXPECT_FALSE(first.pending[0].shown);
+  auto with_condition = [&](const std::string& reason, const std::string& message) {
+    Json p = pod("p1", "u1", 2);
+    p["status"]["conditions"] =
+        Json::array({{{"type", "PodScheduled"}, {"status", "False"}, {"reason", reason}, {"message", message}}});
+    return cycle(objects_of(Json::array({node("n1", 1), queue("q", "", -1), p})), nullptr);
+  };
+  const CycleResult same = with_condition("Unschedulable", first.pending[0].message);
+  ASSERT_EQ(same.pending.size(), 1u);
+  EXPECT_TRUE(same.pending[0].shown);
+  const CycleResult other = with_condition("Unschedulable", "an older reason");
+  ASSERT_EQ(other.pending.size(), 1u);
+  EXPECT_FALSE(other.pending[0].shown);
+}
+
 TEST(Cycle, TheSameInputGivesTheSameRecords) {
   const auto objects = objects_of(Json::array({node("n1", 4), node("n2", 4), queue("q", "", -1),
                                                pod("a", "ua", 1), pod("b", "ub", 0, "", {{"gpu-fraction", "0.5"}}),

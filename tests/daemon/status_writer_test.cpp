@@ -119,6 +119,22 @@ TEST(StatusWriter, APodPendingAgainAfterACycleWithoutItIsWrittenAgain) {
   EXPECT_EQ(api.calls().size(), 4u);
 }
 
+TEST(StatusWriter, APodWhoseConditionAlreadyShowsTheReasonsIsNotWrittenUntilTheyChange) {
+  // After a restart the pod carries the condition the last run wrote: writing it again (and another
+  // Warning event) would be a write per pending pod for nothing.
+  FakeStatusApi api;
+  StatusWriter writer(api);
+  PendingPod shown = pending("p1", "no GPU");
+  shown.shown = true;
+  writer.after_cycle(cycle_with({shown}));
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(writer.written(), 0u);
+  ASSERT_TRUE(cycle_written(writer, {pending("p1", "queue q1 is over its limit")}, 1));
+  writer.stop();
+  EXPECT_EQ(api.calls(), (std::vector<std::string>{condition("p1", "queue q1 is over its limit"),
+                                                   warning("p1", "queue q1 is over its limit")}));
+}
+
 TEST(StatusWriter, AnEvictionIsAnEvictEventWithItsReasonOrWhoEvicted) {
   FakeStatusApi api;
   StatusWriter writer(api);

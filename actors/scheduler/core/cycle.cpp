@@ -327,6 +327,13 @@ std::optional<int64_t> next_deadline(const Session& ssn) {
   return best;
 }
 
+/// Whether `pod`'s PodScheduled condition is False with `reason` and `message`.
+bool condition_shows(const model::Pod& pod, const std::string& reason, const std::string& message) {
+  return std::any_of(pod.conditions.begin(), pod.conditions.end(), [&](const model::PodCondition& c) {
+    return c.type == "PodScheduled" && c.status == "False" && c.reason == reason && c.message == message;
+  });
+}
+
 void report(const CycleInput& in, const Session& ssn, CycleResult& out) {
   for (const auto& job : ssn.jobs) {
     if (job.fit_errors.empty() || ssn.active_allocated_count(job) >= job.min_member) continue;
@@ -339,8 +346,9 @@ void report(const CycleInput& in, const Session& ssn, CycleResult& out) {
       const TaskInfo& task = ssn.tasks[t];
       if (task.status != PodStatus::kPending) continue;
       const FitReason& why = job.fit_errors.front();
-      out.pending.push_back({task.key, task.uid, job.key, why.message,
-                             why.reason == kBindingErrorReason ? kBindingErrorReason : "Unschedulable"});
+      const std::string reason = why.reason == kBindingErrorReason ? kBindingErrorReason : "Unschedulable";
+      out.pending.push_back({task.key, task.uid, job.key, why.message, reason,
+                             condition_shows(*task.pod, reason, why.message)});
       u.pods.push_back({task.key, task.uid});
     }
     out.unschedulable.push_back(std::move(u));

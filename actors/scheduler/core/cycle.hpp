@@ -76,6 +76,9 @@ struct PendingPod {
   /// The condition's and the event's reason: Unschedulable, or BindingError for a group backing
   /// off after failed binds (core/bind_backoff.hpp).
   std::string reason = "Unschedulable";
+  /// The pod's PodScheduled condition already says False with this reason and message (written
+  /// before a restart, or by the replica that led before a failover): nothing to write for it.
+  bool shown = false;
 };
 
 struct QueueFigures {
