@@ -565,7 +565,7 @@ void daemon_end_to_end(benchmark::State& state, const kai::bench::ClusterServerS
     const auto after_restart = until_quiet(*child, writes, 120s);
     if (!after_restart) return fail("the API-server process stopped");
     std::cerr << "restart: " << restart_s << " s, " << restart_cpu_s << " s CPU, then " << after_restart->calls
-              << " writes" << std::endl;
+              << " writes (" << describe(after_restart->seen, 0) << ")" << std::endl;
     daemon->stop();
     daemon.reset();
     child->finish(60s);
