@@ -17,7 +17,7 @@ bool contains(const std::vector<std::string>& values, const std::string& v) {
 }
 
 const std::string* label_of(const model::StringMap& labels, const std::string& key) {
-  return model::find_by_length_first(labels, key);
+  return model::find_in(labels, key);
 }
 
 std::string selector_key(const std::optional<model::LabelSelector>& s) {
@@ -346,14 +346,14 @@ const std::vector<uint32_t>& InterPodConstraints::tasks_with_label(const std::st
     index.foreign_indexed = true;
     for (uint32_t i = 0; i < foreign_.size(); ++i) {
       const model::StringMap& labels = foreign_[i].first->meta.labels;
-      if (const std::string* v = model::find_by_length_first(labels, key)) index.add(*v, kForeign | i);
+      if (const std::string* v = model::find_in(labels, key)) index.add(*v, kForeign | i);
     }
   }
   // A key's characters are read only where its length matches (k8s/model/string_map_lookup.hpp):
   // most of this pass was waiting on the heap blocks of other, longer keys.
   for (; index.indexed < ssn_.tasks.size(); ++index.indexed) {
     const model::StringMap& labels = ssn_.tasks[index.indexed].pod->meta.labels;
-    if (const std::string* v = model::find_by_length_first(labels, key))
+    if (const std::string* v = model::find_in(labels, key))
       index.add(*v, static_cast<uint32_t>(index.indexed));
   }
   static const std::vector<uint32_t> kNone;

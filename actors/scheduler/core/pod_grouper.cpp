@@ -46,20 +46,6 @@ void fill_from_pod(model::WorkloadOwner& o, const model::Pod& pod) {
 
 }  // namespace
 
-const std::string* find_in(const model::StringMap& m, std::string_view key) {
-  // Objects carry a few labels and fewer annotations, and the map compares only std::strings: a
-  // scan of a small map finds the key without building one (a session build looks up several
-  // keys per pod, at 150,000 pods).
-  if (m.size() <= 8) {
-    for (const auto& [k, v] : m) {
-      if (k == key) return &v;
-    }
-    return nullptr;
-  }
-  auto it = m.find(std::string(key));
-  return it == m.end() ? nullptr : &it->second;
-}
-
 OwnerChain walk_owners(const model::Pod& pod, const OwnerIndex& index) {
   OwnerChain chain;
   const std::string& ns = pod.meta.namespace_;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "actors/scheduler/core/pod_grouper.hpp"
+#include "k8s/model/string_map_lookup.hpp"
 
 namespace kai::core {
 
@@ -32,8 +33,8 @@ std::optional<int32_t> parse_int(const std::string* text);
 /// A subgroup `name` requiring `min_member` pods, under `parent` when given.
 model::SubGroup leaf(std::string name, int32_t min_member, std::optional<std::string> parent = std::nullopt);
 
-/// The value of `key` in `m`, or null.
-const std::string* find_in(const model::StringMap& m, std::string_view key);
+/// The value of a key in a label or annotation map, or null (k8s/model/string_map_lookup.hpp).
+using model::find_in;
 
 /// Follows the pod's first ownerReference upward through the projected owners.
 OwnerChain walk_owners(const model::Pod& pod, const OwnerIndex& index);
