@@ -16,10 +16,6 @@ bool contains(const std::vector<std::string>& values, const std::string& v) {
   return std::find(values.begin(), values.end(), v) != values.end();
 }
 
-const std::string* label_of(const model::StringMap& labels, const std::string& key) {
-  return model::find_in(labels, key);
-}
-
 std::string selector_key(const std::optional<model::LabelSelector>& s) {
   if (!s) return "-";
   std::string out = "{";
@@ -41,7 +37,7 @@ std::optional<model::LabelSelector> merged_selector(const std::optional<model::L
   model::LabelSelector out = *selector;
   for (const auto* keys : {&match, &mismatch}) {
     for (const std::string& key : *keys) {
-      const std::string* v = label_of(pod_labels, key);
+      const std::string* v = model::find_in(pod_labels, key);
       if (v == nullptr) continue;  // Kubernetes merges only the keys the pod carries
       out.match_expressions.push_back({key, keys == &match ? "In" : "NotIn", {*v}});
     }
@@ -85,11 +81,11 @@ constexpr char kExistingScored = 'S';
 
 bool label_selector_matches(const model::LabelSelector& selector, const model::StringMap& labels) {
   for (const auto& [k, v] : selector.match_labels) {
-    const std::string* have = label_of(labels, k);
+    const std::string* have = model::find_in(labels, k);
     if (have == nullptr || *have != v) return false;
   }
   for (const auto& r : selector.match_expressions) {
-    const std::string* have = label_of(labels, r.key);
+    const std::string* have = model::find_in(labels, r.key);
     if (r.op == "In") {
       if (have == nullptr || !contains(r.values, *have)) return false;
     } else if (r.op == "NotIn") {
@@ -548,7 +544,7 @@ const std::vector<const std::string*>& InterPodConstraints::domains_of(const std
   auto [it, inserted] = domains_by_key_.try_emplace(key);
   if (inserted) {
     it->second.reserve(ssn_.nodes.size());
-    for (const NodeInfo& n : ssn_.nodes) it->second.push_back(label_of(n.object->meta.labels, key));
+    for (const NodeInfo& n : ssn_.nodes) it->second.push_back(model::find_in(n.object->meta.labels, key));
   }
   return it->second;
 }
