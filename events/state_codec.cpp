@@ -464,6 +464,11 @@ void encode_state(uint64_t seq, const std::map<std::string, std::string>& resour
   });
 }
 
+uint8_t state_version(std::string_view bytes) {
+  if (bytes.size() < kMagic.size() + 1 || bytes.substr(0, kMagic.size()) != kMagic) return 0;
+  return static_cast<uint8_t>(bytes[kMagic.size()]);
+}
+
 Result<ClusterState> decode_state(std::string_view bytes) {
   if (bytes.size() < kMagic.size() + 1 || bytes.substr(0, kMagic.size()) != kMagic) {
     return Status::error("not a state snapshot (bad magic)");

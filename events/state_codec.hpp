@@ -82,4 +82,8 @@ void encode_state(uint64_t seq, const std::map<std::string, std::string>& resour
 /// the section that failed.
 Result<ClusterState> decode_state(std::string_view bytes);
 
+/// The format version of snapshot `bytes` (kStateSnapshotVersion for this build's), 0 when they are
+/// not a snapshot. An older one decodes without what its format did not keep.
+uint8_t state_version(std::string_view bytes);
+
 }  // namespace kai::events

@@ -33,6 +33,7 @@ Result<Restored> restore_state(const EventLog& log, uint64_t at) {
     }
     out.state = std::move(state).value();
     out.snapshot_seq = it->seq;
+    out.upgraded = events::state_version(*bytes) < events::kStateSnapshotVersion;
     break;
   }
   if (out.snapshot_seq == 0 && log.retained_from() > 1) {

@@ -18,6 +18,9 @@ struct Restored {
   uint64_t tail_events = 0;       ///< Events applied after the snapshot.
   uint64_t skipped_records = 0;   ///< Records that failed their checksum or decoding (not applied).
   uint64_t rejected_objects = 0;  ///< Watch objects the decoders refused (the state kept the old one).
+  /// The snapshot was of an older format (events::state_version): objects or fields it did not keep
+  /// are missing until the API server is listed again.
+  bool upgraded = false;
   /// What a person should know: snapshots passed over as damaged, the first skipped records.
   std::vector<std::string> warnings;
 };

@@ -91,6 +91,9 @@ struct Daemon::Impl {
   std::shared_ptr<const LastCycle> last_cycle;
   bool started = false;
 
+  /// The restored objects may lack what the log held (an older snapshot format, skipped records):
+  /// every kind is listed at start instead of watched on from its restored resourceVersion.
+  bool list_at_start = false;
   /// What start() worked out, for start_scheduling() (which may run later, once the disk has room).
   core::SessionOptions session;
   std::string config_text;
@@ -248,6 +251,12 @@ struct Daemon::Impl {
                                   restored.message() + " (move the directory aside to start a new log)");
     }
     for (const auto& w : restored.value().warnings) spdlog::warn("restore: {}", w);
+    // The watches go on from the restored resourceVersions only when the restored objects are whole.
+    list_at_start = restored.value().upgraded || restored.value().skipped_records > 0;
+    if (list_at_start) {
+      spdlog::info("restore: {}; every kind is listed again",
+                   restored.value().upgraded ? "the snapshot is of an older format" : "log records were skipped");
+    }
     state = std::move(restored.value().state);
     const auto ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started)
@@ -519,11 +528,15 @@ model::Status Daemon::Impl::start_scheduling() {
         m.actors->outcome(job, std::move(o));
       },
       [leadership = m.leadership.get()] { return leadership->may_act(); }, BinderTiming{}, &m.gate);
-  // What each reflector already holds, read before the actors own the stores.
+  // What each reflector already holds and where its watch resumes, read before the actors own the
+  // stores.
   std::map<std::string, std::map<std::string, std::string>> known;
+  std::map<std::string, std::string> positions;
   for (const auto& store : m.stores) {
     for (const std::string& kind : kinds) {
-      if (store->owns(kind)) known[kind] = store->known(kind);
+      if (!store->owns(kind)) continue;
+      known[kind] = store->known(kind);
+      if (!m.list_at_start) positions[kind] = store->position(kind);
     }
   }
   m.actors = std::make_unique<DaemonActors>(
@@ -565,9 +578,9 @@ model::Status Daemon::Impl::start_scheduling() {
       std::lock_guard lock(m.reflectors_mu);
       m.reflector_of_kind[kind] = m.reflectors.back().get();
     }
-    m.reflectors.back()->start("", std::move(known[kind]));
+    m.reflectors.back()->start(positions[kind], std::move(known[kind]));
   });
-  m.owner_watch->start(known);
+  m.owner_watch->start(known, positions);
   m.reflectors_started = true;
   m.contact_thread = std::thread([&m] { m.run_contact_probe(); });
   m.running.store(true, std::memory_order_release);

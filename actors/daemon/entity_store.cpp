@@ -92,6 +92,11 @@ std::map<std::string, std::string> EntityStore::known(const std::string& kind) c
   return out;
 }
 
+std::string EntityStore::position(const std::string& kind) const {
+  const auto it = resource_versions_.find(kind);
+  return owns(kind) && it != resource_versions_.end() ? it->second : std::string();
+}
+
 size_t EntityStore::size() const {
   size_t n = 0;
   model::for_each_kind([&](auto kind) { n += decltype(kind)::in(objects_).objects.size(); });

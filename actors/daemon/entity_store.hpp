@@ -47,6 +47,9 @@ class EntityStore {
   void encode(events::StateSections& out) const;
   /// key -> resourceVersion of its objects of `kind` (what a reflector already holds).
   std::map<std::string, std::string> known(const std::string& kind) const;
+  /// The last resourceVersion of `kind` the log holds everything up to ("" when never listed): where
+  /// a restart's watch resumes.
+  std::string position(const std::string& kind) const;
   /// Objects held, all kinds.
   size_t size() const;
 

@@ -38,7 +38,7 @@ std::vector<std::string> OwnerWatch::discover() {
   return kinds;
 }
 
-void OwnerWatch::start_kind_locked(const k8s::OwnerResource& r, Known known) {
+void OwnerWatch::start_kind_locked(const k8s::OwnerResource& r, Known known, const std::string& resume_from) {
   k8s::ReflectorOptions ro;
   ro.kind = r.group_kind;
   ro.list_path = r.list_path;
@@ -51,15 +51,18 @@ void OwnerWatch::start_kind_locked(const k8s::OwnerResource& r, Known known) {
         deliver_(std::move(ev));
       },
       [kind = r.group_kind](const std::string& message) { spdlog::warn("reflector {}: {}", kind, message); });
-  reflector->start("", std::move(known));
+  reflector->start(resume_from, std::move(known));
   reflectors_[r.group_kind] = std::move(reflector);
 }
 
-void OwnerWatch::start(std::map<std::string, Known>& known) {
+void OwnerWatch::start(std::map<std::string, Known>& known, const std::map<std::string, std::string>& positions) {
   {
     std::lock_guard lock(mu_);
     started_ = true;
-    for (const auto& r : resources_) start_kind_locked(r, std::move(known[r.group_kind]));
+    for (const auto& r : resources_) {
+      const auto at = positions.find(r.group_kind);
+      start_kind_locked(r, std::move(known[r.group_kind]), at == positions.end() ? std::string() : at->second);
+    }
   }
   k8s::ReflectorOptions ro;
   ro.kind = "CustomResourceDefinition";

@@ -29,15 +29,15 @@ class OwnerWatch : private boost::noncopyable {
   /// Asks the API server which owner kinds it serves (blocking); returns their watch kinds
   /// ("Kind.group"). A failed discovery is logged and leaves the kinds found before.
   std::vector<std::string> discover();
-  /// Starts a reflector per discovered kind, diffed against `known[kind]` (what the log holds), and
-  /// the CRD watch.
-  void start(std::map<std::string, Known>& known);
+  /// Starts a reflector per discovered kind, diffed against `known[kind]` (what the log holds) and
+  /// resuming its watch from `positions[kind]` (Reflector::start), and the CRD watch.
+  void start(std::map<std::string, Known>& known, const std::map<std::string, std::string>& positions = {});
   /// Lists `kind` again (the ingest lost some of its events); false when it is not an owner kind here.
   bool relist(const std::string& kind, Known known);
   void stop();
 
  private:
-  void start_kind_locked(const k8s::OwnerResource& r, Known known);
+  void start_kind_locked(const k8s::OwnerResource& r, Known known, const std::string& resume_from = "");
   void on_crd_event(const k8s::ReflectorEvent& ev);
 
   k8s::KubeClient& client_;

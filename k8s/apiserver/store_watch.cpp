@@ -98,6 +98,15 @@ uint64_t Store::watch(const ResourceInfo& r, const std::string& ns, const ListOp
     } catch (const std::exception&) {
       throw bad_request("resourceVersion: Invalid value: \"" + opt.resource_version + "\": must be a number");
     }
+    if (from > rv_) {
+      // A point this server has not reached (a client's resourceVersion from another server, or one
+      // whose store was reset): the real server waits a few seconds for its cache, then answers so.
+      throw ApiError(504, "Timeout",
+                     "Too large resource version: " + std::to_string(from) + ", current: " + std::to_string(rv_),
+                     Json{{"causes", Json::array({{{"reason", "ResourceVersionTooLarge"},
+                                                   {"message", "Too large resource version"}}})},
+                          {"retryAfterSeconds", 1}});
+    }
     if (from < history_start_) {
       throw ApiError(410, "Expired",
                      "too old resource version: " + std::to_string(from) + " (" +

@@ -140,14 +140,14 @@ std::string Reflector::list_all() {
         known->second = item.id.resource_version;
       }
       deliver(added ? ReflectorEventType::kAdded : ReflectorEventType::kModified, true,
-              with_kind(item.object, item.id.has_kind, options_.kind), rv);
+              with_kind(item.object, item.id.has_kind, options_.kind), "");
     }
     cont = page->continue_token;
     more = !cont.empty();
   }
   if (stop_) return "";
   absent_ = false;
-  deliver_deleted_unless(listed, rv);
+  deliver_deleted_unless(listed);
   deliver(ReflectorEventType::kBookmark, true, "", rv);
   ++lists_;
   synced_ = true;
@@ -159,7 +159,7 @@ std::string Reflector::list_absent() {
     // Once per absence: the objects held are gone with their kind, and the kind is synced empty.
     on_error_(options_.kind + " is not served (" + options_.list_path +
               " answered 404): taken as none; listed again every few seconds");
-    deliver_deleted_unless({}, "");
+    deliver_deleted_unless({});
     deliver(ReflectorEventType::kBookmark, true, "", "");
     ++lists_;
     absent_ = true;
@@ -168,7 +168,7 @@ std::string Reflector::list_absent() {
   return "";
 }
 
-void Reflector::deliver_deleted_unless(const std::set<std::string>& listed, const std::string& rv) {
+void Reflector::deliver_deleted_unless(const std::set<std::string>& listed) {
   // What the list lacks was deleted while no watch was running.
   for (auto it = known_.begin(); it != known_.end();) {
     if (listed.count(it->first) != 0) {
@@ -184,7 +184,7 @@ void Reflector::deliver_deleted_unless(const std::set<std::string>& listed, cons
       meta["name"] = it->first.substr(slash + 1);
     }
     deliver(ReflectorEventType::kDeleted, true,
-            Json{{"kind", options_.kind}, {"metadata", std::move(meta)}}.dump(), rv);
+            Json{{"kind", options_.kind}, {"metadata", std::move(meta)}}.dump(), "");
     it = known_.erase(it);
   }
 }
@@ -204,6 +204,12 @@ std::string Reflector::watch_from(const std::string& rv, bool* gone) {
   if (status == 429) watch_retry_after_ = retry_after_of(stream->headers());  // run() waits it out
   if (status == 410) {
     *gone = true;
+  } else if (status != 200 && status != 429 && catching_up_) {
+    // Not served any more (404), a point the server does not have (504: too large), or down: a list
+    // tells what the cluster holds, a watch retried from the resume point may never.
+    on_error_("resuming the watch of " + options_.kind + " from resourceVersion " + rv + ": " +
+              (status == 0 ? "no answer" : "HTTP " + std::to_string(status)) + "; listing instead");
+    *gone = true;
   } else if (status != 200) {
     on_error_(
         "watching " + options_.kind + ": " +
@@ -211,10 +217,13 @@ std::string Reflector::watch_from(const std::string& rv, bool* gone) {
                      : "HTTP " + std::to_string(status)) +
         (status == 429 ? " (Retry-After " + std::to_string(watch_retry_after_.count() / 1000) + " s)" : ""));
   }
+  const auto catch_up_until = std::chrono::steady_clock::now() + options_.catch_up_limit;
   while (status == 200 && !stop_) {
-    auto line = stream->next(std::chrono::milliseconds(500));
+    if (catching_up_ && std::chrono::steady_clock::now() >= catch_up_until) caught_up(last);
+    auto line = stream->next(catching_up_ ? options_.catch_up_quiet : std::chrono::milliseconds(500));
     if (!line) {
       if (stream->ended()) break;
+      if (catching_up_) caught_up(last);
       continue;
     }
     if (line->size() > options_.max_object_bytes) {
@@ -234,6 +243,10 @@ std::string Reflector::watch_from(const std::string& rv, bool* gone) {
     const WatchLine& ev = *scanned;
     if (ev.type == WatchLineType::kError) {
       if (ev.error_code == 410) {
+        *gone = true;
+      } else if (catching_up_) {
+        on_error_("resuming the watch of " + options_.kind + " from resourceVersion " + rv + ": " +
+                  (ev.error_message.empty() ? std::string("error event") : ev.error_message) + "; listing instead");
         *gone = true;
       } else {
         on_error_("watching " + options_.kind + ": " +
@@ -262,6 +275,7 @@ std::string Reflector::watch_from(const std::string& rv, bool* gone) {
     // Handed on as received: the consumer's decoder takes an object without `kind` as this kind.
     deliver(type, false, type == ReflectorEventType::kBookmark ? std::string() : std::string(ev.object),
             ev.id.resource_version);
+    if (catching_up_ && type == ReflectorEventType::kBookmark) caught_up(last);
   }
   stream->stop();
   {
@@ -271,7 +285,15 @@ std::string Reflector::watch_from(const std::string& rv, bool* gone) {
   return last;
 }
 
+void Reflector::caught_up(const std::string& rv) {
+  catching_up_ = false;
+  deliver(ReflectorEventType::kBookmark, true, "", rv);
+  ++resumes_;
+  synced_ = true;
+}
+
 void Reflector::run(std::string rv) {
+  catching_up_ = !rv.empty();
   auto backoff = options_.retry_backoff;
   // Sleeps `wait`, looking every 50 ms whether stop() was called.
   auto sleep = [&](std::chrono::milliseconds wait) {
@@ -288,6 +310,7 @@ void Reflector::run(std::string rv) {
   while (!stop_) {
     if (take_relist()) rv.clear();
     if (rv.empty()) {
+      catching_up_ = false;  // a list delivers the cluster as it is
       rv = list_all();
       if (rv.empty()) {
         pause();

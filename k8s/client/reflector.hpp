@@ -5,6 +5,12 @@
 // what the reflector delivered before: synthetic ADDED and MODIFIED for new and changed objects,
 // DELETED for the ones the list lacks, then a BOOKMARK at the list's resourceVersion; so a consumer
 // that only applies events stays consistent, and a relist of 150,000 pods is never one giant record.
+// Only that BOOKMARK carries the list's resourceVersion (the events before it carry none): a
+// consumer's last resourceVersion is a point it holds everything up to, even when it stopped
+// half-way through a list, so that a restart may watch on from it instead of listing
+// (start(resume_from)). Such a resumed watch is caught up once the changes the server kept since
+// that point have come (ReflectorOptions::catch_up_quiet); a BOOKMARK marked from_list says so, as
+// the end of a list does. A point the server no longer keeps (410), or a watch it does not open, lists instead.
 // Malformed lines are reported and skipped without ending the stream. Runs on its own thread; the
 // callbacks run there.
 
@@ -32,9 +38,11 @@ struct ReflectorEvent {
   /// resourceVersion only.
   std::string object_json;
   /// The stream position after this event: the object's resourceVersion for a watch event, the
-  /// list's for an event of a list (whose object may be older).
+  /// list's for the BOOKMARK that ends a list, "" for the events of a list (the position is not
+  /// reached until the list ends).
   std::string resource_version;
-  /// Made from a LIST rather than received on the watch; a BOOKMARK with it ends the list.
+  /// Made from a LIST rather than received on the watch; a BOOKMARK with it ends the list, or says a
+  /// resumed watch has caught up: the consumer then holds the kind as the server has it.
   bool from_list = false;
 };
 
@@ -55,6 +63,13 @@ struct ReflectorOptions {
   /// empty list (the kind is synced with no objects) and is tried again every few seconds, so that
   /// installing the CRD later is noticed. Default: false (a 404 is an error retried until it lists).
   bool absent_is_empty = false;
+  /// A watch resumed from a restart's resourceVersion is caught up when, after the server answered,
+  /// no line came for `catch_up_quiet`, or a BOOKMARK came (the server sent everything before it), or
+  /// `catch_up_limit` passed: the server sends the changes it kept since that point at once, so
+  /// only a cluster changing without pause keeps the stream busy that long (and those changes are
+  /// the present, not the backlog). The history a server keeps is bounded (beyond it: 410, a list).
+  std::chrono::milliseconds catch_up_quiet{100};
+  std::chrono::milliseconds catch_up_limit{1000};
 };
 
 class Reflector : private boost::noncopyable {
@@ -66,8 +81,9 @@ class Reflector : private boost::noncopyable {
   ~Reflector();
 
   /// Starts listing and watching. `resume_from`: a resourceVersion to watch from without listing
-  /// (after a restart); "" lists first. `known`: key ("namespace/name") -> resourceVersion of the
-  /// objects the consumer already holds, so that a later list is diffed against them.
+  /// (after a restart: the consumer holds every object up to it); "" lists first. `known`: key
+  /// ("namespace/name") -> resourceVersion of the objects the consumer already holds, so that a
+  /// later list is diffed against them.
   void start(const std::string& resume_from = "", std::map<std::string, std::string> known = {});
   void stop();
   /// Lists again as soon as possible, diffed against `known` instead of what the reflector delivered:
@@ -75,10 +91,12 @@ class Reflector : private boost::noncopyable {
   /// The watch running now is ended; what it delivered after `known` was taken comes again or as a
   /// no-op, so the consumer ends up with the list's state either way. Thread-safe.
   void relist(std::map<std::string, std::string> known);
-  /// True once the first list was delivered.
+  /// True once the first list was delivered, or a resumed watch caught up.
   bool synced() const { return synced_; }
   /// Relists done (initial one included), for tests.
   int lists() const { return lists_; }
+  /// Resumed watches that caught up without a list, for tests.
+  int resumes() const { return resumes_; }
 
  private:
   void run(std::string resume_from);
@@ -88,12 +106,14 @@ class Reflector : private boost::noncopyable {
   /// The list of a kind not served (ReflectorOptions::absent_is_empty): "" (nothing to watch).
   std::string list_absent();
   /// Delivers a DELETED event for each known object whose key is not in `listed`.
-  void deliver_deleted_unless(const std::set<std::string>& listed, const std::string& rv);
+  void deliver_deleted_unless(const std::set<std::string>& listed);
   void deliver(ReflectorEventType type, bool from_list, std::string object_json,
                std::string resource_version);
   /// Watches from `rv` until the stream ends. Returns the last resourceVersion seen, or "" when the
   /// server answered 410 (relist needed).
   std::string watch_from(const std::string& rv, bool* gone);
+  /// A resumed watch has delivered what the server kept since the resume point, up to `rv`.
+  void caught_up(const std::string& rv);
 
   KubeClient& client_;
   ReflectorOptions options_;
@@ -103,6 +123,9 @@ class Reflector : private boost::noncopyable {
   std::atomic<bool> stop_{false};
   std::atomic<bool> synced_{false};
   std::atomic<int> lists_{0};
+  std::atomic<int> resumes_{0};
+  /// Watching from a restart's resourceVersion, not caught up yet (reflector thread only).
+  bool catching_up_ = false;
   bool absent_ = false;  ///< The last list found the kind not served (reported once).
   /// key -> resourceVersion of every object delivered and not deleted (the reflector thread's own).
   std::map<std::string, std::string> known_;

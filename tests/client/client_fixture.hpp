@@ -160,7 +160,8 @@ class EnvGuard {
 ///    or reordered state), and a list never takes an object back to an older one;
 ///  - per stream, watch events come after the last position (list rv or BOOKMARK rv);
 ///  - ADDED only for an object not held, MODIFIED / DELETED only for one held (no lost ADDED);
-///  - a list's events carry the list's resourceVersion, no object newer than it, no unchanged one.
+///  - a list's events carry no resourceVersion (the position is reached at its end), the BOOKMARK
+///    ending it the list's; no object newer than that, no unchanged one.
 /// Thread-safe: the reflector calls it on its own thread, the test reads it on the main thread.
 class StoreConsumer {
  public:
@@ -179,12 +180,16 @@ class StoreConsumer {
   void apply(ReflectorEvent ev) {
     std::lock_guard lock(mu_);
     if (ev.kind != kind_) violation("event of kind \"" + ev.kind + "\" on the " + kind_ + " reflector");
+    if (ev.from_list && ev.type != ReflectorEventType::kBookmark) {
+      if (!ev.resource_version.empty()) violation(type_name(ev.type) + " of a list carries a resourceVersion");
+      return listed(ev);
+    }
     const auto rv = rv_number(ev.resource_version);
     if (!rv) {
       violation(type_name(ev.type) + " with a non-numeric resourceVersion \"" + ev.resource_version + "\"");
       return;
     }
-    if (ev.from_list) return listed(ev, *rv);
+    if (ev.from_list) return list_ended(ev, *rv);
     if (ev.type == ReflectorEventType::kBookmark) {
       ++bookmarks_;
       if (*rv < position_) violation("BOOKMARK " + ev.resource_version + " before the position " + std::to_string(position_));
@@ -278,20 +283,20 @@ class StoreConsumer {
 
   void violation(const std::string& what) { violations_.push_back(what); }
 
-  /// An event of a list: the difference it makes, or (a BOOKMARK) the end of the list.
-  void listed(const ReflectorEvent& ev, uint64_t rv) {
+  /// The BOOKMARK that ends a list (or says a resumed watch caught up) at `rv`.
+  void list_ended(const ReflectorEvent& ev, uint64_t rv) {
     const std::string where = "list@" + ev.resource_version;
     if (rv < position_) violation(where + " older than the position " + std::to_string(position_));
-    // A list restarted from its first page (expired continue token) reads a newer snapshot.
-    if (list_rv_ && rv < *list_rv_) violation(where + " inside the newer list@" + std::to_string(*list_rv_));
-    list_rv_ = rv;
-    if (ev.type == ReflectorEventType::kBookmark) {
-      position_ = std::max(position_, rv);
-      list_rv_.reset();
-      if (relist_sizes_.empty()) first_relist_ = store_;
-      relist_sizes_.push_back(store_.size());
-      return;
-    }
+    if (newest_listed_ > rv) violation(where + " delivered an object @" + std::to_string(newest_listed_) + ", newer than it");
+    newest_listed_ = 0;
+    position_ = std::max(position_, rv);
+    if (relist_sizes_.empty()) first_relist_ = store_;
+    relist_sizes_.push_back(store_.size());
+  }
+
+  /// An event of a list: the difference it makes.
+  void listed(const ReflectorEvent& ev) {
+    const std::string where = "list";
     const Json obj = Json::parse(ev.object_json, nullptr, false);
     if (!obj.is_object()) {
       violation(where + ": " + type_name(ev.type) + " carries no object");
@@ -306,7 +311,7 @@ class StoreConsumer {
       violation(what + " without a numeric resourceVersion");
       return;
     }
-    if (*n > rv) violation(what + " newer than the list");
+    newest_listed_ = std::max(newest_listed_, *n);
     if (auto last = last_seen_.find(key); last != last_seen_.end() && *n < last->second) {
       violation(what + " takes the object back from " + std::to_string(last->second));
     }
@@ -333,7 +338,7 @@ class StoreConsumer {
   std::map<std::string, uint64_t> last_seen_;
   std::set<std::pair<std::string, std::string>> seen_;
   uint64_t position_ = 0;
-  std::optional<uint64_t> list_rv_;  ///< inside a list: its resourceVersion
+  uint64_t newest_listed_ = 0;  ///< inside a list: the newest object delivered so far
   std::vector<std::string> violations_;
   std::vector<std::string> errors_;
   std::vector<size_t> relist_sizes_;

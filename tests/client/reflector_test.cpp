@@ -295,7 +295,8 @@ TEST_F(Reflectors, RelistAgainstTheConsumersObjectsBringsBackDroppedChanges) {
   EXPECT_TRUE(consumer.violations().empty()) << join(consumer.violations());
 }
 
-// start(rv) watches from rv without listing: only the later changes arrive, and no list.
+// start(rv) watches from rv without listing: only the later changes arrive, and no list; once they
+// came and the stream went quiet, a BOOKMARK marked from_list at the last of them says it caught up.
 TEST_F(Reflectors, ResumesFromAResourceVersionWithoutListing) {
   ASSERT_FALSE(create(pod("a")).is_null());
   ASSERT_FALSE(create(pod("b")).is_null());
@@ -308,15 +309,60 @@ TEST_F(Reflectors, ResumesFromAResourceVersionWithoutListing) {
   server_->reset_request_counts();
   reflector.start(from);
   ASSERT_TRUE(eventually([&] { return consumer.saw("default/c", rv_of(c)); }));
+  ASSERT_TRUE(eventually([&] { return reflector.synced(); }));
   EXPECT_EQ(reflector.lists(), 0);
-  EXPECT_FALSE(reflector.synced());
+  EXPECT_EQ(reflector.resumes(), 1);
   EXPECT_EQ(served("list pods"), 0u);
-  EXPECT_TRUE(consumer.relist_sizes().empty());
+  EXPECT_EQ(consumer.relist_sizes(), std::vector<size_t>{1});  // the catch-up mark, holding "c" 
   // "a" was not held (no list), so its DELETED is reported by the consumer as unknown; that is the
   // documented cost of resuming: the caller must already hold the state at `from`.
   EXPECT_EQ(consumer.versions().count("default/c"), 1u);
   EXPECT_EQ(consumer.versions().count("default/b"), 0u);
 }
+
+// A resume point the server no longer keeps (410 Expired: its history was compacted) or has not
+// reached (504: a resourceVersion from another server or a reset one) is not watched from: the kind is
+// listed and the list diffed against what the consumer holds, so the changes made meanwhile arrive.
+class ResumeRefused : public ClientTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(ResumeRefused, ListsInsteadAgainstWhatTheConsumerHolds) {
+  const bool ahead = GetParam();
+  ASSERT_FALSE(create(pod("a")).is_null());
+  ASSERT_FALSE(create(pod("b")).is_null());
+  StoreConsumer consumer("Pod");
+  const ReflectorOptions ro = pod_reflector_options();
+  std::string position;
+  {
+    Reflector first(*client_, ro, consumer.on_event(), consumer.on_error());
+    first.start();
+    ASSERT_TRUE(eventually([&] { return first.synced() && consumer.versions() == versions("v1", "Pod"); }));
+    first.stop();
+    position = std::to_string(server_->resource_version());
+  }
+  // While no reflector runs: one pod comes, one goes.
+  ASSERT_FALSE(create(pod("c")).is_null());
+  ASSERT_TRUE(server_->delete_object("v1", "Pod", "default", "a").is_ok());
+  if (ahead) {
+    position = std::to_string(server_->resource_version() + 1000);
+  } else {
+    server_->compact_history();
+  }
+  Reflector second(*client_, ro, consumer.on_event(), consumer.on_error());
+  second.start(position, consumer.versions());
+  ASSERT_TRUE(eventually([&] { return second.synced(); }));
+  EXPECT_EQ(consumer.versions(), versions("v1", "Pod"));
+  EXPECT_EQ(consumer.versions().count("default/a"), 0u);
+  EXPECT_EQ(consumer.versions().count("default/c"), 1u);
+  EXPECT_EQ(second.lists(), 1);
+  EXPECT_EQ(second.resumes(), 0);
+  if (ahead) {
+    EXPECT_EQ(consumer.errors_containing("listing instead"), 1u) << join(consumer.errors());
+  }
+  EXPECT_TRUE(consumer.violations().empty()) << join(consumer.violations());
+}
+
+INSTANTIATE_TEST_SUITE_P(ExpiredOrAhead, ResumeRefused, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& i) { return i.param ? "Ahead" : "Expired"; });
 
 // stop() ends a long watch promptly.
 TEST_F(Reflectors, StopEndsTheWatchPromptly) {

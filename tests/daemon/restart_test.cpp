@@ -86,10 +86,12 @@ TEST(Restart, SigkillMidLoadResumesWithoutDoubleBinds) {
 namespace kai::e2e {
 namespace {
 
-// A restart rebuilds the state from the newest snapshot plus the log after it, and the first list of
-// each kind is diffed against it: only what changed while the scheduler was down reaches the log, and
-// no cycle runs before every kind was listed.
-TEST(Restart, RestoresFromASnapshotAndListsOnlyWhatChangedMeanwhile) {
+// A restart rebuilds the state from the newest snapshot plus the log after it; each kind's watch then
+// goes on from the last resourceVersion the log holds, so that only what changed while the
+// scheduler was down reaches the log, and no cycle runs before every kind caught up. When the API
+// server no longer keeps the changes since then (410 Expired), the kind is listed and the list is
+// diffed against the restored objects instead: the same changes, as a list's difference.
+void restart_catches_up_with_what_changed_meanwhile(bool history_compacted) {
   Cluster c;
   team_a_on_four_nodes(c);
   const std::string log_dir = c.dir + "/event-log";
@@ -135,6 +137,8 @@ TEST(Restart, RestoresFromASnapshotAndListsOnlyWhatChangedMeanwhile) {
   ASSERT_TRUE(Cluster::eventually([&] { return c.get_pod("team-a", "p-0").is_null(); }));
   c.create(c.pod("team-a", "late-1", "test", 1));
   c.create(c.pod("team-a", "late-2", "test", 1));
+  if (history_compacted) c.server->compact_history();
+  c.server->reset_request_counts();
 
   pid = c.spawn_scheduler(flags, out);
   ASSERT_TRUE(Cluster::eventually([&] { return running(kPods + 1); }, 60s));
@@ -144,6 +148,20 @@ TEST(Restart, RestoresFromASnapshotAndListsOnlyWhatChangedMeanwhile) {
   std::stringstream text;
   text << in.rdbuf();
   EXPECT_NE(text.str().find("restored the state at log position"), std::string::npos) << text.str();
+  // Resumed: no kind listed again. Compacted: every kind the log had listed is listed again.
+  const auto requests = c.server->request_counts();
+  auto count = [&](const std::string& what) {
+    const auto it = requests.find(what);
+    return it == requests.end() ? uint64_t{0} : it->second;
+  };
+  for (const char* resource : {"pods", "nodes", "queues.scheduling.run.ai"}) {
+    if (history_compacted) {
+      EXPECT_GE(count(std::string("list ") + resource), 1u) << resource;
+    } else {
+      EXPECT_EQ(count(std::string("list ") + resource), 0u) << resource << " listed again";
+    }
+    EXPECT_GE(count(std::string("watch ") + resource), 1u) << resource;
+  }
 
   auto log = open_read_only();
   std::map<std::string, std::map<events::WatchType, int>> until_first_cycle;  // kind -> type -> events
@@ -169,14 +187,15 @@ TEST(Restart, RestoresFromASnapshotAndListsOnlyWhatChangedMeanwhile) {
   });
   EXPECT_GT(last_before, 0u);
   EXPECT_GT(first_after, last_before);
-  // The list after the restart: exactly the two new pods and the deleted one, then a bookmark per kind.
+  // Before the first cycle: exactly the two new pods and the deleted one (the watch may also show the
+  // deleted pod's last update, a list only its absence), then a bookmark per kind.
   auto& pods = until_first_cycle["Pod"];
   EXPECT_EQ(pods[events::WatchType::kAdded], 2);
   EXPECT_EQ(pods[events::WatchType::kDeleted], 1);
-  EXPECT_EQ(pods[events::WatchType::kModified], 0);
+  EXPECT_LE(pods[events::WatchType::kModified], history_compacted ? 0 : 1);
   EXPECT_EQ(until_first_cycle["Node"][events::WatchType::kAdded], 0);
   for (const char* kind : {"Node", "Pod", "Queue", "PodGroup", "PriorityClass", "BindRequest"}) {
-    EXPECT_GE(until_first_cycle[kind][events::WatchType::kBookmark], 1) << kind << " listed before the cycle";
+    EXPECT_GE(until_first_cycle[kind][events::WatchType::kBookmark], 1) << kind << " caught up before the cycle";
   }
 
   // The snapshots are sound, and restoring from them equals folding the whole log.
@@ -187,6 +206,7 @@ TEST(Restart, RestoresFromASnapshotAndListsOnlyWhatChangedMeanwhile) {
   auto restored = storage::restore_state(*log);
   ASSERT_TRUE(restored.is_ok()) << restored.message();
   EXPECT_GT(restored.value().snapshot_seq, 0u);
+  EXPECT_FALSE(restored.value().upgraded) << "this build's snapshot format";
   events::ClusterState folded;
   (void)log->read(1, log->last_seq(), [&](uint64_t, const storage::Result<events::Event>& e) {
     if (e.is_ok()) (void)events::apply(folded, e.value());
@@ -196,6 +216,14 @@ TEST(Restart, RestoresFromASnapshotAndListsOnlyWhatChangedMeanwhile) {
   EXPECT_TRUE(restored.value().state == folded);
   EXPECT_EQ(folded.pods.size(), static_cast<size_t>(kPods + 1));
   expect_replay_matches(log_dir);  // across the restart, from a snapshot
+}
+
+TEST(Restart, RestoresFromASnapshotAndWatchesOnFromWhereTheLogEnds) {
+  restart_catches_up_with_what_changed_meanwhile(false);
+}
+
+TEST(Restart, ListsWhatChangedMeanwhileWhenTheServerNoLongerKeepsIt) {
+  restart_catches_up_with_what_changed_meanwhile(true);
 }
 
 }  // namespace
