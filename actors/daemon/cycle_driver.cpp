@@ -134,13 +134,25 @@ CycleDriver::Plan CycleDriver::plan() {
   return p;
 }
 
+CycleDriver::Plan CycleDriver::plan_last_snapshot() {
+  Plan p;
+  if (ports_.snapshotter == nullptr || !drain_appends() || !ports_.log->probe().writable()) return p;
+  p.snapshot = ports_.snapshotter->behind(ports_.log->last_seq());
+  p.last = true;
+  return p;
+}
+
 void CycleDriver::on_cut(const CutPtr& cut, const Plan& plan) {
   last_cut_event_number_ = cut->last_event_number;
   if (cut->appends_failed) return;  // the stores lack what the log refused: they are listed again
   if (cut->encoded && ports_.snapshotter != nullptr) {
     std::string bytes;
     events::encode_state(cut->cut.seq, cut->resource_versions, records_, cut->sections, bytes);
-    ports_.snapshotter->offer(cut->cut.seq, std::move(bytes), std::chrono::steady_clock::now());
+    if (plan.last) {
+      ports_.snapshotter->offer_last(cut->cut.seq, std::move(bytes));
+    } else {
+      ports_.snapshotter->offer(cut->cut.seq, std::move(bytes), std::chrono::steady_clock::now());
+    }
   }
   if (plan.cycle && cut->listed) schedule(cut);
 }

@@ -109,8 +109,13 @@ class CycleDriver {
   struct Plan {
     bool cycle = false;
     bool snapshot = false;
+    /// The snapshot at stop: it waits for one still being written rather than being dropped.
+    bool last = false;
   };
   Plan plan();
+  /// The plan of the snapshot a graceful stop takes when the log holds events after the last one
+  /// (so that the next start restores it without reading the log after it): no cycle.
+  Plan plan_last_snapshot();
   /// Runs on a consistent cut of the stores at log position cut.seq: nothing this driver appended is
   /// after it (it drained its appends before the cut was asked for and appended nothing since), so
   /// its records are the projection's at that position too.

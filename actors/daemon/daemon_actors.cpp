@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <caf/all.hpp>
 #include <deque>
+#include <future>
 #include <mutex>
 #include <optional>
 #include <utility>
@@ -46,6 +47,8 @@ struct CutAssembly {
   caf::actor reply_to;
 };
 using CutAssemblyPtr = std::shared_ptr<CutAssembly>;
+/// Set once the snapshot at stop was handed over (true) or not taken (false).
+using LastSnapshotDone = std::shared_ptr<std::promise<bool>>;
 
 }  // namespace kai::daemon
 
@@ -56,6 +59,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kai::daemon::WatchEventPtr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kai::daemon::CutPtr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kai::daemon::CutAssemblyPtr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kai::daemon::KnownMsg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kai::daemon::LastSnapshotDone)
 
 namespace kai::daemon {
 namespace {
@@ -69,6 +73,7 @@ using cut_late_atom = caf::atom_constant<caf::atom("cutlate")>;
 using early_atom = caf::atom_constant<caf::atom("early")>;
 using known_atom = caf::atom_constant<caf::atom("known")>;
 using probe_atom = caf::atom_constant<caf::atom("probe")>;
+using last_atom = caf::atom_constant<caf::atom("last")>;
 /// A cut not delivered this long after it was asked for (stores encoding a snapshot take a fraction
 /// of a second at 150k pods) is given up, and the scheduler goes on with its next tick.
 constexpr std::chrono::seconds kCutTimeout{60};
@@ -183,8 +188,34 @@ caf::behavior scheduler_actor(caf::event_based_actor* self, CycleDriver* driver,
     std::deque<std::variant<OutcomeMsgPtr, LeadershipMsg>> deferred;
     /// An early-cycle request that came while busy (the number of its watch event).
     std::optional<uint64_t> deferred_early;
+    /// The snapshot at stop was asked for (its cut is asked once no other is on its way).
+    LastSnapshotDone last_snapshot;
+    bool last_cut = false;  ///< The cut on its way is the one for the snapshot at stop.
   };
   auto st = std::make_shared<State>();
+  auto ask_cut = [=](bool encode) {
+    st->busy = true;
+    st->asked_at = std::chrono::steady_clock::now();
+    self->send(ingest, cut_atom::value, encode, ++st->request);
+    self->delayed_send(self, kCutTimeout, cut_late_atom::value, st->request);
+  };
+  // The snapshot at stop, once no cut is on its way: a cut without a cycle, encoded.
+  auto ask_last = [=] {
+    st->plan = driver->plan_last_snapshot();
+    if (!st->plan.snapshot) {
+      st->last_snapshot->set_value(false);
+      st->last_snapshot.reset();
+      return;
+    }
+    st->last_cut = true;
+    ask_cut(true);
+  };
+  // Ends the snapshot at stop when the cut just handled was its own.
+  auto end_last = [=](bool handed_over) {
+    if (!std::exchange(st->last_cut, false) || !st->last_snapshot) return;
+    st->last_snapshot->set_value(handed_over);
+    st->last_snapshot.reset();
+  };
   auto next = [=] {
     // A deadline before the period's end (a stale gang's grace, a min-runtime) brings the next cycle
     // forward: it must decide even if nothing else changed.
@@ -211,6 +242,7 @@ caf::behavior scheduler_actor(caf::event_based_actor* self, CycleDriver* driver,
     if (auto early = std::exchange(st->deferred_early, std::nullopt); early && *early > driver->last_cut_event_number()) {
       self->send(self, tick_atom::value, ++st->generation);
     }
+    if (st->last_snapshot) ask_last();
   };
   self->send(self, tick_atom::value, st->generation);
   return {
@@ -243,10 +275,11 @@ caf::behavior scheduler_actor(caf::event_based_actor* self, CycleDriver* driver,
         if (gen != st->generation || st->busy) return;
         st->plan = driver->plan();
         if (!st->plan.cycle && !st->plan.snapshot) return next();
-        st->busy = true;
-        st->asked_at = std::chrono::steady_clock::now();
-        self->send(ingest, cut_atom::value, st->plan.snapshot, ++st->request);
-        self->delayed_send(self, kCutTimeout, cut_late_atom::value, st->request);
+        ask_cut(st->plan.snapshot);
+      },
+      [=](last_atom, const LastSnapshotDone& done) {
+        st->last_snapshot = done;
+        if (!st->busy) ask_last();  // else settle() asks once the cut on its way is handled
       },
       [=](cut_atom, const CutPtr& cut, uint64_t request) {
         if (!st->busy || request != st->request) return;  // given up already
@@ -255,11 +288,13 @@ caf::behavior scheduler_actor(caf::event_based_actor* self, CycleDriver* driver,
         driver->on_cut(cut, st->plan);
         const auto ended = std::chrono::steady_clock::now();
         trigger->cycle_ran(ended - st->asked_at, ended);
+        end_last(true);
         settle();
       },
       [=](cut_late_atom, uint64_t request) {
         if (!st->busy || request != st->request) return;
         spdlog::error("cycle skipped: no cut from the stores within {} s", kCutTimeout.count());
+        end_last(false);
         settle();
       },
   };
@@ -322,6 +357,13 @@ void DaemonActors::outcome(const BindJob& job, events::BinderOutcome outcome) {
 
 void DaemonActors::leadership(const events::LeadershipChange& change) {
   caf::anon_send(impl_->scheduler, leader_atom::value, std::make_shared<const events::LeadershipChange>(change));
+}
+
+bool DaemonActors::snapshot_at_stop(std::chrono::milliseconds timeout) {
+  auto done = std::make_shared<std::promise<bool>>();
+  auto taken = done->get_future();
+  caf::anon_send(impl_->scheduler, last_atom::value, LastSnapshotDone(done));
+  return taken.wait_for(timeout) == std::future_status::ready && taken.get();
 }
 
 void DaemonActors::stop() {

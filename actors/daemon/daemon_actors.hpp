@@ -4,6 +4,7 @@
 // cycle driver). This header keeps CAF out of its includers: daemon_actors.cpp is the only CAF unit.
 
 #include <boost/core/noncopyable.hpp>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -36,6 +37,10 @@ class DaemonActors : private boost::noncopyable {
   void outcome(const BindJob& job, events::BinderOutcome outcome);
   /// The elector took or lost the lease (its thread).
   void leadership(const events::LeadershipChange& change);
+  /// Once no new cycle starts (the daemon is stopping): a snapshot of the state at the log's end when
+  /// the log holds events after the last one, handed to the snapshotter, so that the next start
+  /// restores it without reading the log after it. True when one was handed over within `timeout`.
+  bool snapshot_at_stop(std::chrono::milliseconds timeout);
   /// Stops the scheduler actor, then the ingest and entity actors; returns when all are gone.
   void stop();
 

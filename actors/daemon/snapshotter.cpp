@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <thread>
+
 namespace kai::daemon {
 
 Snapshotter::Snapshotter(storage::EventLog& log, SnapshotOptions options)
@@ -33,6 +35,18 @@ bool Snapshotter::offer(uint64_t seq, std::string bytes, std::chrono::steady_clo
   last_time_ = now;
   cv_.notify_one();
   return true;
+}
+
+bool Snapshotter::offer_last(uint64_t seq, std::string bytes) {
+  for (;;) {
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) return false;
+      if (!busy_ && !pending_) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // a write takes hundreds of ms
+  }
+  return offer(seq, std::move(bytes), std::chrono::steady_clock::now());
 }
 
 void Snapshotter::work() {
