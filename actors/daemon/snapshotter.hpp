@@ -33,8 +33,10 @@ class Snapshotter : public BackgroundWorker {
   /// Hands over the state encoded at `seq`. False (and nothing kept) while the previous one is still
   /// being written: the actor tries again next cycle.
   bool offer(uint64_t seq, std::string bytes, std::chrono::steady_clock::time_point now);
-  /// Events up to `seq` are not all in a snapshot yet (actor thread).
-  bool behind(uint64_t seq) const { return seq > last_seq_; }
+  /// Snapshots are on (either trigger) and events up to `seq` are not all in one yet (actor thread).
+  bool behind(uint64_t seq) const {
+    return (options_.every_events > 0 || options_.every.count() > 0) && seq > last_seq_;
+  }
   /// The snapshot at a graceful stop: waits for the one being written, then hands this one over.
   /// False when the worker is stopping. Actor thread only, as offer().
   bool offer_last(uint64_t seq, std::string bytes);

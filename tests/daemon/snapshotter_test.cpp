@@ -46,5 +46,32 @@ TEST(Snapshotter, EventsCountFromTheLastSnapshotAcrossRestarts) {
   ADD_FAILURE() << "4,000 events over ten restarts and no snapshot was due";
 }
 
+// The snapshot at a graceful stop: wanted whenever events came after the last snapshot (not only
+// once a trigger is due), never when the user turned both triggers off, and handed over even while
+// another is being written (it waits for that one).
+TEST(Snapshotter, TheSnapshotAtStopIsWantedAfterAnyEventUnlessSnapshotsAreOff) {
+  storage::testing::TempDir dir;
+  auto log = std::move(storage::EventLog::open(dir.str())).value();
+  SnapshotOptions o;
+  o.every_events = 100000;
+  Snapshotter s(*log, o);
+  EXPECT_FALSE(s.behind(log->last_seq()));
+  append_events(*log, 3);
+  EXPECT_FALSE(s.due(log->last_seq(), std::chrono::steady_clock::now()));
+  EXPECT_TRUE(s.behind(log->last_seq()));
+  ASSERT_TRUE(s.offer(log->last_seq() - 1, "state", std::chrono::steady_clock::now()));
+  EXPECT_TRUE(s.offer_last(log->last_seq(), "state")) << "waits for the one being written";
+  EXPECT_FALSE(s.behind(log->last_seq()));
+  s.stop();
+  EXPECT_EQ(s.written(), 2u);
+
+  SnapshotOptions off;
+  off.every_events = 0;
+  off.every = std::chrono::seconds(0);
+  Snapshotter none(*log, off);
+  append_events(*log, 3);
+  EXPECT_FALSE(none.behind(log->last_seq()));
+}
+
 }  // namespace
 }  // namespace kai::daemon
