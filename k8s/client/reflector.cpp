@@ -200,16 +200,19 @@ std::string Reflector::watch_from(const std::string& rv, bool* gone) {
     stream_ = stream;
   }
   std::string last = rv;
+  // A resumed watch the server refused: a list tells what the cluster holds, a watch retried from
+  // the resume point may never (its point expired, was never reached, or the kind is gone).
+  auto list_instead = [&](const std::string& why) {
+    on_error_("resuming the watch of " + options_.kind + " from resourceVersion " + rv + ": " + why +
+              "; listing instead");
+    *gone = true;
+  };
   const int status = stream->status(std::chrono::seconds(30));
   if (status == 429) watch_retry_after_ = retry_after_of(stream->headers());  // run() waits it out
   if (status == 410) {
     *gone = true;
   } else if (status != 200 && status != 429 && catching_up_) {
-    // Not served any more (404), a point the server does not have (504: too large), or down: a list
-    // tells what the cluster holds, a watch retried from the resume point may never.
-    on_error_("resuming the watch of " + options_.kind + " from resourceVersion " + rv + ": " +
-              (status == 0 ? "no answer" : "HTTP " + std::to_string(status)) + "; listing instead");
-    *gone = true;
+    list_instead(status == 0 ? "no answer" : "HTTP " + std::to_string(status));
   } else if (status != 200) {
     on_error_(
         "watching " + options_.kind + ": " +
@@ -245,9 +248,7 @@ std::string Reflector::watch_from(const std::string& rv, bool* gone) {
       if (ev.error_code == 410) {
         *gone = true;
       } else if (catching_up_) {
-        on_error_("resuming the watch of " + options_.kind + " from resourceVersion " + rv + ": " +
-                  (ev.error_message.empty() ? std::string("error event") : ev.error_message) + "; listing instead");
-        *gone = true;
+        list_instead(ev.error_message.empty() ? std::string("error event") : ev.error_message);
       } else {
         on_error_("watching " + options_.kind + ": " +
                   (ev.error_message.empty() ? std::string("error event") : ev.error_message));
