@@ -127,6 +127,8 @@ static int run_tool(int argc, char** argv) {
     snapshot_text = std::move(*file);
     objects = kai::model::decode_snapshot(snapshot_text);
     if (!objects) return fail(snapshot_path, objects.message());
+    // Only --what-if reads the text again; the objects own copies of what they hold.
+    if (what_if_path.empty()) std::string().swap(snapshot_text);
   }
 
   options.seed = seed;
@@ -180,8 +182,12 @@ static int run_tool(int argc, char** argv) {
     std::cerr << "warning: action \"" << a << "\" is not available in this build and was skipped\n";
   }
   if (rounds > 1) std::cerr << "note: ran " << result.rounds << " round(s)\n";
-  std::cout << (format == "table" ? kai::sim::render_table(ssn)
-                                  : kai::sim::render_json(ssn, &result.decisions));
+  if (format == "table") {
+    std::cout << kai::sim::render_table(ssn);
+  } else {
+    kai::sim::write_json(std::cout, ssn, &result.decisions);
+  }
+  if (!std::cout.flush()) return fail("kai-sim", "the report could not be written to standard output");
   return 0;
 }
 

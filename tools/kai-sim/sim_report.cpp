@@ -1,18 +1,13 @@
-// Codec unit: JSON rendering of a session's result with nlohmann.
+// Codec unit: a session's result as JSON (written as it goes) or as a table.
 #include "tools/kai-sim/sim_report.hpp"
 
 #include <algorithm>
 #include <cstdio>
-#include <nlohmann/json.hpp>
+
+#include "tools/kai-sim/pretty_json_writer.hpp"
 
 namespace kai::sim {
 namespace {
-
-using nlohmann::ordered_json;
-
-ordered_json quantities(const core::QueueQuantities& q) {
-  return ordered_json{{"gpu", q.gpu}, {"cpu", q.cpu}, {"memory", q.memory}};
-}
 
 std::vector<uint32_t> sorted_task_ids(const core::Session& ssn) {
   std::vector<uint32_t> ids;
@@ -33,10 +28,10 @@ double gpu_fraction(const core::TaskInfo& t) {
 
 /// The node a pod is on or ran on. The session places only active pods (finished ones use no capacity),
 /// so a Succeeded or Failed pod's node comes from its spec.nodeName.
-std::string node_name(const core::Session& ssn, const core::TaskInfo& t) {
+std::string_view node_name(const core::Session& ssn, const core::TaskInfo& t) {
   if (t.node != core::kNoNode) return ssn.nodes[t.node].name;
   const bool finished = t.status == core::PodStatus::kSucceeded || t.status == core::PodStatus::kFailed;
-  return finished ? t.pod->node_name : std::string();
+  return finished ? std::string_view(t.pod->node_name) : std::string_view();
 }
 
 /// Why a pod is where it is: the unschedulable reason of a pending pod, or who evicted it and why.
@@ -62,101 +57,150 @@ bool is_unschedulable(const core::Session& ssn, const core::JobInfo& job) {
 
 namespace {
 
-/// Writes the report as `ordered_json(...).dump(2)` would, one element at a time: at 150,000 pods the
-/// whole document as a JSON tree cost more than the session build. Each element is dumped on its own
-/// and indented to its depth; JSON strings hold no raw newline, so every newline of a dump starts a
-/// line of the element.
-class ReportWriter {
- public:
-  void begin_array(const char* key) {
-    out_ += first_section_ ? "{\n" : ",\n";
-    first_section_ = false;
-    out_.append("  \"").append(key).append("\": [");
-    empty_ = true;
-  }
-  void element(const ordered_json& value) {
-    out_ += empty_ ? "\n    " : ",\n    ";
-    empty_ = false;
-    const std::string text = value.dump(2);
-    for (char c : text) {
-      out_ += c;
-      if (c == '\n') out_ += "    ";
-    }
-  }
-  void end_array() { out_ += empty_ ? "]" : "\n  ]"; }
-  std::string finish() {
-    out_ += first_section_ ? "{}\n" : "\n}\n";
-    return std::move(out_);
-  }
+void write_quantities(PrettyJsonWriter& w, const char* name, const core::QueueQuantities& q) {
+  w.key(name);
+  w.begin_object();
+  w.key("gpu");
+  w.value(q.gpu);
+  w.key("cpu");
+  w.value(q.cpu);
+  w.key("memory");
+  w.value(q.memory);
+  w.end_object();
+}
 
- private:
-  std::string out_;
-  bool first_section_ = true;
-  bool empty_ = true;
-};
-
-}  // namespace
-
-std::string render_json(const core::Session& ssn, const std::vector<events::Decision>* all_decisions) {
-  ReportWriter w;
-  w.begin_array("pods");
+void write_pods(PrettyJsonWriter& w, const core::Session& ssn) {
+  w.key("pods");
+  w.begin_array();
   for (uint32_t id : sorted_task_ids(ssn)) {
     // A pod consolidation moved is reported where it was pipelined (its stand-in's place).
     const core::TaskInfo* moved = ssn.moved_to(id);
     const core::TaskInfo& t = moved ? *moved : ssn.tasks[id];
-    ordered_json p{{"namespace", t.pod->meta.namespace_},
-                   {"name", t.pod->meta.name},
-                   {"status", core::to_string(t.status)},
-                   {"node", node_name(ssn, t)},
-                   {"gpuGroups", t.gpu_groups}};
-    if (t.gpu.is_shared()) p["gpuFraction"] = gpu_fraction(t);
-    if (auto r = pod_reason(ssn, t); !r.empty()) p["reason"] = r;
-    w.element(p);
+    w.begin_object();
+    w.key("namespace");
+    w.value(t.pod->meta.namespace_);
+    w.key("name");
+    w.value(t.pod->meta.name);
+    w.key("status");
+    w.value(core::to_string(t.status));
+    w.key("node");
+    w.value(node_name(ssn, t));
+    w.key("gpuGroups");
+    w.value(t.gpu_groups);
+    if (t.gpu.is_shared()) {
+      w.key("gpuFraction");
+      w.value(gpu_fraction(t));
+    }
+    if (auto r = pod_reason(ssn, t); !r.empty()) {
+      w.key("reason");
+      w.value(r);
+    }
+    w.end_object();
   }
   w.end_array();
-  w.begin_array("decisions");
-  for (const auto& d : all_decisions ? *all_decisions : ssn.decisions) {
-    w.element(ordered_json{{"seq", d.seq},
-                           {"action", d.action},
-                           {"kind", events::to_string(d.kind)},
-                           {"pod", d.pod},
-                           {"node", d.node},
-                           {"gpuGroups", d.gpu_groups},
-                           {"reason", d.reason},
-                           {"by", d.by}});
+}
+
+void write_decisions(PrettyJsonWriter& w, const std::vector<events::Decision>& decisions) {
+  w.key("decisions");
+  w.begin_array();
+  for (const auto& d : decisions) {
+    w.begin_object();
+    w.key("seq");
+    w.value(d.seq);
+    w.key("action");
+    w.value(d.action);
+    w.key("kind");
+    w.value(events::to_string(d.kind));
+    w.key("pod");
+    w.value(d.pod);
+    w.key("node");
+    w.value(d.node);
+    w.key("gpuGroups");
+    w.value(d.gpu_groups);
+    w.key("reason");
+    w.value(d.reason);
+    w.key("by");
+    w.value(d.by);
+    w.end_object();
   }
   w.end_array();
+}
+
+void write_pod_groups(PrettyJsonWriter& w, const core::Session& ssn) {
   std::vector<const core::JobInfo*> jobs;
+  jobs.reserve(ssn.jobs.size());
   for (const auto& j : ssn.jobs) jobs.push_back(&j);
   std::sort(jobs.begin(), jobs.end(), [](const auto* a, const auto* b) { return a->key < b->key; });
-  w.begin_array("podGroups");
+  w.key("podGroups");
+  w.begin_array();
   for (const auto* j : jobs) {
-    ordered_json reasons = ordered_json::array();
-    for (const auto& r : j->fit_errors)
-      reasons.push_back(ordered_json{{"reason", r.reason}, {"message", r.message}});
-    w.element(ordered_json{{"namespace", j->namespace_},
-                           {"name", j->name},
-                           {"queue", j->queue_name},
-                           {"minMember", j->min_member},
-                           {"unschedulable", is_unschedulable(ssn, *j)},
-                           {"reasons", std::move(reasons)}});
-  }
-  w.end_array();
-  w.begin_array("queues");
-  for (const auto& q : ssn.queues) {
-    ordered_json queue{{"name", q.name},
-                       {"parent", q.parent == core::kNoQueue ? "" : ssn.queues[q.parent].name},
-                       {"fairShare", quantities(q.fair_share)},
-                       {"allocated", quantities(q.allocated)},
-                       {"requested", quantities(q.request)}};
-    // Time-based fair share only: the historical usage the session was given (a share of capacity).
-    if (ssn.options().queue_usage != nullptr) {
-      queue["usage"] = ordered_json{{"gpu", q.usage.gpu}, {"cpu", q.usage.cpu}, {"memory", q.usage.memory}};
+    w.begin_object();
+    w.key("namespace");
+    w.value(j->namespace_);
+    w.key("name");
+    w.value(j->name);
+    w.key("queue");
+    w.value(j->queue_name);
+    w.key("minMember");
+    w.value(j->min_member);
+    w.key("unschedulable");
+    w.value(is_unschedulable(ssn, *j));
+    w.key("reasons");
+    w.begin_array();
+    for (const auto& r : j->fit_errors) {
+      w.begin_object();
+      w.key("reason");
+      w.value(r.reason);
+      w.key("message");
+      w.value(r.message);
+      w.end_object();
     }
-    w.element(queue);
+    w.end_array();
+    w.end_object();
   }
   w.end_array();
+}
+
+void write_queues(PrettyJsonWriter& w, const core::Session& ssn) {
+  w.key("queues");
+  w.begin_array();
+  for (const auto& q : ssn.queues) {
+    w.begin_object();
+    w.key("name");
+    w.value(q.name);
+    w.key("parent");
+    w.value(q.parent == core::kNoQueue ? std::string_view() : std::string_view(ssn.queues[q.parent].name));
+    write_quantities(w, "fairShare", q.fair_share);
+    write_quantities(w, "allocated", q.allocated);
+    write_quantities(w, "requested", q.request);
+    // Time-based fair share only: the historical usage the session was given (a share of capacity).
+    if (ssn.options().queue_usage != nullptr) write_quantities(w, "usage", q.usage);
+    w.end_object();
+  }
+  w.end_array();
+}
+
+std::string write_report(PrettyJsonWriter& w, const core::Session& ssn,
+                         const std::vector<events::Decision>* all_decisions) {
+  w.begin_object();
+  write_pods(w, ssn);
+  write_decisions(w, all_decisions ? *all_decisions : ssn.decisions);
+  write_pod_groups(w, ssn);
+  write_queues(w, ssn);
+  w.end_object();
   return w.finish();
+}
+
+}  // namespace
+
+std::string render_json(const core::Session& ssn, const std::vector<events::Decision>* all_decisions) {
+  PrettyJsonWriter w;
+  return write_report(w, ssn, all_decisions);
+}
+
+void write_json(std::ostream& out, const core::Session& ssn, const std::vector<events::Decision>* all_decisions) {
+  PrettyJsonWriter w(&out);
+  write_report(w, ssn, all_decisions);
 }
 
 std::string render_table(const core::Session& ssn) {
@@ -179,7 +223,7 @@ std::string render_table(const core::Session& ssn) {
     }
     std::string reason = pod_reason(ssn, t);
     std::replace(reason.begin(), reason.end(), '\n', ' ');
-    const std::string node = node_name(ssn, t);
+    const std::string node(node_name(ssn, t));
     rows.push_back({t.key, core::to_string(t.status), node.empty() ? "-" : node, gpu.empty() ? "-" : gpu,
                     groups.empty() ? "-" : groups, reason});
   }
