@@ -58,7 +58,7 @@ Status add_value(const json& value, ClusterObjects& out, size_t& item, int depth
 
 }  // namespace
 
-Result<ClusterObjects> decode_snapshot(std::string_view text) {
+Result<ClusterObjects> decode_snapshot(std::string_view text, size_t readable_after) {
   const size_t first = text.find_first_not_of(" \t\r\n");
   // An empty file is almost always a failed export or a wrong path, not an empty cluster: refuse it
   // (an empty cluster is written as a List with no items).
@@ -71,7 +71,7 @@ Result<ClusterObjects> decode_snapshot(std::string_view text) {
   if (is_json) {
     // The common shape (a List of objects, as kubectl and kai-gen write it) through simdjson: no
     // DOM of the whole file (k8s/model/watch_decode.hpp); anything else, and every error, below.
-    if (decode_flat_list_json(text, out)) return out;
+    if (decode_flat_list_json(text, out, readable_after)) return out;
     json root;
     try {
       root = json::parse(text.begin(), text.end());

@@ -183,34 +183,133 @@ Status decode_objects_json_reference(std::string_view text, std::string_view kin
   }
 }
 
-bool decode_flat_list_json(std::string_view text, ClusterObjects& out) {
-  // Its own parser, freed on return: a whole snapshot's DOM must not stay allocated beside the
-  // session built from it (the watch path's thread_local parser is for many small objects).
-  simdjson::dom::parser parser;
-  element root;
-  if (parser.parse(text.data(), text.size()).get(root)) return false;
-  auto is_list_kind = [](std::string_view k) { return k.size() >= 4 && k.substr(k.size() - 4) == "List"; };
+namespace {
+
+bool is_list_kind(std::string_view k) { return k.size() >= 4 && k.substr(k.size() - 4) == "List"; }
+
+/// The raw text of every item of a snapshot List (or top-level array), each with its kind, found
+/// by simdjson's On-Demand parser, which indexes the text but builds no tree of it. Every member
+/// of the List besides its items is checked by a DOM parse of its own text, so that nothing the
+/// whole-document parse refused is accepted. False for any other shape (decode_snapshot then reads
+/// the text through nlohmann).
+class ListItems {
+ public:
+  bool find(simdjson::padded_string_view input) {
+    simdjson::ondemand::document doc;
+    if (parser_.iterate(input).get(doc)) return false;
+    simdjson::ondemand::json_type type;
+    if (doc.type().get(type)) return false;
+    if (type == simdjson::ondemand::json_type::array) {
+      simdjson::ondemand::array items;
+      if (doc.get_array().get(items) || !add_items(items)) return false;
+    } else if (type == simdjson::ondemand::json_type::object) {
+      simdjson::ondemand::object root;
+      if (doc.get_object().get(root) || !list_members(root)) return false;
+    } else {
+      return false;
+    }
+    // Nothing after the root: its end is the document's end.
+    const char* trailing = nullptr;
+    return doc.current_location().get(trailing) != simdjson::SUCCESS;
+  }
+
+  const std::vector<std::pair<std::string_view, std::string_view>>& items() const { return items_; }
+  const std::map<std::string_view, size_t>& per_kind() const { return per_kind_; }
+
+ private:
+  bool list_members(simdjson::ondemand::object& root) {
+    bool seen_kind = false;
+    bool seen_items = false;
+    for (auto field_result : root) {
+      simdjson::ondemand::field field;
+      std::string_view key;
+      if (std::move(field_result).get(field) || field.unescaped_key().get(key)) return false;
+      simdjson::ondemand::value value = field.value();
+      if (key == "items") {
+        if (seen_items) return false;  // repeated: the reference parser's rules decide
+        seen_items = true;
+        if (value.is_null()) continue;  // Go writes `"items": null` for an empty list
+        simdjson::ondemand::array items;
+        if (value.get_array().get(items) || !add_items(items)) return false;
+        continue;
+      }
+      std::string_view raw;
+      element member;
+      if (!raw_text(value, raw) || checked_.parse(raw.data(), raw.size(), false).get(member)) return false;
+      if (key == "kind") {
+        std::string_view kind;
+        if (seen_kind || member.get_string().get(kind) || !is_list_kind(kind)) return false;
+        seen_kind = true;
+      }
+    }
+    return seen_kind && seen_items;
+  }
+
+  bool add_items(simdjson::ondemand::array& items) {
+    for (auto item_result : items) {
+      simdjson::ondemand::object item;
+      std::string_view kind;
+      std::string_view raw;
+      if (item_result.get_object().get(item) || item.find_field_unordered("kind").get_string().get(kind) ||
+          is_list_kind(kind) || item.raw_json().get(raw)) {
+        return false;
+      }
+      items_.emplace_back(kind, raw);
+      ++per_kind_[kind];
+    }
+    return true;
+  }
+
+  /// A member's whole text: an object's or array's up to its closing bracket, a scalar's token.
+  static bool raw_text(simdjson::ondemand::value& value, std::string_view& raw) {
+    simdjson::ondemand::json_type type;
+    if (value.type().get(type)) return false;
+    if (type == simdjson::ondemand::json_type::object) {
+      simdjson::ondemand::object o;
+      return !value.get_object().get(o) && !o.raw_json().get(raw);
+    }
+    if (type == simdjson::ondemand::json_type::array) {
+      simdjson::ondemand::array a;
+      return !value.get_array().get(a) && !a.raw_json().get(raw);
+    }
+    raw = value.raw_json_token();
+    return true;
+  }
+
+  simdjson::ondemand::parser parser_;
+  simdjson::dom::parser checked_;
+  std::vector<std::pair<std::string_view, std::string_view>> items_;  ///< (kind, text), views into the input
+  std::map<std::string_view, size_t> per_kind_;
+};
+
+}  // namespace
+
+bool decode_flat_list_json(std::string_view text, ClusterObjects& out, size_t readable_after) {
+  // The text is read in place when the caller left simdjson's padding readable after it, else copied.
+  simdjson::padded_string copy;
+  simdjson::padded_string_view input;
+  if (readable_after >= simdjson::SIMDJSON_PADDING) {
+    input = simdjson::padded_string_view(text.data(), text.size(), text.size() + readable_after);
+  } else {
+    copy = simdjson::padded_string(text);
+    input = copy;
+  }
+  // No tree of the whole snapshot: at 150,000 pods simdjson's DOM of kai-gen's 65 MB List took
+  // about 320 MB more at the peak than the objects decoded from it. The items are found first, then
+  // each is parsed on its own into a parser as large as the largest item, freed on return (the watch
+  // path's thread_local parser is for many small objects).
+  ListItems list;
+  if (!list.find(input)) return false;
+  // Each kind's vector sized once: grown by doubling, 150,000 pods were moved again and again.
+  for (const auto& [kind, count] : list.per_kind()) {
+    with_kind(kind, [&, n = count](auto k) { decltype(k)::in(out).reserve(decltype(k)::in(out).size() + n); });
+  }
+  simdjson::dom::parser item_parser;
   try {
-    element items = root;
-    if (root.is_object()) {
-      std::string_view kind;
-      if (root["kind"].get(kind) || !is_list_kind(kind) || root["items"].get(items)) return false;
-      if (items.is_null()) return true;  // Go writes `"items": null` for an empty list
-    }
-    if (!items.is_array()) return false;
-    std::map<std::string_view, size_t> per_kind;
-    for (element item : simdjson::dom::array(items)) {
-      std::string_view kind;
-      if (!item.is_object() || item["kind"].get(kind) || is_list_kind(kind)) return false;
-      ++per_kind[kind];
-    }
-    // Each kind's vector sized once: grown by doubling, 150,000 pods were moved again and again.
-    for (const auto& [kind, count] : per_kind) {
-      with_kind(kind, [&, n = count](auto k) { decltype(k)::in(out).reserve(decltype(k)::in(out).size() + n); });
-    }
-    for (element item : simdjson::dom::array(items)) {
-      std::string_view kind;
-      if (item["kind"].get(kind) || !decode_item(item, kind, out)) {  // the kind was checked above
+    for (const auto& [kind, raw] : list.items()) {
+      element item;
+      // In place: the bytes after an item are the rest of the padded input.
+      if (item_parser.parse(raw.data(), raw.size(), false).get(item) || !decode_item(item, kind, out)) {
         out = ClusterObjects{};
         return false;
       }

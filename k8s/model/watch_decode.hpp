@@ -25,7 +25,9 @@ Status decode_objects_json(std::string_view text, std::string_view kind, Cluster
 /// fill `out` (empty before) and the result is true. Anything else (nested lists, an object without
 /// a kind, an item that cannot be decoded, text simdjson refuses) leaves `out` empty and gives false,
 /// and decode_snapshot reads the text through nlohmann's DOM, whose messages it keeps.
-bool decode_flat_list_json(std::string_view text, ClusterObjects& out);
+/// `readable_after`: bytes the caller guarantees readable after the text's end; with at least
+/// simdjson's padding (64) the text is parsed where it is instead of copied.
+bool decode_flat_list_json(std::string_view text, ClusterObjects& out, size_t readable_after = 0);
 
 /// The same through nlohmann's DOM alone: the reference the fast path is tested against.
 Status decode_objects_json_reference(std::string_view text, std::string_view kind, ClusterObjects& out);

@@ -232,6 +232,65 @@ TEST(WatchDecode, ASnapshotListTakesTheFastPathOnlyWhenEveryItemNamesItsKind) {
   EXPECT_FALSE(decode_flat_list_json("[1,", empty));
 }
 
+// The items are found without a tree of the whole List, then parsed one by one where they lie: the
+// List's other members and what follows it must still be valid JSON, and the result must not depend
+// on whether the text was copied or read in place.
+TEST(WatchDecode, ASnapshotListReadInPlaceRefusesWhatTheWholeDocumentParseRefuses) {
+  const ClusterObjects cluster = gen::generate(gen::ClusterSpec::scaled(0.01));
+  std::string list = encode_snapshot_json(cluster);
+  ClusterObjects copied;
+  ASSERT_TRUE(decode_flat_list_json(list, copied));
+  list.reserve(list.size() + 64);
+  ClusterObjects in_place;
+  ASSERT_TRUE(decode_flat_list_json(list, in_place, list.capacity() - list.size()));
+  EXPECT_TRUE(in_place == copied);
+  auto snapshot = decode_snapshot(list, list.capacity() - list.size());
+  ASSERT_TRUE(snapshot) << snapshot.message();
+  EXPECT_TRUE(*snapshot == copied);
+
+  const std::string pod = rich_pod().dump();
+  // kubectl writes the members in alphabetical order: items before kind.
+  ClusterObjects kubectl_order;
+  EXPECT_TRUE(decode_flat_list_json(R"({"apiVersion":"v1","items":[)" + pod + R"(],"kind":"List","metadata":{}})",
+                                    kubectl_order));
+  EXPECT_EQ(kubectl_order.pods.size(), 1u);
+  // An item naming its kind last is found whole.
+  json kindless = rich_pod();
+  kindless.erase("kind");
+  std::string kind_last = kindless.dump();
+  kind_last.insert(kind_last.size() - 1, R"(,"kind":"Pod")");
+  ClusterObjects kind_last_objects;
+  EXPECT_TRUE(decode_flat_list_json(R"({"kind":"List","items":[)" + kind_last + "," + pod + "]}", kind_last_objects));
+  ASSERT_EQ(kind_last_objects.pods.size(), 2u);
+  EXPECT_TRUE(kind_last_objects.pods[0] == kind_last_objects.pods[1]);
+  ClusterObjects array_of_items;
+  EXPECT_TRUE(decode_flat_list_json(" [ " + pod + " , " + pod + " ] \n", array_of_items));
+  EXPECT_EQ(array_of_items.pods.size(), 2u);
+  // Not JSON at all: refused here and by decode_snapshot's reference parser.
+  for (const std::string& bad : {
+           R"({"kind":"List","items":[)" + pod + R"(],"metadata":{"resourceVersion":}})",  // a bad member
+           R"({"kind":"List","items":[)" + pod + R"(]} {"kind":"List"})",                 // trailing text
+           R"({"kind":"List","items":[)" + pod + ",]}",                                   // a trailing comma
+           R"({"kind":"List","items":[)" + pod.substr(0, pod.size() - 1) + "]}",          // an item cut short
+       }) {
+    ClusterObjects out;
+    EXPECT_FALSE(decode_flat_list_json(bad, out)) << bad.substr(0, 120);
+    EXPECT_TRUE(out == ClusterObjects{}) << "left empty";
+    EXPECT_FALSE(decode_snapshot(bad)) << "the reference parser refuses it too: " << bad.substr(0, 120);
+  }
+  // JSON, but not the one shape the fast path reads: left to the reference path's rules.
+  for (const std::string& other : {
+           R"({"kind":"List","items":[)" + pod + R"(],"items":[]})",      // repeated items
+           R"({"kind":"List","kind":"PodList","items":[)" + pod + "]}",  // repeated kind
+           R"({"kind":"Pod","items":[)" + pod + "]}",                     // not a List
+           std::string(R"({"kind":"List"})"),                             // no items
+       }) {
+    ClusterObjects out;
+    EXPECT_FALSE(decode_flat_list_json(other, out)) << other.substr(0, 120);
+    EXPECT_TRUE(out == ClusterObjects{}) << "left empty";
+  }
+}
+
 TEST(WatchDecode, ScenarioCorpusDecodesAsTheReferenceDoes) {
   size_t objects = 0;
   scenario_corpus::for_each_object([&](const json& d) {

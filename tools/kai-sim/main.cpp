@@ -122,10 +122,10 @@ static int run_tool(int argc, char** argv) {
     }
     objects = std::move(in.value().objects);
   } else {
-    auto file = kai::tools::read_file(snapshot_path);
+    auto file = kai::tools::read_file(snapshot_path, /*spare=*/64);
     if (!file) return fail(snapshot_path, "cannot be read");
     snapshot_text = std::move(*file);
-    objects = kai::model::decode_snapshot(snapshot_text);
+    objects = kai::model::decode_snapshot(snapshot_text, snapshot_text.capacity() - snapshot_text.size());
     if (!objects) return fail(snapshot_path, objects.message());
     // Only --what-if reads the text again; the objects own copies of what they hold.
     if (what_if_path.empty()) std::string().swap(snapshot_text);
