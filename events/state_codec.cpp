@@ -464,16 +464,22 @@ void encode_state(uint64_t seq, const std::map<std::string, std::string>& resour
   });
 }
 
-uint8_t state_version(std::string_view bytes) {
-  if (bytes.size() < kMagic.size() + 1 || bytes.substr(0, kMagic.size()) != kMagic) return 0;
+namespace {
+
+/// The byte after the magic, or nullopt when `bytes` do not start with it.
+std::optional<uint8_t> version_byte(std::string_view bytes) {
+  if (bytes.size() < kMagic.size() + 1 || bytes.substr(0, kMagic.size()) != kMagic) return std::nullopt;
   return static_cast<uint8_t>(bytes[kMagic.size()]);
 }
 
+}  // namespace
+
+uint8_t state_version(std::string_view bytes) { return version_byte(bytes).value_or(0); }
+
 Result<ClusterState> decode_state(std::string_view bytes) {
-  if (bytes.size() < kMagic.size() + 1 || bytes.substr(0, kMagic.size()) != kMagic) {
-    return Status::error("not a state snapshot (bad magic)");
-  }
-  const auto version = static_cast<uint8_t>(bytes[kMagic.size()]);
+  const std::optional<uint8_t> found = version_byte(bytes);
+  if (!found) return Status::error("not a state snapshot (bad magic)");
+  const uint8_t version = *found;
   if (version == 0 || version > kStateSnapshotVersion) {
     return Status::error("unsupported snapshot version " + std::to_string(version));
   }

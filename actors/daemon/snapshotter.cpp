@@ -2,8 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <thread>
-
 namespace kai::daemon {
 
 Snapshotter::Snapshotter(storage::EventLog& log, SnapshotOptions options)
@@ -38,13 +36,11 @@ bool Snapshotter::offer(uint64_t seq, std::string bytes, std::chrono::steady_clo
 }
 
 bool Snapshotter::offer_last(uint64_t seq, std::string bytes) {
-  for (;;) {
-    {
-      std::lock_guard lock(mu_);
-      if (stopping_) return false;
-      if (!busy_ && !pending_) break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // a write takes hundreds of ms
+  {
+    std::unique_lock lock(mu_);
+    // The worker signals each write's end; a stop ends the wait at that write's end at the latest.
+    idle_.wait(lock, [&] { return stopping_ || (!busy_ && !pending_); });
+    if (stopping_) return false;
   }
   return offer(seq, std::move(bytes), std::chrono::steady_clock::now());
 }
@@ -80,6 +76,7 @@ void Snapshotter::work() {
     lock.lock();
     busy_ = false;
     if (st) ++written_;
+    idle_.notify_all();
   }
 }
 

@@ -4,6 +4,7 @@
 // (RocksDB flush included) and then trims the log, so a cycle never waits on either.
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -50,6 +51,7 @@ class Snapshotter : public BackgroundWorker {
   std::chrono::steady_clock::time_point last_time_;  // actor thread only
   std::optional<std::pair<uint64_t, std::string>> pending_;  // guarded by mu_
   bool busy_ = false;                                        // guarded by mu_
+  std::condition_variable idle_;  ///< Signalled when a write ends (busy_ cleared), for offer_last.
 };
 
 }  // namespace kai::daemon
