@@ -379,3 +379,57 @@ TEST(InterPodProperty, ADoNotScheduleSpreadStaysWithinItsSkewAsPodsArePlaced) {
 
 }  // namespace
 }  // namespace kai::core
+
+namespace kai::core {
+namespace {
+
+// The session build files each task's labels for the keys the terms select on; InterPodConstraints
+// otherwise files them itself on first use. Both must answer every check alike.
+TEST(InterPodProperty, TheLabelIndexTheBuildFillsAnswersAsTheOneBuiltOnFirstUse) {
+  std::mt19937 rng(20261128);
+  size_t rejections = 0;
+  for (int round = 0; round < 100; ++round) {
+    const char* kind = rng() % 2 == 0 ? "podAntiAffinity" : "podAffinity";
+    const RandomCluster c = random_cluster(rng, [&](const std::string& app, const std::string& key) {
+      return required_term(kind, app, key);
+    });
+    auto o = model::decode_snapshot(Json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", c.items}}.dump());
+    ASSERT_TRUE(o) << o.message();
+    const model::ClusterObjects objects = std::move(o).value();
+    const model::ObjectRefs refs = model::ObjectRefs::of(objects);
+    SessionOptions options;
+    options.now = kNow;
+    const Session ssn(refs, options);
+    ASSERT_NE(ssn.inter_pod, nullptr);
+    InterPodConstraints first_use(ssn, refs);
+    for (const TaskInfo& task : ssn.tasks) {
+      for (const NodeInfo& node : ssn.nodes) {
+        const char* built = ssn.inter_pod->rejection(task, node);
+        const char* lazy = first_use.rejection(task, node);
+        EXPECT_EQ(built == nullptr, lazy == nullptr) << "round " << round << ": " << task.key << " on " << node.name;
+        if (built != nullptr && lazy != nullptr) {
+          EXPECT_STREQ(built, lazy);
+        }
+        rejections += built != nullptr ? 1 : 0;
+      }
+    }
+  }
+  EXPECT_GT(rejections, 100u);  // not vacuous
+}
+
+TEST(TaskLabelIndex, FilesTasksOnlyInOrderSoThatTheRestIsLeftToItsOwner) {
+  const model::StringMap a{{"app", "x"}};
+  const model::StringMap b{{"app", "y"}};
+  TaskLabelIndex index;
+  index.add_task(a, "app", 0);
+  index.add_task(b, "app", 1);
+  index.add_task(a, "app", 3);  // out of order: not filed
+  index.add_task(a, "app", 2);
+  EXPECT_EQ(index.indexed, 3u);
+  ASSERT_EQ(index.postings.size(), 2u);
+  EXPECT_EQ(index.postings[index.slot_of.at("x")], (std::vector<uint32_t>{0, 2}));
+  EXPECT_EQ(index.postings[index.slot_of.at("y")], (std::vector<uint32_t>{1}));
+}
+
+}  // namespace
+}  // namespace kai::core

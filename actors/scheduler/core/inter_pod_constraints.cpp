@@ -241,8 +241,11 @@ struct InterPodConstraints::TaskView {
 
 // ------------------------------------------------------------------------------------- the index
 
-InterPodConstraints::InterPodConstraints(const Session& ssn, const model::ObjectRefs& objects)
-    : ssn_(ssn), existing_(std::make_unique<ExistingTerms>()), ports_by_node_(ssn.nodes.size()) {
+InterPodConstraints::InterPodConstraints(const Session& ssn, const model::ObjectRefs& objects, TaskLabelIndexes labels)
+    : ssn_(ssn),
+      tasks_by_label_(std::move(labels)),
+      existing_(std::make_unique<ExistingTerms>()),
+      ports_by_node_(ssn.nodes.size()) {
   for (const model::Namespace* ns : objects.namespaces) namespace_labels_[ns->meta.name] = &ns->meta.labels;
   // Pods of other schedulers count where they run, as in KAI's node info (the session keeps only
   // their resources).
@@ -268,9 +271,35 @@ bool InterPodConstraints::constrains(const model::Pod& pod) {
   return has_inter_pod_constraints(pod);
 }
 
-bool InterPodConstraints::needed(const model::ObjectRefs& objects) {
-  return std::any_of(objects.pods.begin(), objects.pods.end(),
-                     [](const model::Pod* p) { return has_inter_pod_constraints(*p); });
+bool InterPodConstraints::needed(const model::ObjectRefs& objects, TaskLabelIndexes* keys) {
+  bool any = false;
+  for (const model::Pod* p : objects.pods) {
+    if (!has_inter_pod_constraints(*p)) continue;
+    any = true;
+    if (keys == nullptr) return true;
+    // The keys counts_for may look candidates up by: a term's matchLabels and In requirements, and
+    // the matchLabelKeys merged into it as In requirements.
+    auto add_selector = [&](const std::optional<model::LabelSelector>& selector) {
+      if (!selector) return;
+      for (const auto& [k, v] : selector->match_labels) keys->try_emplace(k);
+      for (const auto& r : selector->match_expressions) {
+        if (r.op == "In") keys->try_emplace(r.key);
+      }
+    };
+    auto add_term = [&](const model::PodAffinityTerm& t) {
+      add_selector(t.label_selector);
+      for (const auto& k : t.match_label_keys) keys->try_emplace(k);
+    };
+    for (const auto& t : p->pod_affinity.required) add_term(t);
+    for (const auto& t : p->pod_anti_affinity.required) add_term(t);
+    for (const auto& w : p->pod_affinity.preferred) add_term(w.term);
+    for (const auto& w : p->pod_anti_affinity.preferred) add_term(w.term);
+    for (const auto& c : p->topology_spread_constraints) {
+      add_selector(c.label_selector);
+      for (const auto& k : c.match_label_keys) keys->try_emplace(k);
+    }
+  }
+  return any;
 }
 
 bool InterPodConstraints::placed(const TaskInfo& task) const {
@@ -337,7 +366,7 @@ void InterPodConstraints::on_task(uint32_t task_id, int sign) {
 const std::vector<uint32_t>& InterPodConstraints::tasks_with_label(const std::string& key, const std::string& value) {
   // Only the keys terms select on are indexed, and only once per session (plus the ghosts added
   // since): the pods' label maps outlive the session, so the values are views into them.
-  LabelIndex& index = tasks_by_label_[key];
+  TaskLabelIndex& index = tasks_by_label_[key];
   if (!index.foreign_indexed) {
     index.foreign_indexed = true;
     for (uint32_t i = 0; i < foreign_.size(); ++i) {
@@ -357,10 +386,18 @@ const std::vector<uint32_t>& InterPodConstraints::tasks_with_label(const std::st
   return it == index.slot_of.end() ? kNone : index.postings[it->second];
 }
 
-void InterPodConstraints::LabelIndex::add(std::string_view value, uint32_t candidate) {
+void TaskLabelIndex::add(std::string_view value, uint32_t candidate) {
   auto [it, added] = slot_of.try_emplace(value, static_cast<uint32_t>(postings.size()));
   if (added) postings.emplace_back();
   postings[it->second].push_back(candidate);
+}
+
+void TaskLabelIndex::add_task(const model::StringMap& labels, const std::string& key, uint32_t task_id) {
+  // Only in order: the tasks below `indexed` are exactly the ones filed; from the first task out of
+  // order on, InterPodConstraints::tasks_with_label files the rest itself.
+  if (task_id != indexed) return;
+  if (const std::string* v = model::find_in(labels, key)) add(*v, task_id);
+  indexed = task_id + 1;
 }
 
 void InterPodConstraints::count_candidate(TermCounts& counts, uint32_t id) const {

@@ -3,10 +3,10 @@
 // pod affinity and anti-affinity (the pod's own terms and the existing pods' anti-affinity terms),
 // host ports, DoNotSchedule topology spread, and the podaffinity plugin's preferred-term score.
 //
-// Existing pods are indexed once per session by label (key=value -> tasks); each distinct term a
-// pending pod asks about is counted per topology domain from that index on first use and kept
-// current by the statement (on_task), so a placement never scans pods x nodes, and pods of one gang
-// placed in the same session see each other.
+// Existing pods are indexed once per session by label (key=value -> tasks, filled by the session
+// build for the keys needed() finds); each distinct term a pending pod asks about is counted per
+// topology domain from that index on first use and kept current by the statement (on_task), so a
+// placement never scans pods x nodes, and pods of one gang placed in the same session see each other.
 
 #include <cstdint>
 #include <deque>
@@ -85,15 +85,33 @@ class LabelAnchoredIndex {
   std::vector<size_t> any_;
 };
 
+/// For one label key some term selects on: value -> the candidates carrying it (tasks below
+/// `indexed`, and every foreign pod once `foreign_indexed`).
+struct TaskLabelIndex {
+  size_t indexed = 0;
+  bool foreign_indexed = false;
+  /// Value -> its candidates in `postings`, which keeps each list in place as others are added
+  /// (callers hold references while asking for more). The values are views into the pods' labels.
+  boost::unordered_flat_map<std::string_view, uint32_t> slot_of;
+  std::deque<std::vector<uint32_t>> postings;
+  void add(std::string_view value, uint32_t candidate);
+  /// The session build files each task as it adds it, in task order, while the pod's labels are in
+  /// the cache: a later pass over 150,000 pods' label maps cost a tenth of the actions.
+  void add_task(const model::StringMap& labels, const std::string& key, uint32_t task_id);
+};
+using TaskLabelIndexes = std::unordered_map<std::string, TaskLabelIndex>;
+
 class InterPodConstraints {
  public:
   /// Indexes the session's placed tasks and the pods other schedulers placed on its nodes (from
-  /// `objects`, the session's input). `ssn` and `objects` must outlive this object.
-  InterPodConstraints(const Session& ssn, const model::ObjectRefs& objects);
+  /// `objects`, the session's input); `labels` are the label indexes the build filled (needed()'s
+  /// keys). `ssn` and `objects` must outlive this object.
+  InterPodConstraints(const Session& ssn, const model::ObjectRefs& objects, TaskLabelIndexes labels = {});
   ~InterPodConstraints();
 
   /// Whether this session needs the index at all: some pod of `objects` has inter-pod constraints.
-  static bool needed(const model::ObjectRefs& objects);
+  /// With `keys`, adds an empty index for each label key the pods' terms select on.
+  static bool needed(const model::ObjectRefs& objects, TaskLabelIndexes* keys = nullptr);
   /// Whether `pod` has inter-pod constraints (so that a session with it needs the index).
   static bool constrains(const model::Pod& pod);
 
@@ -141,18 +159,8 @@ class InterPodConstraints {
   uint64_t version_ = 0;  ///< Raised by every on_task: spread sums older than it are recomputed.
   /// Pods of other schedulers on the session's nodes, with their node ids: they are never moved.
   std::vector<std::pair<const model::Pod*, uint32_t>> foreign_;
-  /// Per label key that some term selects on: value -> candidates (tasks over the first `indexed`,
-  /// and every foreign pod).
-  struct LabelIndex {
-    size_t indexed = 0;
-    bool foreign_indexed = false;
-    /// Value -> its candidates in `postings`, which keeps each list in place as others are added
-    /// (callers hold references while asking for more).
-    boost::unordered_flat_map<std::string_view, uint32_t> slot_of;
-    std::deque<std::vector<uint32_t>> postings;
-    void add(std::string_view value, uint32_t candidate);
-  };
-  std::unordered_map<std::string, LabelIndex> tasks_by_label_;
+  /// Per label key that some term selects on (filled by the build, or here on first use).
+  TaskLabelIndexes tasks_by_label_;
   std::unordered_map<std::string, std::unique_ptr<TermCounts>> counts_;
   std::vector<TermCounts*> counts_list_;
   LabelAnchoredIndex counts_index_;  ///< Into counts_list_: the counts a placed pod may change.

@@ -21,8 +21,12 @@ Session::Session(const model::ClusterObjects& objects, SessionOptions options)
 
 Session::Session(const model::ObjectRefs& objects, SessionOptions options)
     : options_(std::move(options)), rng_(options_.seed) {
+  TaskLabelIndexes label_indexes;
+  const bool inter_pod_needed = InterPodConstraints::needed(objects, &label_indexes);
   builder_ = std::make_unique<SessionBuilder>(*this, objects);
+  builder_->index_labels(inter_pod_needed ? &label_indexes : nullptr);
   builder_->build();
+  builder_->index_labels(nullptr);
   builder_->retarget(nullptr);  // the objects are the caller's: a refresh names the next ones
   built_.tasks = tasks.size();
   built_.warnings = warnings.size();
@@ -34,7 +38,7 @@ Session::Session(const model::ObjectRefs& objects, SessionOptions options)
     }
     return false;
   });
-  if (InterPodConstraints::needed(objects)) inter_pod = std::make_unique<InterPodConstraints>(*this, objects);
+  if (inter_pod_needed) inter_pod = std::make_unique<InterPodConstraints>(*this, objects, std::move(label_indexes));
   open_plugins();
 }
 

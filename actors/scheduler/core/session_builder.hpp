@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "actors/scheduler/core/grouping.hpp"
+#include "actors/scheduler/core/inter_pod_constraints.hpp"
 #include "actors/scheduler/core/session.hpp"
 #include "k8s/model/objects.hpp"
 
@@ -29,6 +30,9 @@ class SessionBuilder {
   /// The objects later derivations read (null between cycles): a kept session's next cut, whose
   /// nodes, queues, priority classes, bind requests, owners and topologies are the build's.
   void retarget(const model::ObjectRefs* objects) { objects_ = objects; }
+  /// The label indexes the inter-pod checks will read (InterPodConstraints::needed's keys), filled
+  /// as each task is added while set (null: none).
+  void index_labels(TaskLabelIndexes* indexes) { label_indexes_ = indexes; }
   /// Derives job `job` again, in place, from its group and the current objects: its pods' tasks
   /// keep their ids, and their nodes, queue and job counters follow (session_keeper.hpp).
   void rederive_job(uint32_t job);
@@ -143,6 +147,7 @@ class SessionBuilder {
 
   Session& ssn_;
   const model::ObjectRefs* objects_;
+  TaskLabelIndexes* label_indexes_ = nullptr;
   std::vector<const model::Queue*> queue_objects_;
   /// Queues left out because their parent chain is broken, with what broke it.
   std::map<std::string, std::string> broken_queues_;

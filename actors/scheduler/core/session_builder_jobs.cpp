@@ -102,6 +102,9 @@ int32_t SessionBuilder::constraint_signature(const model::Pod& pod, const TaskIn
 std::optional<std::string> SessionBuilder::add_task(uint32_t pod_index, uint32_t job_id, uint16_t pod_set,
                                                     uint32_t task_id) {
   const model::Pod& pod = *objects_->pods[pod_index];
+  if (label_indexes_ != nullptr) {
+    for (auto& [key, index] : *label_indexes_) index.add_task(pod.meta.labels, key, task_id);
+  }
   TaskInfo t;
   t.pod = &pod;
   t.key = model::namespaced_key(pod.meta.namespace_, pod.meta.name);
