@@ -165,9 +165,9 @@ void LabelAnchoredIndex::add(const std::optional<model::LabelSelector>& selector
 struct InterPodConstraints::TermCounts {
   std::vector<ResolvedTerm> terms;
   /// Each term's domain of each node (InterPodConstraints::domains_of its topology key).
-  std::vector<const std::vector<const std::string*>*> domains;
+  std::vector<const Domains*> domains;
   bool live_only = false;  ///< Skip terminating pods (topology spread does).
-  std::vector<std::unordered_map<std::string, int32_t>> by_domain;
+  std::vector<DomainCounts> by_domain;
   std::vector<int32_t> by_node;  ///< Empty unless per-node counts were asked for.
   int32_t total = 0;             ///< Matching pods on nodes that carry at least one term's key.
 
@@ -178,8 +178,8 @@ struct InterPodConstraints::TermCounts {
   void add(uint32_t node_id, int sign) {
     bool any = false;
     for (size_t i = 0; i < terms.size(); ++i) {
-      if (const std::string* v = (*domains[i])[node_id]) {
-        by_domain[i][*v] += sign;
+      if (const int32_t d = domains[i]->of_node[node_id]; d != kNoDomain) {
+        by_domain[i][d] += sign;
         any = true;
       }
     }
@@ -194,8 +194,8 @@ struct InterPodConstraints::ExistingTerms {
   struct Group {
     char kind = kExistingAnti;
     ResolvedTerm term;
-    std::unordered_map<std::string, int32_t> by_domain;
-    const std::vector<const std::string*>* domains = nullptr;  ///< domains_of the term's key
+    DomainCounts by_domain;
+    const Domains* domains = nullptr;  ///< domains_of the term's key
   };
   std::unordered_map<std::string, size_t> index;
   std::vector<Group> groups;
@@ -226,11 +226,11 @@ struct InterPodConstraints::TaskView {
   std::vector<size_t> existing_scored;  ///< the same for scored groups
 
   struct Spread {
-    std::string topology_key;
+    const Domains* domains = nullptr;  ///< domains_of the constraint's topology key
     int32_t max_skew = 0;
     int32_t min_match = 0;
     int32_t self = 0;
-    std::unordered_map<std::string, int32_t> counts;
+    DomainCounts counts;
   };
   uint64_t spread_version = UINT64_MAX;
   std::vector<Spread> spreads;
@@ -333,7 +333,7 @@ void InterPodConstraints::add_existing_terms(const model::Pod& pod, uint32_t nod
   }
   for (size_t g : cached->second) {
     auto& group = existing_->groups[g];
-    if (const std::string* v = (*group.domains)[node]) group.by_domain[*v] += sign;
+    if (const int32_t d = group.domains->of_node[node]; d != kNoDomain) group.by_domain[d] += sign;
   }
 }
 
@@ -494,7 +494,7 @@ void InterPodConstraints::sum_spreads(const model::Pod& pod, TaskView& v) const 
   for (const TaskView::SpreadTerm& st : v.spread_terms) {
     const model::TopologySpreadConstraint& c = *st.constraint;
     TaskView::Spread s;
-    s.topology_key = c.topology_key;
+    s.domains = st.counts->domains[0];
     s.max_skew = c.max_skew;
     s.self = st.self;
     for (uint32_t n = 0; n < ssn_.nodes.size(); ++n) {
@@ -505,7 +505,7 @@ void InterPodConstraints::sum_spreads(const model::Pod& pod, TaskView& v) const 
       if (!has_keys) continue;
       if (c.node_affinity_policy != "Ignore" && !node_selected_by(pod, node)) continue;
       if (c.node_taints_policy == "Honor" && !taints_tolerated(pod, node)) continue;
-      s.counts[node.meta.labels.at(c.topology_key)] += st.counts->by_node[n];
+      s.counts[s.domains->of_node[n]] += st.counts->by_node[n];
     }
     s.min_match = std::numeric_limits<int32_t>::max();
     for (const auto& [domain, count] : s.counts) s.min_match = std::min(s.min_match, count);
@@ -577,11 +577,22 @@ bool InterPodConstraints::scores(const TaskInfo& task) {
   return view_of(task).scores;
 }
 
-const std::vector<const std::string*>& InterPodConstraints::domains_of(const std::string& key) {
+const InterPodConstraints::Domains& InterPodConstraints::domains_of(const std::string& key) {
   auto [it, inserted] = domains_by_key_.try_emplace(key);
   if (inserted) {
-    it->second.reserve(ssn_.nodes.size());
-    for (const NodeInfo& n : ssn_.nodes) it->second.push_back(model::find_in(n.object->meta.labels, key));
+    // Ids in node order: the same nodes give the same ids, and no answer depends on them (counts
+    // are only looked up, and a spread's minimum is the same in any order).
+    Domains& d = it->second;
+    d.of_node.reserve(ssn_.nodes.size());
+    boost::unordered_flat_map<std::string_view, int32_t> id_of;
+    for (const NodeInfo& n : ssn_.nodes) {
+      const std::string* value = model::find_in(n.object->meta.labels, key);
+      if (value == nullptr) {
+        d.of_node.push_back(kNoDomain);
+        continue;
+      }
+      d.of_node.push_back(id_of.try_emplace(*value, static_cast<int32_t>(id_of.size())).first->second);
+    }
   }
   return it->second;
 }
@@ -596,33 +607,33 @@ const char* InterPodConstraints::rejection(const TaskInfo& task, const NodeInfo&
     }
   }
   for (const TermCounts* c : v.anti) {
-    const std::string* d = (*c->domains[0])[node_id];
-    if (d == nullptr) continue;
-    auto it = c->by_domain[0].find(*d);
+    const int32_t d = c->domains[0]->of_node[node_id];
+    if (d == kNoDomain) continue;
+    auto it = c->by_domain[0].find(d);
     if (it != c->by_domain[0].end() && it->second > 0) return "node(s) didn't match pod anti-affinity rules";
   }
   for (size_t g : v.existing_anti) {
     const auto& group = existing_->groups[g];
-    const std::string* d = (*group.domains)[node_id];
-    if (d == nullptr) continue;
-    auto it = group.by_domain.find(*d);
+    const int32_t d = group.domains->of_node[node_id];
+    if (d == kNoDomain) continue;
+    auto it = group.by_domain.find(d);
     if (it != group.by_domain.end() && it->second > 0) return "node(s) didn't satisfy existing pods anti-affinity rules";
   }
   if (v.affinity != nullptr) {
     bool pods_exist = true;
     for (size_t i = 0; i < v.affinity->terms.size(); ++i) {
-      const std::string* d = (*v.affinity->domains[i])[node_id];
-      if (d == nullptr) return "node(s) didn't match pod affinity rules";
-      auto it = v.affinity->by_domain[i].find(*d);
+      const int32_t d = v.affinity->domains[i]->of_node[node_id];
+      if (d == kNoDomain) return "node(s) didn't match pod affinity rules";
+      auto it = v.affinity->by_domain[i].find(d);
       if (it == v.affinity->by_domain[i].end() || it->second <= 0) pods_exist = false;
     }
     // The first pod of a set that has affinity to itself may go anywhere its topology keys exist.
     if (!pods_exist && !(v.affinity->total == 0 && v.matches_own_affinity)) return "node(s) didn't match pod affinity rules";
   }
   for (const TaskView::Spread& s : v.spreads) {
-    const std::string* d = domains_of(s.topology_key)[node_id];
-    if (d == nullptr) return "node(s) didn't match pod topology spread constraints (missing required label)";
-    auto it = s.counts.find(*d);
+    const int32_t d = s.domains->of_node[node_id];
+    if (d == kNoDomain) return "node(s) didn't match pod topology spread constraints (missing required label)";
+    auto it = s.counts.find(d);
     const int32_t here = it == s.counts.end() ? 0 : it->second;
     if (here + s.self - s.min_match > s.max_skew) return "node(s) didn't match pod topology spread constraints";
   }
@@ -635,11 +646,10 @@ int64_t InterPodConstraints::preferred_score(const TaskInfo& task, const NodeInf
   const auto node_id = static_cast<size_t>(&node - ssn_.nodes.data());
   int64_t score = 0;
   // weight x the pods counted in the node's domain (of the term's topology key).
-  auto add = [&](const std::vector<const std::string*>& domains,
-                 const std::unordered_map<std::string, int32_t>& by_domain, int32_t weight) {
-    const std::string* d = domains[node_id];
-    if (d == nullptr) return;
-    if (auto it = by_domain.find(*d); it != by_domain.end()) score += int64_t{weight} * it->second;
+  auto add = [&](const Domains& domains, const DomainCounts& by_domain, int32_t weight) {
+    const int32_t d = domains.of_node[node_id];
+    if (d == kNoDomain) return;
+    if (auto it = by_domain.find(d); it != by_domain.end()) score += int64_t{weight} * it->second;
   };
   for (const auto& [c, weight] : v.preferred) add(*c->domains[0], c->by_domain[0], weight);
   for (size_t g : v.existing_scored) {

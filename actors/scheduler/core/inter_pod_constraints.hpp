@@ -149,13 +149,19 @@ class InterPodConstraints {
   /// Whether some existing pod's term among `groups` matches `pod`.
   bool may_match(const LabelAnchoredIndex& groups, const model::Pod& pod) const;
 
-  /// Each node's value of label `key` (null where it has none), by node id: the domain a node is in
-  /// for a topology key, looked up once per key rather than in the node's labels at every check.
-  const std::vector<const std::string*>& domains_of(const std::string& key);
+  /// The domains of a topology key: each node's as a dense id (kNoDomain where the node lacks the
+  /// label), made once per key, so that a check is an integer lookup rather than a string hash.
+  static constexpr int32_t kNoDomain = -1;
+  struct Domains {
+    std::vector<int32_t> of_node;  ///< By node id.
+  };
+  /// Pods counted per domain id.
+  using DomainCounts = boost::unordered_flat_map<int32_t, int32_t>;
+  const Domains& domains_of(const std::string& key);
 
   const Session& ssn_;
   NamespaceLabels namespace_labels_;
-  std::unordered_map<std::string, std::vector<const std::string*>> domains_by_key_;
+  std::unordered_map<std::string, Domains> domains_by_key_;
   uint64_t version_ = 0;  ///< Raised by every on_task: spread sums older than it are recomputed.
   /// Pods of other schedulers on the session's nodes, with their node ids: they are never moved.
   std::vector<std::pair<const model::Pod*, uint32_t>> foreign_;
