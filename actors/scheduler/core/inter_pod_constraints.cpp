@@ -552,16 +552,19 @@ InterPodConstraints::TaskCandidates& InterPodConstraints::candidates_of(uint32_t
   return candidates_[task_id];
 }
 
-bool InterPodConstraints::concerns(const TaskInfo& task) {
+bool InterPodConstraints::concerns(const TaskInfo& task) { return concerned_view(task) != nullptr; }
+
+const InterPodConstraints::TaskView* InterPodConstraints::concerned_view(const TaskInfo& task) {
   if (!has_inter_pod_constraints(*task.pod)) {
     TaskCandidates& cached = candidates_of(static_cast<uint32_t>(&task - ssn_.tasks.data()));
     if (cached.anti_generation != existing_->anti.generation()) {
       cached.matched_by_anti = may_match(existing_->anti, *task.pod);
       cached.anti_generation = existing_->anti.generation();
     }
-    if (!cached.matched_by_anti) return false;
+    if (!cached.matched_by_anti) return nullptr;
   }
-  return view_of(task).concerns;
+  const TaskView& v = view_of(task);
+  return v.concerns ? &v : nullptr;
 }
 
 bool InterPodConstraints::scores(const TaskInfo& task) {
@@ -598,8 +601,9 @@ const InterPodConstraints::Domains& InterPodConstraints::domains_of(const std::s
 }
 
 const char* InterPodConstraints::rejection(const TaskInfo& task, const NodeInfo& node) {
-  if (!concerns(task)) return nullptr;
-  const TaskView& v = view_of(task);
+  const TaskView* concerned = concerned_view(task);
+  if (concerned == nullptr) return nullptr;
+  const TaskView& v = *concerned;
   const auto node_id = static_cast<size_t>(&node - ssn_.nodes.data());
   for (const model::HostPort* want : v.ports) {
     for (const model::HostPort* have : ports_by_node_[node_id]) {
