@@ -35,6 +35,12 @@ class PrettyJsonWriter {
   /// Formatted by nlohmann, so that a number reads exactly as in dump() (shortest round trip, "1.0").
   void value(double d);
   void value(const std::vector<std::string>& strings);
+  /// key(name) then value(v): one member of an object.
+  template <class T>
+  void member(std::string_view name, const T& v) {
+    key(name);
+    value(v);
+  }
 
   /// Ends the document with a newline and hands the buffer on (to `out`, or returned).
   std::string finish();

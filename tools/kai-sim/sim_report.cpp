@@ -60,12 +60,9 @@ namespace {
 void write_quantities(PrettyJsonWriter& w, const char* name, const core::QueueQuantities& q) {
   w.key(name);
   w.begin_object();
-  w.key("gpu");
-  w.value(q.gpu);
-  w.key("cpu");
-  w.value(q.cpu);
-  w.key("memory");
-  w.value(q.memory);
+  w.member("gpu", q.gpu);
+  w.member("cpu", q.cpu);
+  w.member("memory", q.memory);
   w.end_object();
 }
 
@@ -77,23 +74,16 @@ void write_pods(PrettyJsonWriter& w, const core::Session& ssn) {
     const core::TaskInfo* moved = ssn.moved_to(id);
     const core::TaskInfo& t = moved ? *moved : ssn.tasks[id];
     w.begin_object();
-    w.key("namespace");
-    w.value(t.pod->meta.namespace_);
-    w.key("name");
-    w.value(t.pod->meta.name);
-    w.key("status");
-    w.value(core::to_string(t.status));
-    w.key("node");
-    w.value(node_name(ssn, t));
-    w.key("gpuGroups");
-    w.value(t.gpu_groups);
+    w.member("namespace", t.pod->meta.namespace_);
+    w.member("name", t.pod->meta.name);
+    w.member("status", core::to_string(t.status));
+    w.member("node", node_name(ssn, t));
+    w.member("gpuGroups", t.gpu_groups);
     if (t.gpu.is_shared()) {
-      w.key("gpuFraction");
-      w.value(gpu_fraction(t));
+      w.member("gpuFraction", gpu_fraction(t));
     }
     if (auto r = pod_reason(ssn, t); !r.empty()) {
-      w.key("reason");
-      w.value(r);
+      w.member("reason", r);
     }
     w.end_object();
   }
@@ -105,22 +95,14 @@ void write_decisions(PrettyJsonWriter& w, const std::vector<events::Decision>& d
   w.begin_array();
   for (const auto& d : decisions) {
     w.begin_object();
-    w.key("seq");
-    w.value(d.seq);
-    w.key("action");
-    w.value(d.action);
-    w.key("kind");
-    w.value(events::to_string(d.kind));
-    w.key("pod");
-    w.value(d.pod);
-    w.key("node");
-    w.value(d.node);
-    w.key("gpuGroups");
-    w.value(d.gpu_groups);
-    w.key("reason");
-    w.value(d.reason);
-    w.key("by");
-    w.value(d.by);
+    w.member("seq", d.seq);
+    w.member("action", d.action);
+    w.member("kind", events::to_string(d.kind));
+    w.member("pod", d.pod);
+    w.member("node", d.node);
+    w.member("gpuGroups", d.gpu_groups);
+    w.member("reason", d.reason);
+    w.member("by", d.by);
     w.end_object();
   }
   w.end_array();
@@ -135,24 +117,17 @@ void write_pod_groups(PrettyJsonWriter& w, const core::Session& ssn) {
   w.begin_array();
   for (const auto* j : jobs) {
     w.begin_object();
-    w.key("namespace");
-    w.value(j->namespace_);
-    w.key("name");
-    w.value(j->name);
-    w.key("queue");
-    w.value(j->queue_name);
-    w.key("minMember");
-    w.value(j->min_member);
-    w.key("unschedulable");
-    w.value(is_unschedulable(ssn, *j));
+    w.member("namespace", j->namespace_);
+    w.member("name", j->name);
+    w.member("queue", j->queue_name);
+    w.member("minMember", j->min_member);
+    w.member("unschedulable", is_unschedulable(ssn, *j));
     w.key("reasons");
     w.begin_array();
     for (const auto& r : j->fit_errors) {
       w.begin_object();
-      w.key("reason");
-      w.value(r.reason);
-      w.key("message");
-      w.value(r.message);
+      w.member("reason", r.reason);
+      w.member("message", r.message);
       w.end_object();
     }
     w.end_array();
@@ -166,10 +141,8 @@ void write_queues(PrettyJsonWriter& w, const core::Session& ssn) {
   w.begin_array();
   for (const auto& q : ssn.queues) {
     w.begin_object();
-    w.key("name");
-    w.value(q.name);
-    w.key("parent");
-    w.value(q.parent == core::kNoQueue ? std::string_view() : std::string_view(ssn.queues[q.parent].name));
+    w.member("name", q.name);
+    w.member("parent", q.parent == core::kNoQueue ? std::string_view() : std::string_view(ssn.queues[q.parent].name));
     write_quantities(w, "fairShare", q.fair_share);
     write_quantities(w, "allocated", q.allocated);
     write_quantities(w, "requested", q.request);
