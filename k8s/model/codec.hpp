@@ -14,8 +14,11 @@ namespace kai::model {
 /// Decodes a snapshot from JSON or YAML text (sniffed from the first non-blank character).
 /// Fails when the text is empty or whitespace only (message "empty"), is not JSON / YAML or not a
 /// List of objects; an object with bad fields is kept with its FieldErrors; an item that is not an object, or lacks kind / metadata.name, fails.
-/// `readable_after`: bytes readable after the text's end (a string's spare capacity); 64 or more let
-/// a JSON List be parsed where it is rather than copied (k8s/model/watch_decode.hpp).
+/// Bytes readable after a snapshot's text (a string's spare capacity) that let a JSON List be parsed
+/// where it is rather than copied: simdjson's padding (k8s/model/watch_decode.hpp).
+inline constexpr size_t kSnapshotInPlacePadding = 64;
+
+/// `readable_after`: bytes readable after the text's end; kSnapshotInPlacePadding or more avoid a copy.
 Result<ClusterObjects> decode_snapshot(std::string_view text, size_t readable_after = 0);
 
 /// Encodes a snapshot as a `v1 List` in JSON (the format decode_snapshot reads back).

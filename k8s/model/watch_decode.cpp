@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "k8s/model/codec.hpp"
 #include "k8s/model/json_codec.hpp"
 #include "k8s/model/kind_decoders.hpp"
 
@@ -283,6 +284,8 @@ class ListItems {
 };
 
 }  // namespace
+
+static_assert(kSnapshotInPlacePadding == simdjson::SIMDJSON_PADDING, "codec.hpp's padding is simdjson's");
 
 bool decode_flat_list_json(std::string_view text, ClusterObjects& out, size_t readable_after) {
   // The text is read in place when the caller left simdjson's padding readable after it, else copied.

@@ -240,7 +240,7 @@ TEST(WatchDecode, ASnapshotListReadInPlaceRefusesWhatTheWholeDocumentParseRefuse
   std::string list = encode_snapshot_json(cluster);
   ClusterObjects copied;
   ASSERT_TRUE(decode_flat_list_json(list, copied));
-  list.reserve(list.size() + 64);
+  list.reserve(list.size() + kSnapshotInPlacePadding);
   ClusterObjects in_place;
   ASSERT_TRUE(decode_flat_list_json(list, in_place, list.capacity() - list.size()));
   EXPECT_TRUE(in_place == copied);

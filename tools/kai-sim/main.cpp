@@ -122,7 +122,7 @@ static int run_tool(int argc, char** argv) {
     }
     objects = std::move(in.value().objects);
   } else {
-    auto file = kai::tools::read_file(snapshot_path, /*spare=*/64);
+    auto file = kai::tools::read_file(snapshot_path, kai::model::kSnapshotInPlacePadding);
     if (!file) return fail(snapshot_path, "cannot be read");
     snapshot_text = std::move(*file);
     objects = kai::model::decode_snapshot(snapshot_text, snapshot_text.capacity() - snapshot_text.size());
