@@ -101,7 +101,9 @@ TEST(WhatIf, ReclaimNamesTheVictimsAndWhy) {
   EXPECT_EQ(v.pod, "team-b/b-2");
   EXPECT_EQ(v.queue, "team-b");
   EXPECT_EQ(v.action, "reclaim");
-  EXPECT_NE(v.reason.find("team-b uses 6 GPUs with a quota of 4 GPUs"), std::string::npos) << v.reason;
+  EXPECT_NE(v.reason.find("Pod team-b/b-2 was preempted by workload team-a/"), std::string::npos) << v.reason;
+  EXPECT_NE(v.reason.find("team-b uses <GPU: 6, CPU: "), std::string::npos) << v.reason;
+  EXPECT_NE(v.reason.find("> with a quota of <GPU: 4, CPU: "), std::string::npos) << v.reason;
   ASSERT_EQ(a->first.placements.size(), 1u);
   EXPECT_EQ(a->first.placements[0].node, "gpu-node-2");
   EXPECT_EQ(a->first.placements[0].kind, "pipeline");

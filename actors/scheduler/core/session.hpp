@@ -112,9 +112,9 @@ using ReclaimValidatorFn = std::function<bool(const JobInfo& reclaimer, const Qu
                                               std::span<const uint32_t> victims, bool still_placed)>;
 /// Whether a job may reclaim at all (proportion's CanReclaimResources).
 using CanReclaimFn = std::function<bool(const JobInfo& job, const QueueQuantities& request)>;
-/// Words for an eviction: KAI's message for `victim` evicted in `action` for `preemptor`.
+/// Words for an eviction: KAI's message for the pod `victim` evicted in `action` for `preemptor`.
 using EvictionMessageFn =
-    std::function<std::string(const std::string& action, const JobInfo& preemptor, const JobInfo& victim)>;
+    std::function<std::string(const std::string& action, const JobInfo& preemptor, const TaskInfo& victim)>;
 
 class Statement;
 class Plugin;

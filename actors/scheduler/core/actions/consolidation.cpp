@@ -34,10 +34,8 @@ void consolidation_action(Session& ssn) {
     options.victims_must_move = true;
     // KAI's filter lets the counter reach max + 1 jobs (docs/kai-compatibility.md "Compatibility decisions"); we keep the cap exact.
     options.max_victim_jobs = cap;
-    options.message = [&](const JobInfo& victim) {
-      return "Pod group " + victim.key +
-             " was preempted and rescheduled due to bin packing (resource consolidation) procedure for " +
-             job.key;
+    options.message = [](const TaskInfo& victim) {
+      return "Pod " + victim.key + " was preempted and rescheduled due to bin packing (resource consolidation) procedure";
     };
     return solve_with_victims(ssn, stmt, j, entries, options);
   });

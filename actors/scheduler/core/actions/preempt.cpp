@@ -47,7 +47,7 @@ void preempt_action(Session& ssn) {
     if (entries.empty()) return false;
     SolverOptions options;
     options.action = action;
-    options.message = [&](const JobInfo& victim) {
+    options.message = [&](const TaskInfo& victim) {
       return "Pod " + victim.key + " was preempted by higher priority workload " + job.key;
     };
     return solve_with_victims(ssn, stmt, j, entries, options);

@@ -78,9 +78,9 @@ void reclaim_action(Session& ssn) {
       }
       return true;
     };
-    options.message = [&](const JobInfo& victim) {
+    options.message = [&](const TaskInfo& victim) {
       return ssn.reclaim_message_fn ? ssn.reclaim_message_fn(action, job, victim)
-                                    : "Pod group " + victim.key + " was reclaimed by " + job.key;
+                                    : "Pod " + victim.key + " was preempted by workload " + job.key + ".";
     };
     return solve_with_victims(ssn, stmt, j, entries, options);
   });

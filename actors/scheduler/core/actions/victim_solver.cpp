@@ -152,7 +152,7 @@ bool solve_with_victims(Session& ssn, Statement& stmt, uint32_t preemptor,
       for (uint32_t t : entry.tasks) {
         if (!is_active_allocated(ssn.tasks[t].status)) continue;  // already taken by an earlier preemptor
         const int32_t node = ssn.tasks[t].node;
-        stmt.evict(t, options.message ? options.message(ssn.jobs[entry.job]) : std::string(), by);
+        stmt.evict(t, options.message ? options.message(ssn.tasks[t]) : std::string(), by);
         evicted.push_back(t);
         room.node_changed(node);
       }

@@ -34,8 +34,8 @@ struct SolverOptions {
   int32_t max_victim_jobs = -1;
   /// Final check of a scenario (reclaimable, ...), given the task ids to evict.
   std::function<bool(std::span<const uint32_t> victims)> validate;
-  /// The eviction message for a victim job.
-  std::function<std::string(const JobInfo& victim)> message;
+  /// The eviction message for a victim pod (KAI words each eviction for the pod it evicts).
+  std::function<std::string(const TaskInfo& victim)> message;
 };
 
 /// Finds victims among `entries` (in victim order) whose eviction lets `preemptor`'s next tasks be

@@ -352,20 +352,42 @@ class ProportionPlugin final : public Plugin {
     return false;
   }
 
+  /// A quantity as KAI's HumanizeResource writes it: "Unlimited" for -1, else at most three decimals
+  /// without trailing zeros.
+  static std::string humanize(double value, double unit) {
+    if (value == -1) return "Unlimited";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.3f", value / unit);
+    std::string out = buf;
+    if (out.find('.') != std::string::npos) {
+      while (out.back() == '0') out.pop_back();
+      if (out.back() == '.') out.pop_back();
+    }
+    return out == "-0" ? "0" : out;
+  }
+  static std::string quantities(const QueueQuantities& q) {
+    return "GPU: " + humanize(q.gpu, 1) + ", CPU: " + humanize(q.cpu, 1000) + " (cores), memory: " +
+           humanize(q.memory, 1e9) + " (GB)";
+  }
   static std::string queue_line(const QueueInfo& q) {
-    char buf[256];
-    std::snprintf(buf, sizeof buf,
-                  "%s uses %g GPUs with a quota of %g GPUs, fair-share of %g GPUs and queue priority of %d.",
-                  q.name.c_str(), q.allocated.gpu, q.deserved.gpu, q.fair_share.gpu, q.priority);
-    return buf;
+    return q.name + " uses <" + quantities(q.allocated) + "> with a quota of <" + quantities(q.deserved) +
+           ">, fair-share of <" + quantities(q.fair_share) + "> and queue priority of <" + std::to_string(q.priority) +
+           ">.";
   }
 
-  /// KAI's reclaim message: who took the resources, then both queues' usage, quota, fair share, priority.
-  static std::string reclaim_message(const Session& ssn, const JobInfo& reclaimer, const JobInfo& victim) {
-    std::string m = "Pod group " + victim.key + " was reclaimed by " + reclaimer.key + ".";
-    if (victim.queue != kNoQueue) m += "\n" + queue_line(ssn.queues[victim.queue]);
-    if (reclaimer.queue != kNoQueue) m += "\n" + queue_line(ssn.queues[reclaimer.queue]);
-    return m;
+  /// KAI's reclaim message: the pod and who took it, then both queues' usage, quota, fair share and
+  /// priority; when the two queues have different parents, their parents' instead.
+  static std::string reclaim_message(const Session& ssn, const JobInfo& reclaimer, const TaskInfo& victim) {
+    std::string m = "Pod " + victim.key + " was preempted by workload " + reclaimer.key + ".";
+    const int32_t victim_queue = ssn.jobs[victim.job].queue;
+    if (victim_queue == kNoQueue || reclaimer.queue == kNoQueue) return m;
+    const QueueInfo* reclaimee = &ssn.queues[victim_queue];
+    const QueueInfo* taker = &ssn.queues[reclaimer.queue];
+    if (reclaimee->parent != taker->parent) {
+      if (reclaimee->parent != kNoQueue) reclaimee = &ssn.queues[reclaimee->parent];
+      if (taker->parent != kNoQueue) taker = &ssn.queues[taker->parent];
+    }
+    return m + "\n" + queue_line(*reclaimee) + "\n" + queue_line(*taker);
   }
   std::string_view name() const override { return kProportionName; }
 
@@ -390,7 +412,7 @@ class ProportionPlugin final : public Plugin {
         return reclaimable_probe(ssn, job, req, victims.front(), saturation_multiplier_);
       return reclaimable(ssn, job, req, victims, saturation_multiplier_, still_placed);
     });
-    ssn.reclaim_message_fn = [&ssn](const std::string&, const JobInfo& reclaimer, const JobInfo& victim) {
+    ssn.reclaim_message_fn = [&ssn](const std::string&, const JobInfo& reclaimer, const TaskInfo& victim) {
       return reclaim_message(ssn, reclaimer, victim);
     };
     ssn.task_capacity_fns.push_back(
