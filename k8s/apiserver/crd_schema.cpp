@@ -2,13 +2,35 @@
 #include "k8s/apiserver/crd_schema.hpp"
 
 #include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <regex>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace kai::apiserver {
 namespace {
+
+/// A schema's `pattern`, compiled once per server process. The real server checks patterns with Go's
+/// RE2; the ones CRDs use (label and name syntax) mean the same in ECMAScript. A pattern that does not
+/// compile here is not checked (the real server refuses such a CRD when it is created).
+const std::regex* pattern_regex(const std::string& pattern) {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<std::regex>> compiled;
+  const std::lock_guard lock(mutex);
+  auto [it, added] = compiled.try_emplace(pattern);
+  if (added) {
+    try {
+      it->second = std::make_unique<std::regex>(pattern, std::regex::ECMAScript | std::regex::optimize);
+    } catch (const std::regex_error&) {
+      it->second = nullptr;
+    }
+  }
+  return it->second.get();
+}
 
 /// Structural pruning as the real server does for custom resources: fields the schema does not
 /// declare are dropped, unless x-kubernetes-preserve-unknown-fields.
@@ -105,6 +127,13 @@ void validate(const Json& v, const Json& s, const std::string& path,
     }
     if (auto n = limit("maxLength"); n && chars > *n) {
       errs.emplace_back(path, "Too long: may not be longer than " + std::to_string(*n));
+    }
+    if (auto p = s.find("pattern"); p != s.end() && p->is_string()) {
+      const std::regex* re = pattern_regex(p->get_ref<const std::string&>());
+      if (re != nullptr && !std::regex_search(v.get_ref<const std::string&>(), *re)) {
+        errs.emplace_back(path, "Invalid value: " + v.dump() + ": " + path + " in body should match '" +
+                                    p->get_ref<const std::string&>() + "'");
+      }
     }
   }
   const std::string prefix = path.empty() ? "" : path + ".";

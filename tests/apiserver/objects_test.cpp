@@ -510,6 +510,24 @@ TEST_F(Objects, CustomResourcesFromCrdFiles) {
             "BindRequestList");
 }
 
+// A schema pattern is checked as the real server checks it: a Topology level must name a label key.
+TEST_F(Objects, CustomResourceStringsMustMatchTheirSchemaPattern) {
+  auto topology = [](const std::string& name, const std::string& label) {
+    return Json{{"apiVersion", "kai.scheduler/v1alpha1"},
+                {"kind", "Topology"},
+                {"metadata", {{"name", name}}},
+                {"spec", {{"levels", Json::array({{{"nodeLabel", label}}})}}}};
+  };
+  EXPECT_EQ(req("POST", "/apis/kai.scheduler/v1alpha1/topologies", topology("good", "example.com/rack")).status, 201);
+  auto bad = req("POST", "/apis/kai.scheduler/v1alpha1/topologies", topology("bad", "not a label"));
+  EXPECT_EQ(bad.status, 422) << bad.body;
+  EXPECT_NE(body(bad)["message"].get<std::string>().find(
+                "spec.levels[0].nodeLabel: Invalid value: \"not a label\": spec.levels[0].nodeLabel in body should "
+                "match '^("),
+            std::string::npos)
+      << bad.body;
+}
+
 TEST_F(Objects, CrdAtRunTime) {
   Json crd = named("apiextensions.k8s.io/v1", "CustomResourceDefinition", "widgets.example.com");
   crd["spec"] = {
