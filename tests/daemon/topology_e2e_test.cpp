@@ -1,11 +1,14 @@
 // Topology-aware scheduling by the daemon against kai-apiserver (docs/topology.md): the Topology
 // object is watched and logged like every input, a gang requiring a rack lands in one rack, a
 // constraint naming a Topology that does not exist yet is a reason on the pods until it is created,
-// and a cluster without the Topology CRD still syncs and schedules. Replay agrees (DaemonTest).
+// a node relabelled into another rack counts there at the next cycle, /get-snapshot exports the
+// Topology, and a cluster without the Topology CRD still syncs and schedules. Replay agrees (DaemonTest).
 #include <gtest/gtest.h>
 
 #include <set>
 
+#include "k8s/client/kube_client.hpp"
+#include "k8s/http/http_client.hpp"
 #include "tests/daemon/cluster_fixture.hpp"
 
 namespace kai::e2e {
@@ -75,6 +78,50 @@ TEST_F(TopologyDaemon, AGangRequiringARackWaitsForItsTopologyThenLandsInOneRack)
   std::set<std::string> nodes;
   for (int i = 0; i < 4; ++i) nodes.insert(node_of("train-" + std::to_string(i)));
   EXPECT_EQ(nodes, (std::set<std::string>{"r2-a", "r2-b"}));
+}
+
+TEST_F(TopologyDaemon, ANodeRelabelledIntoAnotherRackCountsThereAtTheNextCycle) {
+  // r1 and r2 each hold two GPUs: a gang of three requiring a rack fits neither. Moving r1-b into
+  // r2 (a label patch, as an operator re-cabling a node would) gives r2 three GPUs.
+  rack_node("r1-a", 1, "r1");
+  rack_node("r1-b", 1, "r1");
+  rack_node("r2-a", 2, "r2");
+  topology();
+  start_daemon([](daemon::DaemonOptions& o) { o.metrics_port = 1; });  // ephemeral
+  ASSERT_TRUE(daemon_);
+  rack_gang("train", 3);
+  ASSERT_TRUE(Cluster::eventually([&] {
+    return Cluster::condition_message(cluster_.get_pod("team-a", "train-0")).find("couldn't be satisfied") !=
+           std::string::npos;
+  })) << Cluster::condition_message(cluster_.get_pod("team-a", "train-0"));
+
+  k8s::KubeClient client(std::move(k8s::resolve_cluster_config(cluster_.server->kubeconfig_path())).value());
+  auto r = client.merge_patch("/api/v1/nodes/r1-b", Json{{"metadata", {{"labels", {{"example.com/rack", "r2"}}}}}}.dump());
+  ASSERT_TRUE(r.ok()) << r.describe();
+  std::set<std::string> nodes;
+  for (int i = 0; i < 3; ++i) {
+    const std::string pod = "train-" + std::to_string(i);
+    ASSERT_TRUE(Cluster::eventually([&] { return bound("team-a", pod); })) << pod;
+    nodes.insert(node_of(pod));
+  }
+  EXPECT_EQ(nodes, (std::set<std::string>{"r1-b", "r2-a"}));
+
+  // The operator's snapshot holds the Topology as the cluster does, levels and alias included.
+  http::Endpoint ep;
+  ep.port = daemon_->metrics_port();
+  ep.tls = false;
+  http::HttpClient local(ep);
+  const auto snapshot = local.request("GET", "/get-snapshot");
+  ASSERT_EQ(snapshot.status, 200);
+  Json found;
+  for (const auto& item : Json::parse(snapshot.body)["items"]) {
+    if (item.value("kind", "") == "Topology") found = item;
+  }
+  ASSERT_FALSE(found.is_null()) << "no Topology in /get-snapshot";
+  EXPECT_EQ(found["apiVersion"], "kai.scheduler/v1alpha1");
+  EXPECT_EQ(found["metadata"]["name"], "layout");
+  EXPECT_EQ(found["spec"]["levels"],
+            Json::parse(R"([{"nodeLabel":"example.com/zone"},{"nodeLabel":"example.com/rack","alias":"rack"}])"));
 }
 
 TEST_F(TopologyDaemon, WithoutTheTopologyCrdTheDaemonSyncsAndSchedules) {

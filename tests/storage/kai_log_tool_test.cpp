@@ -54,6 +54,38 @@ TEST(KaiLogTool, ImportVerifyExport) {
   EXPECT_NE(st.out.find("\"watch\":"), std::string::npos) << st.out;
 }
 
+// A Topology is an input like any other: imported, kept, and exported with its levels, so kai-sim
+// places topology-constrained gangs from the export as the daemon did (docs/topology.md).
+TEST(KaiLogTool, ATopologyIsExportedWithItsLevels) {
+  testing::TempDir dir;
+  const std::string input = dir.str() + "/topology.yaml";
+  {
+    std::ofstream out(input);
+    out << "apiVersion: v1\nkind: List\nitems:\n"
+           "- apiVersion: kai.scheduler/v1alpha1\n  kind: Topology\n  metadata: {name: layout, uid: t-1}\n"
+           "  spec:\n    levels:\n    - nodeLabel: example.com/zone\n"
+           "    - {nodeLabel: example.com/rack, alias: rack}\n"
+           "- apiVersion: v1\n  kind: Node\n  metadata:\n    name: r1-a\n    uid: n-1\n"
+           "    labels: {example.com/zone: z1, example.com/rack: r1}\n"
+           "  status:\n    allocatable: {cpu: '8', memory: 8Gi, pods: '110', nvidia.com/gpu: '2'}\n"
+           "    conditions: [{type: Ready, status: 'True'}]\n";
+  }
+  std::string d = "-d " + dir.str() + "/log";
+  ASSERT_EQ(run(d + " import " + input).code, 0);
+  ToolRun s = run(d + " snapshot export");
+  ASSERT_EQ(s.code, 0);
+  auto exported = model::decode_snapshot(s.out);
+  ASSERT_TRUE(exported) << exported.message();
+  ASSERT_EQ(exported->topologies.size(), 1u) << s.out.substr(0, 2000);
+  const model::Topology& t = exported->topologies.front();
+  EXPECT_EQ(t.meta.name, "layout");
+  ASSERT_EQ(t.levels.size(), 2u);
+  EXPECT_EQ(t.levels[0].node_label, "example.com/zone");
+  EXPECT_EQ(t.levels[1].node_label, "example.com/rack");
+  EXPECT_EQ(t.levels[1].alias, "rack");
+  EXPECT_EQ(exported->nodes.size(), 1u);
+}
+
 // A snapshot taken in the middle: `snapshot list` shows it, `snapshot export` starts from it and gives
 // the same List as a log without it, `verify` checks it and names it when it is damaged.
 TEST(KaiLogTool, SnapshotListExportAndVerify) {
