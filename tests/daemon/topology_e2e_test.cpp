@@ -91,7 +91,7 @@ TEST_F(TopologyDaemon, ANodeRelabelledIntoAnotherRackCountsThereAtTheNextCycle) 
   ASSERT_TRUE(daemon_);
   rack_gang("train", 3);
   ASSERT_TRUE(Cluster::eventually([&] {
-    return Cluster::condition_message(cluster_.get_pod("team-a", "train-0")).find("couldn't be satisfied") !=
+    return Cluster::condition_message(cluster_.get_pod("team-a", "train-0")).find("can allocate only 2 of 3 required pods") !=
            std::string::npos;
   })) << Cluster::condition_message(cluster_.get_pod("team-a", "train-0"));
 
@@ -113,11 +113,14 @@ TEST_F(TopologyDaemon, ANodeRelabelledIntoAnotherRackCountsThereAtTheNextCycle) 
   http::HttpClient local(ep);
   const auto snapshot = local.request("GET", "/get-snapshot");
   ASSERT_EQ(snapshot.status, 200);
+  const Json list = Json::parse(snapshot.body);
   Json found;
-  for (const auto& item : Json::parse(snapshot.body)["items"]) {
+  std::string kinds;
+  for (const auto& item : list["items"]) {
+    kinds += item.value("kind", "") + " ";
     if (item.value("kind", "") == "Topology") found = item;
   }
-  ASSERT_FALSE(found.is_null()) << "no Topology in /get-snapshot";
+  ASSERT_FALSE(found.is_null()) << "no Topology in /get-snapshot, only " << kinds;
   EXPECT_EQ(found["apiVersion"], "kai.scheduler/v1alpha1");
   EXPECT_EQ(found["metadata"]["name"], "layout");
   EXPECT_EQ(found["spec"]["levels"],
