@@ -138,6 +138,7 @@ CycleDriver::Plan CycleDriver::plan_last_snapshot() {
   Plan p;
   if (ports_.snapshotter == nullptr || !drain_appends() || !ports_.log->probe().writable()) return p;
   p.snapshot = ports_.snapshotter->behind(ports_.log->last_seq());
+  p.up_to_date = !p.snapshot;
   p.last = true;
   return p;
 }

@@ -111,6 +111,8 @@ class CycleDriver {
     bool snapshot = false;
     /// The snapshot at stop: it waits for one still being written rather than being dropped.
     bool last = false;
+    /// The snapshot at stop is not needed: the newest snapshot is at the log's end already.
+    bool up_to_date = false;
   };
   Plan plan();
   /// The plan of the snapshot a graceful stop takes when the log holds events after the last one

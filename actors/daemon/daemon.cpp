@@ -614,7 +614,16 @@ void Daemon::stop() {
   // Every watch event and outcome is logged by now: a snapshot at the log's end spares the next
   // start the log after the last one (a second at 5,000 nodes; bench/README.md "Restart on the
   // same log"). Bounded: a stop never waits long for it.
-  if (m.actors->snapshot_at_stop(std::chrono::seconds(20))) spdlog::info("snapshot at stop taken");
+  switch (m.actors->snapshot_at_stop(std::chrono::seconds(20))) {
+    case DaemonActors::StopSnapshot::kTaken:
+      spdlog::info("snapshot at stop taken");
+      break;
+    case DaemonActors::StopSnapshot::kNotNeeded:
+      spdlog::info("snapshot at stop not needed: the newest snapshot is at the log's end");
+      break;
+    case DaemonActors::StopSnapshot::kNotTaken:
+      break;
+  }
   m.actors->stop();   // the scheduler first, then the ingest and the stores
   m.status->stop();
   m.pod_group_writer->stop();

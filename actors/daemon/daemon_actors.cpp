@@ -48,7 +48,7 @@ struct CutAssembly {
 };
 using CutAssemblyPtr = std::shared_ptr<CutAssembly>;
 /// Set once the snapshot at stop was handed over (true) or not taken (false).
-using LastSnapshotDone = std::shared_ptr<std::promise<bool>>;
+using LastSnapshotDone = std::shared_ptr<std::promise<DaemonActors::StopSnapshot>>;
 
 }  // namespace kai::daemon
 
@@ -203,7 +203,8 @@ caf::behavior scheduler_actor(caf::event_based_actor* self, CycleDriver* driver,
   auto ask_last = [=] {
     st->plan = driver->plan_last_snapshot();
     if (!st->plan.snapshot) {
-      st->last_snapshot->set_value(false);
+      st->last_snapshot->set_value(st->plan.up_to_date ? DaemonActors::StopSnapshot::kNotNeeded
+                                                       : DaemonActors::StopSnapshot::kNotTaken);
       st->last_snapshot.reset();
       return;
     }
@@ -213,7 +214,7 @@ caf::behavior scheduler_actor(caf::event_based_actor* self, CycleDriver* driver,
   // Ends the snapshot at stop when the cut just handled was its own.
   auto end_last = [=](bool handed_over) {
     if (!std::exchange(st->last_cut, false) || !st->last_snapshot) return;
-    st->last_snapshot->set_value(handed_over);
+    st->last_snapshot->set_value(handed_over ? DaemonActors::StopSnapshot::kTaken : DaemonActors::StopSnapshot::kNotTaken);
     st->last_snapshot.reset();
   };
   auto next = [=] {
@@ -359,11 +360,11 @@ void DaemonActors::leadership(const events::LeadershipChange& change) {
   caf::anon_send(impl_->scheduler, leader_atom::value, std::make_shared<const events::LeadershipChange>(change));
 }
 
-bool DaemonActors::snapshot_at_stop(std::chrono::milliseconds timeout) {
-  auto done = std::make_shared<std::promise<bool>>();
-  auto taken = done->get_future();
+DaemonActors::StopSnapshot DaemonActors::snapshot_at_stop(std::chrono::milliseconds timeout) {
+  auto done = std::make_shared<std::promise<StopSnapshot>>();
+  auto outcome = done->get_future();
   caf::anon_send(impl_->scheduler, last_atom::value, LastSnapshotDone(done));
-  return taken.wait_for(timeout) == std::future_status::ready && taken.get();
+  return outcome.wait_for(timeout) == std::future_status::ready ? outcome.get() : StopSnapshot::kNotTaken;
 }
 
 void DaemonActors::stop() {

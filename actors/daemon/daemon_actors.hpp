@@ -39,8 +39,13 @@ class DaemonActors : private boost::noncopyable {
   void leadership(const events::LeadershipChange& change);
   /// Once no new cycle starts (the daemon is stopping): a snapshot of the state at the log's end when
   /// the log holds events after the last one, handed to the snapshotter, so that the next start
-  /// restores it without reading the log after it. True when one was handed over within `timeout`.
-  bool snapshot_at_stop(std::chrono::milliseconds timeout);
+  /// restores it without reading the log after it.
+  enum class StopSnapshot {
+    kTaken,      ///< handed over within the timeout
+    kNotNeeded,  ///< the newest snapshot is at the log's end already
+    kNotTaken,   ///< no snapshotter, the log not writable, or the timeout passed
+  };
+  StopSnapshot snapshot_at_stop(std::chrono::milliseconds timeout);
   /// Stops the scheduler actor, then the ingest and entity actors; returns when all are gone.
   void stop();
 

@@ -148,8 +148,11 @@ void restart_catches_up_with_what_changed_meanwhile(bool history_compacted) {
   std::stringstream text;
   text << in.rdbuf();
   EXPECT_NE(text.str().find("restored the state at log position"), std::string::npos) << text.str();
-  // The stop took a snapshot at the log's end: the restart read no event after it.
-  EXPECT_NE(text.str().find("snapshot at stop taken"), std::string::npos) << text.str();
+  // The stop took a snapshot at the log's end (or the newest periodic one was there already): the
+  // restart read no event after it.
+  EXPECT_TRUE(text.str().find("snapshot at stop taken") != std::string::npos ||
+              text.str().find("snapshot at stop not needed") != std::string::npos)
+      << text.str();
   EXPECT_NE(text.str().find(" + 0 events in "), std::string::npos) << text.str();
   // Resumed: no kind listed again. Compacted: every kind the log had listed is listed again.
   const auto requests = c.server->request_counts();
