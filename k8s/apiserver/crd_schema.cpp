@@ -1,12 +1,14 @@
 // Pruning and validation of custom resources against their CRD's openAPIV3Schema (crd_schema.hpp).
 #include "k8s/apiserver/crd_schema.hpp"
 
+#include <boost/regex.hpp>
+
 #include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <regex>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,17 +17,17 @@ namespace kai::apiserver {
 namespace {
 
 /// A schema's `pattern`, compiled once per server process. The real server checks patterns with Go's
-/// RE2; the ones CRDs use (label and name syntax) mean the same in ECMAScript. A pattern that does not
-/// compile here is not checked (the real server refuses such a CRD when it is created).
-const std::regex* pattern_regex(const std::string& pattern) {
+/// RE2; the ones CRDs use (label and name syntax) mean the same in Boost's Perl syntax. A pattern
+/// that does not compile here is not checked (the real server refuses such a CRD when it is created).
+const boost::regex* pattern_regex(const std::string& pattern) {
   static std::mutex mutex;
-  static std::map<std::string, std::unique_ptr<std::regex>> compiled;
+  static std::map<std::string, std::unique_ptr<boost::regex>> compiled;
   const std::lock_guard lock(mutex);
   auto [it, added] = compiled.try_emplace(pattern);
   if (added) {
     try {
-      it->second = std::make_unique<std::regex>(pattern, std::regex::ECMAScript | std::regex::optimize);
-    } catch (const std::regex_error&) {
+      it->second = std::make_unique<boost::regex>(pattern, boost::regex::perl);
+    } catch (const boost::regex_error&) {
       it->second = nullptr;
     }
   }
@@ -129,8 +131,14 @@ void validate(const Json& v, const Json& s, const std::string& path,
       errs.emplace_back(path, "Too long: may not be longer than " + std::to_string(*n));
     }
     if (auto p = s.find("pattern"); p != s.end() && p->is_string()) {
-      const std::regex* re = pattern_regex(p->get_ref<const std::string&>());
-      if (re != nullptr && !std::regex_search(v.get_ref<const std::string&>(), *re)) {
+      const boost::regex* re = pattern_regex(p->get_ref<const std::string&>());
+      bool matches = true;
+      try {
+        matches = re == nullptr || boost::regex_search(v.get_ref<const std::string&>(), *re);
+      } catch (const std::runtime_error&) {
+        // Boost gives up on a match too costly to finish; RE2 never does. Not refused for that.
+      }
+      if (!matches) {
         errs.emplace_back(path, "Invalid value: " + v.dump() + ": " + path + " in body should match '" +
                                     p->get_ref<const std::string&>() + "'");
       }
