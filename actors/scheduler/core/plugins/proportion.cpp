@@ -497,7 +497,8 @@ class ProportionPlugin final : public Plugin {
                                format_amount(req.*r, r) + ", but " + q.name + " quota is " +
                                format_amount(q.deserved.*r, r) + ", while " +
                                format_amount(q.allocated_non_preemptible.*r, r) +
-                               " are already allocated for non-preemptible pods."};
+                               " are already allocated for non-preemptible pods. Use a preemptible workload to go "
+                               "over quota."};
         }
       }
     }
