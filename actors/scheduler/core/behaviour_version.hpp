@@ -26,6 +26,8 @@ namespace kai::core {
 /// name, queue GPU sums on a grid, reclaim's check in victim order; a running shared pod that names
 /// no GPU group has an id made from its uid, no longer drawn from the seed (docs/determinism-and-replay.md
 /// "Determinism").
-inline constexpr uint32_t kBehaviourVersion = 8;
+/// 9: eviction messages name the evicted pod in KAI v0.17's words (reclaim's queue lines as <GPU, CPU
+/// (cores), memory (GB)>), and NonPreemptibleOverQuota ends with KAI's advice (docs/kai-compatibility.md).
+inline constexpr uint32_t kBehaviourVersion = 9;
 
 }  // namespace kai::core
