@@ -611,6 +611,14 @@ void Daemon::stop() {
   m.stopping = true;  // no new cycle: the binder's queue only shrinks from here
   m.binder->stop();   // in-flight calls finish and report while the actors still live
   m.gate.open();      // the writers' last calls wait for nothing
+  m.status->stop();   // advisory writes still queued are dropped (the next leader derives them again)
+  m.pod_group_writer->stop();
+  if (m.elector) {
+    // Nothing writes to the API server any more: hand the lease over now, so that a standby takes
+    // over while this one still takes its snapshot and closes its log (its own, not the standby's).
+    m.leadership->revoke();
+    m.elector->release(wall_us());
+  }
   // Every watch event and outcome is logged by now: a snapshot at the log's end spares the next
   // start the log after the last one (a second at 5,000 nodes; bench/README.md "Restart on the
   // same log"). Bounded: a stop never waits long for it.
@@ -625,17 +633,10 @@ void Daemon::stop() {
       break;
   }
   m.actors->stop();   // the scheduler first, then the ingest and the stores
-  m.status->stop();
-  m.pod_group_writer->stop();
   m.driver->drain_appends();
   m.ingest_core.reap([](const WatchEventPtr&) {}, true);
   m.log->cancel_manual_compaction();  // retention's space reclaim must not hold up the stop
   m.snapshotter->stop();              // a snapshot being written finishes before the log closes
-  if (m.elector) {
-    // Nothing acts any more: hand the lease over so that a standby takes over at once.
-    m.leadership->revoke();
-    m.elector->release(wall_us());
-  }
   m.log.reset();
 }
 
