@@ -144,18 +144,25 @@ QueueQuantities plus(QueueQuantities a, const QueueQuantities& b) {
   return a;
 }
 
-std::string format_amount(double v, Field r) {
+/// A quantity as KAI's HumanizeResource writes it, in `r`'s unit (GPUs, cores, GB): "Unlimited" for
+/// -1, else at most three decimals without trailing zeros.
+std::string humanize(double v, Field r) {
+  if (v == -1) return "Unlimited";
+  const double unit = r == &QueueQuantities::gpu ? 1 : r == &QueueQuantities::cpu ? 1000 : 1e9;
   char buf[64];
-  if (r == &QueueQuantities::gpu) {
-    std::snprintf(buf, sizeof buf, "%g GPUs", v);
-  } else if (r == &QueueQuantities::cpu) {
-    std::snprintf(buf, sizeof buf, "%g CPU cores", v / 1000);
-  } else {
-    std::snprintf(buf, sizeof buf, "%g GB memory", v / 1e9);
-  }
-  return buf;
+  std::snprintf(buf, sizeof buf, "%.3f", v / unit);
+  std::string out = buf;
+  while (out.back() == '0') out.pop_back();
+  if (out.back() == '.') out.pop_back();
+  return out == "-0" ? "0" : out;
 }
 
+/// The unit KAI's quota messages put after a humanized quantity.
+const char* unit_word(Field r) {
+  return r == &QueueQuantities::gpu ? "GPUs" : r == &QueueQuantities::cpu ? "cores" : "GB";
+}
+
+/// The resource as KAI's quota messages name it.
 const char* resource_name(Field r) {
   return r == &QueueQuantities::gpu ? "GPUs" : r == &QueueQuantities::cpu ? "CPU cores" : "memory";
 }
@@ -352,22 +359,10 @@ class ProportionPlugin final : public Plugin {
     return false;
   }
 
-  /// A quantity as KAI's HumanizeResource writes it: "Unlimited" for -1, else at most three decimals
-  /// without trailing zeros.
-  static std::string humanize(double value, double unit) {
-    if (value == -1) return "Unlimited";
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.3f", value / unit);
-    std::string out = buf;
-    if (out.find('.') != std::string::npos) {
-      while (out.back() == '0') out.pop_back();
-      if (out.back() == '.') out.pop_back();
-    }
-    return out == "-0" ? "0" : out;
-  }
+  /// A queue's quantities as KAI's ResourceRequirements print them.
   static std::string quantities(const QueueQuantities& q) {
-    return "GPU: " + humanize(q.gpu, 1) + ", CPU: " + humanize(q.cpu, 1000) + " (cores), memory: " +
-           humanize(q.memory, 1e9) + " (GB)";
+    return "GPU: " + humanize(q.gpu, &QueueQuantities::gpu) + ", CPU: " + humanize(q.cpu, &QueueQuantities::cpu) +
+           " (cores), memory: " + humanize(q.memory, &QueueQuantities::memory) + " (GB)";
   }
   static std::string queue_line(const QueueInfo& q) {
     return q.name + " uses <" + quantities(q.allocated) + "> with a quota of <" + quantities(q.deserved) +
@@ -484,19 +479,23 @@ class ProportionPlugin final : public Plugin {
       for (Field r : kResources) {
         if (req.*r <= 0) continue;
         if (q.max_allowed.*r != -1 && q.max_allowed.*r + kEpsilon < q.allocated.*r + req.*r) {
-          return FitReason{"OverLimit", q.name + " quota has reached the allowable limit of " +
-                                            resource_name(r) + ". Limit is " +
-                                            format_amount(q.max_allowed.*r, r) + ", currently " +
-                                            format_amount(q.allocated.*r, r) +
-                                            " allocated and workload requested " + format_amount(req.*r, r)};
+          const std::string unit = std::string(" ") + unit_word(r);
+          return FitReason{"OverLimit", q.name + " quota has reached the allowable limit of " + resource_name(r) +
+                                            ". Limit is " + humanize(q.max_allowed.*r, r) + unit + ", currently " +
+                                            humanize(q.allocated.*r, r) + unit +
+                                            " allocated and workload requested " + humanize(req.*r, r) + unit};
         }
         if (!job.preemptible && q.deserved.*r != -1 &&
             q.deserved.*r + kEpsilon < q.allocated_non_preemptible.*r + req.*r) {
+          // KAI names the request's resource in full ("CPU cores", "GB memory"), the rest by unit only.
+          const std::string unit = std::string(" ") + unit_word(r);
+          const std::string requested = humanize(req.*r, r) + (r == &QueueQuantities::gpu   ? " GPUs"
+                                                               : r == &QueueQuantities::cpu ? " CPU cores"
+                                                                                            : " GB memory");
           return FitReason{"NonPreemptibleOverQuota",
-                           "Non-preemptible workload is over quota. Workload requested " +
-                               format_amount(req.*r, r) + ", but " + q.name + " quota is " +
-                               format_amount(q.deserved.*r, r) + ", while " +
-                               format_amount(q.allocated_non_preemptible.*r, r) +
+                           "Non-preemptible workload is over quota. Workload requested " + requested + ", but " +
+                               q.name + " quota is " + humanize(q.deserved.*r, r) + unit + ", while " +
+                               humanize(q.allocated_non_preemptible.*r, r) + unit +
                                " are already allocated for non-preemptible pods. Use a preemptible workload to go "
                                "over quota."};
         }
