@@ -27,7 +27,8 @@ namespace kai::core {
 /// no GPU group has an id made from its uid, no longer drawn from the seed (docs/determinism-and-replay.md
 /// "Determinism").
 /// 9: eviction messages name the evicted pod in KAI v0.17's words (reclaim's queue lines as <GPU, CPU
-/// (cores), memory (GB)>), and NonPreemptibleOverQuota ends with KAI's advice (docs/kai-compatibility.md).
+/// (cores), memory (GB)>); OverLimit and NonPreemptibleOverQuota in KAI's units and words, the latter
+/// with KAI's advice (docs/kai-compatibility.md).
 inline constexpr uint32_t kBehaviourVersion = 9;
 
 }  // namespace kai::core
