@@ -149,11 +149,13 @@ QueueQuantities plus(QueueQuantities a, const QueueQuantities& b) {
 std::string humanize(double v, Field r) {
   if (v == -1) return "Unlimited";
   const double unit = r == &QueueQuantities::gpu ? 1 : r == &QueueQuantities::cpu ? 1000 : 1e9;
-  char buf[64];
+  char buf[512];  // room for any double's digits ("%.3f" of 1e308 is 313 characters)
   std::snprintf(buf, sizeof buf, "%.3f", v / unit);
   std::string out = buf;
-  while (out.back() == '0') out.pop_back();
-  if (out.back() == '.') out.pop_back();
+  if (out.find('.') != std::string::npos) {  // not for "inf" / "nan"
+    while (out.back() == '0') out.pop_back();
+    if (out.back() == '.') out.pop_back();
+  }
   return out == "-0" ? "0" : out;
 }
 
