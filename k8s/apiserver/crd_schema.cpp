@@ -60,12 +60,30 @@ void prune(Json& v, const Json& s) {
   }
 }
 
+/// Whether a CEL rule is the immutability transition rule `self == oldSelf`, spaces aside: the one
+/// CEL rule kai-apiserver evaluates (README, kai-apiserver).
+bool is_immutability_rule(const Json& rule) {
+  if (!rule.is_string()) return false;
+  std::string text = rule.get<std::string>();
+  std::erase_if(text, [](char c) { return c == ' ' || c == '\t' || c == '\n'; });
+  return text == "self==oldSelf";
+}
+
 /// Structural-schema validation of a custom resource, as the real server's OpenAPI validator: type,
 /// required, enum, nullable, int-or-string, minimum / maximum, minItems / maxItems, minLength /
-/// maxLength. Appends "field: detail" causes.
+/// maxLength, pattern, and on an update (`old`: the stored value at the same path, null when there is
+/// none) the `self == oldSelf` rules of x-kubernetes-validations. Appends "field: detail" causes.
 void validate(const Json& v, const Json& s, const std::string& path,
-              std::vector<std::pair<std::string, std::string>>& errs) {
+              std::vector<std::pair<std::string, std::string>>& errs, const Json* old = nullptr) {
   if (!s.is_object()) return;
+  if (auto rules = s.find("x-kubernetes-validations"); old != nullptr && rules != s.end() && rules->is_array()) {
+    for (const auto& r : *rules) {
+      if (!r.is_object() || !is_immutability_rule(r.value("rule", Json())) || v == *old) continue;
+      const char* type = v.is_object() ? "object" : v.is_array() ? "array" : v.is_string() ? "string" : "value";
+      errs.emplace_back(path, "Invalid value: \"" + std::string(type) + "\": " +
+                                  r.value("message", std::string("failed rule: ") + r.value("rule", "")));
+    }
+  }
   if (v.is_null()) {
     if (!s.value("nullable", false) && s.contains("type")) {
       errs.emplace_back(path, "Invalid value: \"null\": " + path + " in body must be of type " +
@@ -156,10 +174,14 @@ void validate(const Json& v, const Json& s, const std::string& path,
     for (auto it = v.begin(); it != v.end(); ++it) {
       if (path.empty() && (it.key() == "metadata" || it.key() == "apiVersion" || it.key() == "kind"))
         continue;
+      const Json* old_child = nullptr;
+      if (old != nullptr && old->is_object()) {
+        if (auto o = old->find(it.key()); o != old->end()) old_child = &*o;
+      }
       if (props != s.end() && props->contains(it.key())) {
-        validate(it.value(), (*props)[it.key()], prefix + it.key(), errs);
+        validate(it.value(), (*props)[it.key()], prefix + it.key(), errs, old_child);
       } else if (addl != s.end() && addl->is_object()) {
-        validate(it.value(), *addl, prefix + it.key(), errs);
+        validate(it.value(), *addl, prefix + it.key(), errs, old_child);
       }
     }
   } else if (v.is_array()) {
@@ -172,7 +194,7 @@ void validate(const Json& v, const Json& s, const std::string& path,
 
 }  // namespace
 
-void check_custom(const ResourceInfo& r, Json& obj) {
+void check_custom(const ResourceInfo& r, Json& obj, const Json* old) {
   if (!r.schema.is_object()) return;
   Json m = obj["metadata"];
   prune(obj, r.schema);
@@ -180,7 +202,7 @@ void check_custom(const ResourceInfo& r, Json& obj) {
   obj["apiVersion"] = r.api_version();
   obj["kind"] = r.kind;
   std::vector<std::pair<std::string, std::string>> errs;
-  validate(obj, r.schema, "", errs);
+  validate(obj, r.schema, "", errs, old);
   if (errs.empty()) return;
   const std::string name = m.value("name", "");
   std::string msg;

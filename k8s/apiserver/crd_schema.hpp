@@ -7,6 +7,7 @@
 namespace kai::apiserver {
 
 /// Prunes and validates a custom resource against its CRD schema; throws 422 with every cause.
-void check_custom(const ResourceInfo& r, Json& obj);
+/// `old`, on an update, is the stored object, for the schema's `self == oldSelf` rules.
+void check_custom(const ResourceInfo& r, Json& obj, const Json* old = nullptr);
 
 }  // namespace kai::apiserver

@@ -156,7 +156,7 @@ Json Store::update_locked(const ResourceInfo& r, const std::string& ns, const st
       next["spec"] = old.value("spec", Json::object());
     }
   }
-  if (r.custom) check_custom(r, next);
+  if (r.custom) check_custom(r, next, &old);
   if (r.has_generation && spec_part(next) != spec_part(old)) {
     next["metadata"]["generation"] = old["metadata"].value("generation", int64_t{0}) + 1;
   }

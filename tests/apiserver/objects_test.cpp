@@ -528,6 +528,27 @@ TEST_F(Objects, CustomResourceStringsMustMatchTheirSchemaPattern) {
       << bad.body;
 }
 
+// The one CEL rule kai-apiserver evaluates, as the real server does on an update: `self == oldSelf`.
+// The Topology CRD's levels are immutable; its labels are not.
+TEST_F(Objects, ACustomResourceFieldWhoseRuleIsSelfEqualsOldSelfCannotChange) {
+  Json t = {{"apiVersion", "kai.scheduler/v1alpha1"},
+            {"kind", "Topology"},
+            {"metadata", {{"name", "layout"}}},
+            {"spec", {{"levels", Json::array({{{"nodeLabel", "example.com/zone"}}})}}}};
+  ASSERT_EQ(req("POST", "/apis/kai.scheduler/v1alpha1/topologies", t).status, 201);
+  auto changed = req("PATCH", "/apis/kai.scheduler/v1alpha1/topologies/layout",
+                     Json{{"spec", {{"levels", Json::array({{{"nodeLabel", "example.com/rack"}}})}}}},
+                     "application/merge-patch+json");
+  EXPECT_EQ(changed.status, 422) << changed.body;
+  EXPECT_EQ(body(changed)["message"],
+            "Topology.kai.scheduler \"layout\" is invalid: spec.levels: Invalid value: \"array\": levels are immutable");
+  auto relabelled = req("PATCH", "/apis/kai.scheduler/v1alpha1/topologies/layout",
+                        Json{{"metadata", {{"labels", {{"team", "infra"}}}}}}, "application/merge-patch+json");
+  EXPECT_EQ(relabelled.status, 200) << relabelled.body;
+  EXPECT_EQ(get("/apis/kai.scheduler/v1alpha1/topologies/layout")["spec"]["levels"][0]["nodeLabel"],
+            "example.com/zone");
+}
+
 TEST_F(Objects, CrdAtRunTime) {
   Json crd = named("apiextensions.k8s.io/v1", "CustomResourceDefinition", "widgets.example.com");
   crd["spec"] = {
