@@ -76,14 +76,6 @@ bool is_immutability_rule(const Json& rule) {
 void validate(const Json& v, const Json& s, const std::string& path,
               std::vector<std::pair<std::string, std::string>>& errs, const Json* old = nullptr) {
   if (!s.is_object()) return;
-  if (auto rules = s.find("x-kubernetes-validations"); old != nullptr && rules != s.end() && rules->is_array()) {
-    for (const auto& r : *rules) {
-      if (!r.is_object() || !is_immutability_rule(r.value("rule", Json())) || v == *old) continue;
-      const char* type = v.is_object() ? "object" : v.is_array() ? "array" : v.is_string() ? "string" : "value";
-      errs.emplace_back(path, "Invalid value: \"" + std::string(type) + "\": " +
-                                  r.value("message", std::string("failed rule: ") + r.value("rule", "")));
-    }
-  }
   if (v.is_null()) {
     if (!s.value("nullable", false) && s.contains("type")) {
       errs.emplace_back(path, "Invalid value: \"null\": " + path + " in body must be of type " +
@@ -98,6 +90,13 @@ void validate(const Json& v, const Json& s, const std::string& path,
                     : v.is_boolean()        ? "boolean"
                     : v.is_number_integer() ? "integer"
                                             : "number";
+  if (auto rules = s.find("x-kubernetes-validations"); old != nullptr && rules != s.end() && rules->is_array()) {
+    for (const auto& r : *rules) {
+      if (!r.is_object() || !is_immutability_rule(r.value("rule", Json())) || v == *old) continue;
+      errs.emplace_back(path, "Invalid value: \"" + std::string(got) + "\": " +
+                                  r.value("message", std::string("failed rule: ") + r.value("rule", "")));
+    }
+  }
   const bool int_or_string = s.value("x-kubernetes-int-or-string", false);
   bool ok = type.empty() || type == got || (type == "number" && std::string(got) == "integer");
   if (int_or_string) ok = v.is_number_integer() || v.is_string();
