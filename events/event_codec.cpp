@@ -6,6 +6,7 @@
 #include "events/binary.hpp"
 #include "k8s/model/enum_names.hpp"
 #include "k8s/model/fnv1a.hpp"
+#include "k8s/model/well_known_names.hpp"
 
 namespace kai::events {
 namespace {
@@ -448,8 +449,21 @@ uint64_t config_hash(std::string_view text, uint32_t behaviour_version, std::str
                      (flags.empty() ? "" : "\n# flags " + std::string(flags)));
 }
 
+namespace {
+
+constexpr std::array<const char*, kJobFields> kJobFieldNames = {"last-start", "stale-since", "last-eviction"};
+static_assert(model::names_every(JobField::kLastEviction, kJobFieldNames));
+constexpr std::array<const char*, kJobFields> kJobFieldAnnotations = {
+    model::kLastStartAnnotation, model::kStaleSinceAnnotation, model::kLastEvictionAnnotation};
+
+}  // namespace
+
 const char* to_string(JobField f) {
-  return f == JobField::kLastStart ? "last-start" : "stale-since";
+  return kJobFieldNames[static_cast<size_t>(f)];
+}
+
+const char* job_field_annotation(JobField f) {
+  return kJobFieldAnnotations[static_cast<size_t>(f)];
 }
 
 namespace {

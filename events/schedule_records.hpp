@@ -1,11 +1,13 @@
 #pragma once
 // What the scheduler's own records add to a cycle's input (docs/one-truth.md): the decisions it
 // assumes done (sent to the binder, not yet seen on the watch, as kube-scheduler's cache "assumes"
-// pods), the job state KAI keeps on PodGroups (last start, stale since) and the failed binds that
+// pods), the job state KAI keeps on PodGroups (last start, stale since, last eviction) and the failed binds that
 // back a group off. All are folded from logged records only, so the daemon, kai-sim and replay
 // give a cycle the same input.
 
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
@@ -41,9 +43,12 @@ struct AssumedDecision {
   }
 };
 
-/// The job state fields KAI keeps as PodGroup annotations.
-enum class JobField : uint8_t { kLastStart = 0, kStaleSince = 1 };
-inline constexpr int kJobFields = 2;
+/// The job state fields KAI keeps as PodGroup annotations (job_field_annotation names each).
+enum class JobField : uint8_t { kLastStart = 0, kStaleSince = 1, kLastEviction = 2 };
+inline constexpr int kJobFields = 3;
+
+/// The PodGroup annotation that shows `field` (k8s/model/well_known_names.hpp).
+const char* job_field_annotation(JobField field);
 
 /// One job state field of one group: its value and the values its PodGroup's annotation may show
 /// without that being someone else's change (our earlier writes and what was there before them).
@@ -58,7 +63,7 @@ struct JobState {
   std::string group;  ///< "namespace/name", for messages.
   JobValue fields[kJobFields];
   bool operator==(const JobState& o) const {
-    return group == o.group && fields[0] == o.fields[0] && fields[1] == o.fields[1];
+    return group == o.group && std::equal(std::begin(fields), std::end(fields), std::begin(o.fields));
   }
 };
 

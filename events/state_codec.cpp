@@ -249,6 +249,7 @@ template <class S, class F>
 requires Is<S, JobState>
 void fields(S& x, F& f) {
   f(x.group, x.fields[0], x.fields[1]);
+  if (f.version >= 11) f(x.fields[2]);  // v10 upgrade: no last eviction
 }
 template <class S, class F>
 requires Is<S, BindFailures>

@@ -16,7 +16,7 @@
 //   directions), every ObjectMeta, FieldError and nested struct included, so restore(encode(s)) == s.
 //
 //   records = assumed map<u64, (decision, reported bool, [v9: unconfirmed bool, held_since_ms opt<i64>])>, job_states map<str, (group str,
-//             (value opt<i64>, expected vec<opt<i64>>) x 2)>, last_now_ms i64, scheduler_name str,
+//             (value opt<i64>, expected vec<opt<i64>>) x 2 [v11: x 3])>, last_now_ms i64, scheduler_name str,
 //             bind_failures map<str, (pod_uid str, failures u32, failed_at_ms opt<i64>, reason str)>
 //             (v3), group_writes map<str, (hash u64, at_ms i64)> (v5), status_writes (as group_writes,
 //             v6); enums are u8
@@ -31,8 +31,9 @@
 // constraints and host ports, and the Namespace section (docs/pod-constraints.md; v7 refused them
 // and reads as none; its namespaces are listed again); 9 = assumed binds a restart left
 // unconfirmed and their hold (docs/event-ordering.md "Restart: unconfirmed binds"; v8 reads as none);
-// 10 = current: the allocation history of time-based fair share (docs/time-based-fair-share.md; v9
-// reads as none). A reader upgrades older versions; a newer version is refused
+// 10 = the allocation history of time-based fair share (docs/time-based-fair-share.md; v9
+// reads as none); 11 = current: a group's last eviction in its job state (docs/kai-compatibility.md
+// "Preemption delay"; v10 reads as none). A reader upgrades older versions; a newer version is refused
 // with its number.
 
 #include <cstdint>
@@ -47,7 +48,7 @@
 namespace kai::events {
 
 /// The snapshot format this build writes.
-inline constexpr uint8_t kStateSnapshotVersion = 10;
+inline constexpr uint8_t kStateSnapshotVersion = 11;
 
 /// Appends the binary snapshot of `state` to `out`.
 void encode_state(const ClusterState& state, std::string& out);

@@ -30,8 +30,7 @@ PodGroupWriter::~PodGroupWriter() {
 }
 
 void PodGroupWriter::write(const events::JobStateChange& change) {
-  const char* annotation = change.field == events::JobField::kLastStart ? model::kLastStartAnnotation
-                                                                        : model::kStaleSinceAnnotation;
+  const char* annotation = events::job_field_annotation(change.field);
   std::optional<std::string> value;
   if (change.value) value = model::format_rfc3339(*change.value);
   {

@@ -20,37 +20,6 @@ namespace {
 
 using nlohmann::json;
 
-// ---------------------------------------------------------------------------------- time
-
-/// Formats nanoseconds the way Go's Duration.String() does ("1h30m0s", "500ms", "1.5s").
-std::string format_go_duration(int64_t ns) {
-  if (ns == 0) return "0s";
-  std::string sign = ns < 0 ? "-" : "";
-  const unsigned __int128 mag = ns < 0 ? static_cast<unsigned __int128>(-static_cast<__int128>(ns))
-                                       : static_cast<unsigned __int128>(ns);
-  auto with_fraction = [](uint64_t v, uint64_t unit, int unit_digits) {
-    std::string out = std::to_string(v / unit);
-    uint64_t frac = v % unit;
-    if (frac != 0) {
-      std::string f = std::to_string(frac);
-      f.insert(0, static_cast<size_t>(unit_digits) - f.size(), '0');
-      while (!f.empty() && f.back() == '0') f.pop_back();
-      out += "." + f;
-    }
-    return out;
-  };
-  const auto v = static_cast<uint64_t>(mag);
-  if (v < 1'000) return sign + std::to_string(v) + "ns";
-  if (v < 1'000'000) return sign + with_fraction(v, 1'000, 3) + "us";
-  if (v < 1'000'000'000) return sign + with_fraction(v, 1'000'000, 6) + "ms";
-  std::string out = sign;
-  const uint64_t hours = v / 3'600'000'000'000;
-  const uint64_t minutes = v / 60'000'000'000 % 60;
-  if (hours > 0) out += std::to_string(hours) + "h";
-  if (hours > 0 || minutes > 0) out += std::to_string(minutes) + "m";
-  return out + with_fraction(v % 60'000'000'000, 1'000'000'000, 9) + "s";
-}
-
 // ------------------------------------------------------------------------------- encoding helpers
 
 /// Writes `items` as the array `obj[key]`, each element from `encode_one`; writes nothing when empty.

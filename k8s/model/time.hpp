@@ -22,6 +22,9 @@ std::string format_micro_time(int64_t unix_us);
 /// Parses an RFC 3339 timestamp to unix microseconds (fractions beyond six digits are dropped).
 Result<int64_t> parse_micro_time(std::string_view text);
 
+/// Formats nanoseconds the way Go's Duration.String() does ("1h30m0s", "500ms", "1.5s").
+std::string format_go_duration(int64_t ns);
+
 /// Parses a Go time.Duration string ("1m30s", "2h", "500ms", "-1.5h", "0") into nanoseconds.
 Result<int64_t> parse_go_duration_ns(std::string_view text);
 

@@ -24,9 +24,11 @@ inline constexpr const char* kSegmentSizeAnnotation = "kai.scheduler/segment-siz
 inline constexpr const char* kSegmentTopologyRequiredAnnotation = "kai.scheduler/segment-topology-required-placement";
 inline constexpr const char* kSegmentTopologyPreferredAnnotation = "kai.scheduler/segment-topology-preferred-placement";
 
-// Job state the scheduler writes back on a PodGroup: when it last started and since when it is stale.
+// Job state the scheduler writes back on a PodGroup: when it last started, since when it is stale
+// and when a pod of it was last evicted (the anchor of its preemptionDelay with its creation).
 inline constexpr const char* kLastStartAnnotation = "kai.scheduler/last-start-timestamp";
 inline constexpr const char* kStaleSinceAnnotation = "kai.scheduler/stale-podgroup-timestamp";
+inline constexpr const char* kLastEvictionAnnotation = "kai.scheduler/last-eviction-timestamp";
 
 // A pod's GPU request.
 inline constexpr const char* kGpuResource = "nvidia.com/gpu";

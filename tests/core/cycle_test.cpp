@@ -347,6 +347,55 @@ TEST(Cycle, TheNextDeadlineIsWhenAStaleGangsGraceEnds) {
   EXPECT_TRUE(stale_recorded);
 }
 
+TEST(Cycle, APendingGroupsPreemptionDelayEndIsADeadline) {
+  // Created 10 s ago with a 45 s preemptionDelay and nowhere to go: the scheduler wakes when it may
+  // first trigger evictions.
+  Json pg = pod_group("pg", "pg-uid", 1);
+  pg["metadata"]["creationTimestamp"] = model::format_rfc3339(kNow - 10);
+  pg["spec"]["preemptionDelay"] = "45s";
+  const auto objects =
+      objects_of(Json::array({node("n1", 2), queue("q", "", -1), pg, pod("p1", "u1", 4, "", {{"pod-group-name", "pg"}})}));
+  const CycleResult r = cycle(objects, nullptr);
+  ASSERT_TRUE(r.next_deadline.has_value());
+  EXPECT_EQ(*r.next_deadline, kNow + 35);
+}
+
+TEST(Cycle, AnEvictionRecordsTheVictimGroupsLastEvictionAndItsDelayRunsFromIt) {
+  // A build-preemptible group preempts a train group. The victim's group records its last eviction
+  // (KAI's kai.scheduler/last-eviction-timestamp); folded, the next cycle reads it from the records.
+  Json low = pod_group("low", "low-uid", 1);
+  low["spec"]["priorityClassName"] = "train";
+  low["spec"]["preemptionDelay"] = "2m";
+  Json hi = pod_group("hi", "hi-uid", 1);
+  hi["spec"]["priorityClassName"] = "build-preemptible";
+  const auto objects = objects_of(Json::array({node("n1", 1), queue("q", "", -1), low, hi,
+                                               pod("l1", "ul1", 1, "n1", {{"pod-group-name", "low"}}),
+                                               pod("h1", "uh1", 1, "", {{"pod-group-name", "hi"}})}));
+  const CycleResult r = cycle(objects, nullptr);
+  ASSERT_TRUE(decided_for(r, "l1"));
+  const events::JobStateChange* eviction = nullptr;
+  for (const auto& j : r.job_state_changes) {
+    if (j.field == events::JobField::kLastEviction) eviction = &j;
+  }
+  ASSERT_NE(eviction, nullptr);
+  EXPECT_EQ(eviction->group_uid, "low-uid");
+  EXPECT_EQ(eviction->value, kNow);
+  EXPECT_EQ(eviction->source, events::JobStateSource::kDecided);
+
+  events::ScheduleRecords records;
+  ASSERT_TRUE(events::apply_record(records, events::Event{5, 0, events::kSchemaVersion, *eviction}));
+  // The victim's pod is recreated pending: its group's two-minute delay now runs from its eviction
+  // rather than from its creation (long past), and its end is the next deadline.
+  const auto after = objects_of(Json::array({node("n1", 1), queue("q", "", -1), low, hi,
+                                             pod("l1", "ul2", 1, "", {{"pod-group-name", "low"}}),
+                                             pod("h1", "uh1", 1, "n1", {{"pod-group-name", "hi"}})}));
+  const CycleResult again = cycle(after, &records, kNow + 30);
+  EXPECT_EQ(again.job_times->at("low-uid").last_eviction, kNow);
+  EXPECT_TRUE(again.decisions.empty());
+  ASSERT_TRUE(again.next_deadline.has_value());
+  EXPECT_EQ(*again.next_deadline, kNow + 120);
+}
+
 TEST(Cycle, AStaleGangsOwnGracePeriodIsItsDeadline) {
   // The PodGroup's stalenessGracePeriod (30 s) overrides the session's (60 s): the scheduler wakes then.
   Json pg = pod_group("pg", "pg-uid", 2);

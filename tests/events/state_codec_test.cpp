@@ -76,6 +76,8 @@ ScheduleRecords sample_records() {
   st.fields[0].expected = {std::nullopt, 1700000000};
   st.fields[1].value = std::nullopt;
   st.fields[1].expected = {-5};
+  st.fields[2].value = 1700000100;
+  st.fields[2].expected = {1700000100};
   r.job_states["uid-pg-1"] = st;
   r.last_now_ms = 1700000123456;
   r.scheduler_name = "other-scheduler";
@@ -262,6 +264,7 @@ TEST(StateCodec, ReadsAFormat2Snapshot) {
   ScheduleRecords expected = sample_records();
   expected.bind_failures.clear();
   expected.usage_history = {};  // format 10 added it
+  for (auto& [uid, st] : expected.job_states) st.fields[2] = {};  // format 11 added the last eviction
   EXPECT_TRUE(s->records == expected);
   EXPECT_TRUE(s->records.bind_failures.empty());
   // Written again, it is format 3 and round-trips.

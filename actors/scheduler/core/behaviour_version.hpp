@@ -29,6 +29,9 @@ namespace kai::core {
 /// 9: eviction messages name the evicted pod in KAI v0.17's words (reclaim's queue lines as <GPU, CPU
 /// (cores), memory (GB)>); OverLimit and NonPreemptibleOverQuota in KAI's units and words, the latter
 /// with KAI's advice (docs/kai-compatibility.md).
-inline constexpr uint32_t kBehaviourVersion = 9;
+/// 10: a PodGroup's preemptionDelay holds it back from reclaim, preempt and consolidation with KAI's
+/// PreemptionDelayNotElapsed reason, from max(creation, last eviction); evictions record the victim
+/// group's last eviction (preemption_delay.hpp).
+inline constexpr uint32_t kBehaviourVersion = 10;
 
 }  // namespace kai::core

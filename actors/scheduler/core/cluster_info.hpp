@@ -155,6 +155,12 @@ struct JobInfo {
   std::optional<double> staleness_grace_seconds;
   /// Since when the gang has been stale (annotation kai.scheduler/stale-podgroup-timestamp).
   std::optional<int64_t> stale_since;
+  /// The PodGroup's preemptionDelay (seconds): how long after max(creation, last eviction) the group
+  /// may not make reclaim, preempt or consolidation evict for it (preemption_delay.hpp).
+  std::optional<double> preemption_delay_seconds;
+  /// Unix seconds of the last eviction of one of its pods (annotation
+  /// kai.scheduler/last-eviction-timestamp), set by the statement that commits it.
+  std::optional<int64_t> last_eviction;
   /// Where its topology constraints apply (topology_scopes.hpp); null when it has none. Shared: the
   /// session's copies of a job (none today) would read the same.
   std::shared_ptr<const JobTopology> topology;

@@ -18,6 +18,7 @@
 #include "actors/scheduler/core/pod_group_objects.hpp"
 #include "actors/scheduler/core/gpu_request.hpp"
 #include "actors/scheduler/core/pod_status.hpp"
+#include "actors/scheduler/core/preemption_delay.hpp"
 #include "actors/scheduler/core/plugins/builtin.hpp"
 #include "actors/scheduler/core/session_keeper.hpp"
 #include "k8s/model/kinds.hpp"
@@ -37,13 +38,9 @@ uint64_t micros_since(std::chrono::steady_clock::time_point t) {
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t).count());
 }
 
-const char* annotation_of(JobField f) {
-  return f == JobField::kLastStart ? model::kLastStartAnnotation : model::kStaleSinceAnnotation;
-}
-
 /// The annotation's time; an absent or unreadable one is no time (the session warns about the latter).
 std::optional<int64_t> annotation_time(const model::PodGroup& pg, JobField f) {
-  auto it = pg.meta.annotations.find(annotation_of(f));
+  auto it = pg.meta.annotations.find(events::job_field_annotation(f));
   if (it == pg.meta.annotations.end()) return std::nullopt;
   auto t = model::parse_rfc3339(it->second);
   if (!t) return std::nullopt;
@@ -152,7 +149,7 @@ std::unordered_map<std::string, JobTimes> resolve_job_state(const CycleInput& in
   const auto& by_uid = pod_groups.map;
   for (const auto& [uid, st] : in.records->job_states) {
     JobTimes& t = times[uid];
-    std::optional<int64_t>* slots[events::kJobFields] = {&t.last_start, &t.stale_since};
+    std::optional<int64_t>* slots[events::kJobFields] = {&t.last_start, &t.stale_since, &t.last_eviction};
     auto pg = by_uid.find(uid);
     for (int f = 0; f < events::kJobFields; ++f) {
       const events::JobValue& v = st.fields[f];
@@ -180,14 +177,12 @@ void record_job_state(const CycleInput& in, const Session& ssn, const PodGroupsB
     const JobInfo& job = ssn.jobs[job_id];
     if (job.uid.empty()) continue;
     for (const auto& [name, value] : updates) {
-      JobField field;
-      if (name == model::kLastStartAnnotation) {
-        field = JobField::kLastStart;
-      } else if (name == model::kStaleSinceAnnotation) {
-        field = JobField::kStaleSince;
-      } else {
-        continue;
+      std::optional<JobField> named;
+      for (int f = 0; f < events::kJobFields && !named; ++f) {
+        if (name == events::job_field_annotation(static_cast<JobField>(f))) named = static_cast<JobField>(f);
       }
+      if (!named) continue;
+      const JobField field = *named;
       std::optional<int64_t> time;
       if (value) {
         auto t = model::parse_rfc3339(*value);
@@ -297,7 +292,8 @@ void find_orphaned_reservations(CycleResult& out) {
 
 /// Step 6: the earliest deadline after now at which an action would decide otherwise with nothing else
 /// changed: a stale gang's grace ends (its PodGroup's own grace, else the session's), a running job's
-/// min-runtime ends (any queue's, or the minruntime plugin's defaults). Rounded up to the second.
+/// min-runtime ends (any queue's, or the minruntime plugin's defaults), a pending group's preemption
+/// delay ends. Rounded up to the second.
 std::optional<int64_t> next_deadline(const Session& ssn) {
   const int64_t now_ms = ssn.now_ms();
   std::optional<int64_t> best;
@@ -322,6 +318,10 @@ std::optional<int64_t> next_deadline(const Session& ssn) {
     if (job.stale_since && grace >= 0) offer(static_cast<double>(*job.stale_since) + grace);
     if (job.last_start && ssn.active_allocated_count(job) > 0) {
       for (double r : runtimes) offer(static_cast<double>(*job.last_start) + r);
+    }
+    // A pending group's preemption delay ends: from then on it may make the eviction actions evict.
+    if (ssn.has_pending_tasks(job)) {
+      if (const auto end = preemption_delay_end_ms(job)) offer(static_cast<double>(*end) / 1000.0);
     }
   }
   return best;

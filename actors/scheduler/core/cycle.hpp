@@ -113,8 +113,8 @@ struct CycleResult {
   std::vector<PendingPod> pending;
   std::vector<QueueFigures> queues;
   /// The earliest time (Unix seconds, after `now`) at which a deadline passes: a stale gang's grace,
-  /// a job's min-runtime or a group's bind backoff ends. A cycle must run then even if nothing else
-  /// changed.
+  /// a job's min-runtime, a group's bind backoff or a pending group's preemption delay ends. A cycle
+  /// must run then even if nothing else changed.
   std::optional<int64_t> next_deadline;
   std::vector<std::pair<std::string, uint64_t>> action_us;
   /// The actions did not run: a kept session repeated the last cycle's outcome

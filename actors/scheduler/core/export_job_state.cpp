@@ -7,12 +7,12 @@ namespace kai::core {
 namespace {
 
 void annotate(model::PodGroup& pg, const events::JobState& st) {
-  const char* names[events::kJobFields] = {model::kLastStartAnnotation, model::kStaleSinceAnnotation};
   for (int f = 0; f < events::kJobFields; ++f) {
+    const char* name = events::job_field_annotation(static_cast<events::JobField>(f));
     if (st.fields[f].value) {
-      pg.meta.annotations[names[f]] = model::format_rfc3339(*st.fields[f].value);
+      pg.meta.annotations[name] = model::format_rfc3339(*st.fields[f].value);
     } else {
-      pg.meta.annotations.erase(names[f]);
+      pg.meta.annotations.erase(name);
     }
   }
 }

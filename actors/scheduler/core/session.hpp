@@ -32,6 +32,7 @@ namespace kai::core {
 struct JobTimes {
   std::optional<int64_t> last_start;
   std::optional<int64_t> stale_since;
+  std::optional<int64_t> last_eviction;
   bool operator==(const JobTimes&) const = default;
 };
 

@@ -212,6 +212,7 @@ void SessionBuilder::set_job_times(JobInfo& job, const JobTimes& base, const Ses
   }
   job.last_start = t->last_start;
   job.stale_since = t->stale_since;
+  job.last_eviction = t->last_eviction;
 }
 
 void SessionBuilder::build_jobs() {
@@ -276,6 +277,8 @@ void SessionBuilder::derive_job(const PodGroupAssignment& g, uint32_t job_id, ui
     job.staleness_grace_seconds = pg.staleness_grace_period_seconds;
     job.last_start = timestamp_annotation(pg, model::kLastStartAnnotation, job.key);
     job.stale_since = timestamp_annotation(pg, model::kStaleSinceAnnotation, job.key);
+    job.last_eviction = timestamp_annotation(pg, model::kLastEvictionAnnotation, job.key);
+    job.preemption_delay_seconds = pg.preemption_delay_seconds;
     for (const auto& e : pg.errors) {
       job.invalid.push_back({"InvalidPodGroup", "PodGroup " + job.key + ": " + e.field + ": " + e.message});
     }
@@ -293,13 +296,14 @@ void SessionBuilder::derive_job(const PodGroupAssignment& g, uint32_t job_id, ui
     }
     if (g.spec) {
       job.staleness_grace_seconds = g.spec->staleness_grace_period_seconds;
+      job.preemption_delay_seconds = g.spec->preemption_delay_seconds;
       topology = &g.spec->topology;
       sub_groups = &g.spec->sub_groups;
       root_min_sub_group = g.spec->min_sub_group;
     }
   }
   // The times the group's PodGroup and pods give; the cycle's job state wins over them (cycle.hpp).
-  JobTimes base{job.last_start, job.stale_since};
+  JobTimes base{job.last_start, job.stale_since, job.last_eviction};
   times_from_pods(base, g);
   ssn_.built_.base_times[job_id] = base;
   set_job_times(job, base, ssn_.options());

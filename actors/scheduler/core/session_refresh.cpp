@@ -203,9 +203,9 @@ bool Session::take_times_and_usage() {
     q.usage = usage;
   }
   for (size_t j = 0; j < jobs.size(); ++j) {
-    const JobTimes before{jobs[j].last_start, jobs[j].stale_since};
+    const JobTimes before{jobs[j].last_start, jobs[j].stale_since, jobs[j].last_eviction};
     SessionBuilder::set_job_times(jobs[j], built_.base_times[j], options_);
-    same = same && before == JobTimes{jobs[j].last_start, jobs[j].stale_since};
+    same = same && before == JobTimes{jobs[j].last_start, jobs[j].stale_since, jobs[j].last_eviction};
   }
   return same;
 }

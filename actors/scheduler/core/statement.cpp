@@ -2,6 +2,9 @@
 
 #include <unordered_set>
 
+#include "k8s/model/time.hpp"
+#include "k8s/model/well_known_names.hpp"
+
 namespace kai::core {
 
 Statement::~Statement() {
@@ -85,9 +88,15 @@ void Statement::commit(const std::string& action, const std::string& by) {
       case PodStatus::kPipelined:
         d.kind = events::DecisionKind::kPipeline;
         break;
-      case PodStatus::kReleasing:
+      case PodStatus::kReleasing: {
         d.kind = events::DecisionKind::kEvict;
+        // The victim's group remembers it (KAI's commitEvict): its preemption delay runs again from
+        // now (preemption_delay.hpp), and the time is written back as its PodGroup's annotation.
+        JobInfo& victim = ssn_.jobs[t.job];
+        victim.last_eviction = ssn_.record_time();
+        ssn_.annotation_updates[t.job][model::kLastEvictionAnnotation] = model::format_rfc3339(*victim.last_eviction);
         break;
+      }
       default:
         continue;  // back to where it started: nothing to decide
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "actors/scheduler/core/grouping.hpp"
+#include "actors/scheduler/core/preemption_delay.hpp"
 #include "actors/scheduler/core/queue_sums.hpp"
 
 namespace kai::core {
@@ -20,7 +21,14 @@ std::vector<uint32_t> pending_jobs(Session& ssn, bool preemptible_only) {
         alive += is_alive(ssn.tasks[t].status) && ssn.tasks[t].status != PodStatus::kGated;
       ready = ready && alive >= ps.min_available;
     }
-    if (ready) out.push_back(j);
+    if (!ready) continue;
+    // Last, as KAI's job filter has it: a group within its preemption delay may still be placed into
+    // free capacity (allocate) but triggers no eviction, and says so.
+    if (within_preemption_delay(job, ssn.now_ms())) {
+      record_preemption_delay(ssn.jobs[j]);
+      continue;
+    }
+    out.push_back(j);
   }
   return out;
 }

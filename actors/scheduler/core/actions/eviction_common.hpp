@@ -24,7 +24,8 @@ struct VictimPool {
   size_t limit = SIZE_MAX;                      ///< victim jobs ordered (the first `limit`)
 };
 
-/// Jobs that can be scheduled by an eviction action: valid, ready, with pending pods.
+/// Jobs that can be scheduled by an eviction action: valid, ready, with pending pods, past their
+/// preemption delay (a job within it gets KAI's PreemptionDelayNotElapsed reason instead).
 std::vector<uint32_t> pending_jobs(Session& ssn, bool preemptible_only);
 
 /// The session's victim pool (the first `limit` victim jobs in victim order), rebuilt only when
