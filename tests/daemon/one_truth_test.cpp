@@ -1,7 +1,8 @@
 // One truth (docs/one-truth.md), end to end against kai-apiserver: a burst with binds in flight
 // across cycles, gangs, fractions, reclaim and a SIGKILL replays without a difference; the job state
 // KAI keeps on PodGroups is written and read back, so stale gangs are evicted after their grace and
-// min-runtime protects a victim until it ends, also after a failover.
+// min-runtime protects a victim until it ends, also after a failover; a preemption delay holds back
+// reclaim until it ends.
 
 #include <signal.h>
 #include <stdio.h>
@@ -182,6 +183,46 @@ TEST_F(JobState, MinRuntimeProtectsTheVictimUntilItEnds) {
   const std::string last_start =
       annotation(get_pod_group(cluster_, "team-a", "qa-job"), "kai.scheduler/last-start-timestamp");
   EXPECT_FALSE(last_start.empty()) << "the PodGroup carries no last start";
+}
+
+// A PodGroup's preemptionDelay (docs/kai-compatibility.md "Preemption delay"): qb's group may not
+// reclaim until 4 s after its creation, and says why on its PodGroup; then it reclaims, and the
+// victim's PodGroup carries its last eviction (KAI's kai.scheduler/last-eviction-timestamp).
+TEST_F(JobState, APreemptionDelayHoldsBackReclaimUntilItEndsAndTheVictimsGroupRecordsItsEviction) {
+  cluster_.node("n1", 2);
+  cluster_.queue("qa", "default", 0);
+  cluster_.queue("qb", "default", 2);
+  start_daemon();
+  cluster_.pod_group("team-a", "qa-job", "qa", 1);
+  for (int i = 0; i < 2; ++i)
+    cluster_.create(cluster_.pod("team-a", "a-" + std::to_string(i), "qa", 1, "", {{"pod-group-name", "qa-job"}}));
+  ASSERT_TRUE(Cluster::eventually([&] { return count_bound(cluster_, "team-a") == 2; }));
+
+  const int64_t created = unix_now();
+  cluster_.create({{"apiVersion", "scheduling.run.ai/v2alpha2"},
+                   {"kind", "PodGroup"},
+                   {"metadata", {{"name", "qb-job"}, {"namespace", "team-b"}}},
+                   {"spec", {{"minMember", 1}, {"queue", "qb"}, {"preemptionDelay", "4s"}}}});
+  cluster_.create(cluster_.pod("team-b", "b-0", "qb", 1, "", {{"pod-group-name", "qb-job"}}));
+  bool said_why = false;
+  // Held back until 4 s after the PodGroup's creation (a second of slack for the clock's granularity).
+  while (unix_now() < created + 3) {
+    EXPECT_EQ(count_bound(cluster_, "team-a"), 2) << "reclaimed within the preemption delay";
+    const Json pg = get_pod_group(cluster_, "team-b", "qb-job");
+    const Json conditions = pg.is_null() ? Json() : pg.value("status", Json::object()).value("schedulingConditions", Json());
+    if (conditions.is_array()) {
+      for (const auto& c : conditions) {
+        for (const auto& r : c.value("reasons", Json::array())) said_why |= r.value("reason", "") == "PreemptionDelayNotElapsed";
+      }
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_TRUE(Cluster::eventually([&] { return bound("team-b", "b-0"); }, 20s)) << "never reclaimed";
+  EXPECT_GE(unix_now(), created + 3);
+  EXPECT_TRUE(said_why) << "the PodGroup never showed PreemptionDelayNotElapsed";
+  ASSERT_TRUE(Cluster::eventually([&] {
+    return !annotation(get_pod_group(cluster_, "team-a", "qa-job"), "kai.scheduler/last-eviction-timestamp").empty();
+  })) << "the victim's PodGroup carries no last eviction";
 }
 
 // The leader placed qa's pods and wrote their last start; it is killed; the standby that takes over
