@@ -386,6 +386,8 @@ CycleResult run_cycle(const CycleInput& in) {
 
   SessionOptions options = in.options;
   options.job_times = out.job_times.get();
+  // The PodGroups' labels and annotations are read only by the writes.
+  options.grouper.pod_group_metadata = options.grouper.pod_group_metadata && in.pod_group_writes;
   // The grouping memo keys its entries by pod address: the patched copies must outlive them too.
   if (options.grouping_memo != nullptr) options.grouping_memo->hold_also(out.patched);
   // Step 7: time-based fair share reads the usage from the records' allocation history, unless the

@@ -117,6 +117,7 @@ bool begin_memo(GroupingMemo& memo, const model::ObjectRefs& objects, const std:
   context.default_queue = default_queue;
   context.search_legacy_pod_groups = flags.search_legacy_pod_groups;
   context.knative_gang_schedule = flags.knative_gang_schedule;
+  context.pod_group_metadata = flags.pod_group_metadata;
   return memo.begin(std::move(context), objects.owners, reads_other_pods);
 }
 
@@ -154,6 +155,7 @@ std::vector<PodGroupAssignment> group_pods(const model::ObjectRefs& objects,
   OwnerIndex index = index_owners(objects);
   index.search_legacy_pod_groups = flags.search_legacy_pod_groups;
   index.knative_gang_schedule = flags.knative_gang_schedule;
+  index.pod_group_metadata = flags.pod_group_metadata;
   const bool has_revisions = std::any_of(objects.owners.begin(), objects.owners.end(), [](const auto* o) {
     return o->kind == "Revision" && o->group == "serving.knative.dev";
   });
@@ -207,8 +209,8 @@ std::vector<PodGroupAssignment> group_pods(const model::ObjectRefs& objects,
       skip = spec->skipped;
       if (skip) spec.reset();
     }
-    if (spec && !spec->waiting_for.empty()) invalid = {"PodGrouperWarning", spec->waiting_for};
-    if (spec && !spec->error.empty()) invalid = {"PodGrouperWarning", spec->error};
+    if (spec && !spec->rare->waiting_for.empty()) invalid = {"PodGrouperWarning", spec->rare->waiting_for};
+    if (spec && !spec->rare->error.empty()) invalid = {"PodGrouperWarning", spec->rare->error};
     if (skip && named == nullptr) {
       invalid = {"PodGrouperWarning", "pod " + pod.meta.namespace_ + "/" + pod.meta.name + " sets " +
                                           model::kSkipPodGrouperAnnotation +
@@ -246,7 +248,7 @@ std::vector<PodGroupAssignment> group_pods(const model::ObjectRefs& objects,
     }
     PodGroupAssignment& a = out[it->second];
     a.pods.push_back(i);
-    a.pod_sub_groups.push_back(spec && !spec->sub_group.empty() ? spec->sub_group
+    a.pod_sub_groups.push_back(spec && !spec->rare->sub_group.empty() ? spec->rare->sub_group
                                                                 : label(pod, model::kSubGroupLabel));
     if (!invalid.first.empty() &&
         std::find(a.invalid.begin(), a.invalid.end(), invalid) == a.invalid.end()) {

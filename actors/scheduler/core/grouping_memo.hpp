@@ -45,6 +45,7 @@ class GroupingMemo {
     std::string default_queue;
     bool search_legacy_pod_groups = true;
     bool knative_gang_schedule = true;
+    bool pod_group_metadata = true;
     bool operator==(const Context&) const = default;
   };
 

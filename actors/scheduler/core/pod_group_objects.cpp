@@ -14,14 +14,14 @@ namespace {
 /// KAI's pod grouper writes no PodGroup for a group of one pod when the flag says so: the bare
 /// pod's and the Deployment's groups (one pod, no subgroups).
 bool single_pod(const PodGroupAssignment& g) {
-  return g.pods.size() == 1 && g.spec->min_member <= 1 && !g.spec->min_sub_group &&
-         g.spec->sub_groups.empty();
+  return g.pods.size() == 1 && g.spec->min_member <= 1 && !g.spec->rare->min_sub_group &&
+         g.spec->rare->sub_groups.empty();
 }
 
 /// The spec as the grouper decided it, usable for a write: a decided name, no owner missing, no
 /// refusal.
 bool writable(const PodGroupAssignment& g) {
-  return g.spec && !g.missing_pod_group && g.spec->waiting_for.empty() && g.spec->error.empty() &&
+  return g.spec && !g.missing_pod_group && g.spec->rare->waiting_for.empty() && g.spec->rare->error.empty() &&
          !g.spec->skipped && g.spec->name == g.name && !g.spec->owner.uid.empty();
 }
 
@@ -44,13 +44,13 @@ bool subset_but(const model::StringMap& want, const model::StringMap& have, cons
 // together.
 bool already_written(const model::PodGroup& existing, const PodGroupAssignment& g) {
   const GroupSpec& s = *g.spec;
-  const int32_t min_member = s.min_sub_group ? 1 : s.size_from_pods ? g.min_member : s.min_member;
-  if (existing.min_member != min_member || existing.min_sub_group != s.min_sub_group ||
-      existing.preemption_delay_seconds != s.preemption_delay_seconds ||
-      existing.staleness_grace_period_seconds != s.staleness_grace_period_seconds ||
+  const int32_t min_member = s.rare->min_sub_group ? 1 : s.size_from_pods ? g.min_member : s.min_member;
+  if (existing.min_member != min_member || existing.min_sub_group != s.rare->min_sub_group ||
+      existing.preemption_delay_seconds != s.rare->preemption_delay_seconds ||
+      existing.staleness_grace_period_seconds != s.rare->staleness_grace_period_seconds ||
       existing.priority_class_name != s.priority_class_name || existing.preemptibility != s.preemptibility ||
-      (!s.topology.topology.empty() && existing.topology_constraint != s.topology) ||
-      existing.sub_groups != s.sub_groups) {
+      (!s.rare->topology.topology.empty() && existing.topology_constraint != s.rare->topology) ||
+      existing.sub_groups != s.rare->sub_groups) {
     return false;
   }
   const auto& refs = existing.meta.owner_references;
@@ -83,15 +83,15 @@ model::PodGroup desired_pod_group(const PodGroupAssignment& group) {
   owner.controller = false;  // KAI's pod grouper sets none
   pg.meta.owner_references = {std::move(owner)};
   // With a root minSubGroup KAI omits minMember, which then reads as the default, 1.
-  pg.min_member = s.min_sub_group ? 1 : s.size_from_pods ? group.min_member : s.min_member;
-  pg.min_sub_group = s.min_sub_group;
-  pg.preemption_delay_seconds = s.preemption_delay_seconds;
-  pg.staleness_grace_period_seconds = s.staleness_grace_period_seconds;
+  pg.min_member = s.rare->min_sub_group ? 1 : s.size_from_pods ? group.min_member : s.min_member;
+  pg.min_sub_group = s.rare->min_sub_group;
+  pg.preemption_delay_seconds = s.rare->preemption_delay_seconds;
+  pg.staleness_grace_period_seconds = s.rare->staleness_grace_period_seconds;
   pg.queue = s.queue;
   pg.priority_class_name = s.priority_class_name;
   pg.preemptibility = s.preemptibility;
-  pg.topology_constraint = s.topology;
-  pg.sub_groups = s.sub_groups;
+  pg.topology_constraint = s.rare->topology;
+  pg.sub_groups = s.rare->sub_groups;
   return pg;
 }
 

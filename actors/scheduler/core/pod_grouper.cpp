@@ -131,13 +131,15 @@ GroupSpec default_grouper(const model::WorkloadOwner& top, const model::Pod& pod
   g.owner.kind = top.kind;
   g.owner.name = top.meta.name;
   g.owner.uid = top.meta.uid;
-  g.labels = top.meta.labels;
-  if (!g.labels.count("user")) {
-    if (const std::string* u = find_in(pod.meta.labels, "user")) g.labels["user"] = *u;
+  if (index.pod_group_metadata) {
+    g.labels = top.meta.labels;
+    if (!g.labels.count("user")) {
+      if (const std::string* u = find_in(pod.meta.labels, "user")) g.labels["user"] = *u;
+    }
+    if (const std::string* u = find_in(pod.meta.annotations, "user")) g.annotations["user"] = *u;
+    g.annotations[model::kTopOwnerMetadataAnnotation] = top_owner_metadata(top);
+    for (const auto& [k, v] : top.meta.annotations) g.annotations[k] = v;
   }
-  if (const std::string* u = find_in(pod.meta.annotations, "user")) g.annotations["user"] = *u;
-  g.annotations[model::kTopOwnerMetadataAnnotation] = top_owner_metadata(top);
-  for (const auto& [k, v] : top.meta.annotations) g.annotations[k] = v;
 
   if (const std::string* q = find_in(top.meta.labels, model::kQueueLabel)) {
     g.queue = *q;
@@ -175,10 +177,18 @@ GroupSpec default_grouper(const model::WorkloadOwner& top, const model::Pod& pod
       return static_cast<double>(*ns) / 1e9;
     };
   };
-  g.preemption_delay_seconds = first_valid(duration(model::kPreemptionDelayAnnotation, false));
-  g.staleness_grace_period_seconds = first_valid(duration(model::kStalenessGracePeriodAnnotation, true));
-  g.topology = topology_from(top.meta.annotations, model::kTopologyAnnotation, model::kTopologyRequiredAnnotation,
-                             model::kTopologyPreferredAnnotation);
+  // Set only when given, so that a group without them holds no GroupSpecRare.
+  if (auto delay = first_valid(duration(model::kPreemptionDelayAnnotation, false))) {
+    g.rare.mut().preemption_delay_seconds = delay;
+  }
+  if (auto grace = first_valid(duration(model::kStalenessGracePeriodAnnotation, true))) {
+    g.rare.mut().staleness_grace_period_seconds = grace;
+  }
+  if (auto topology = topology_from(top.meta.annotations, model::kTopologyAnnotation,
+                                    model::kTopologyRequiredAnnotation, model::kTopologyPreferredAnnotation);
+      !topology.empty()) {
+    g.rare.mut().topology = std::move(topology);
+  }
   return g;
 }
 
@@ -208,8 +218,8 @@ GroupSpec decide_group(const model::Pod& pod, const OwnerIndex& index, const std
   if (!chain.waiting_for.empty() || !chain.error.empty()) {
     GroupSpec g;
     g.name = "pg-" + pod.meta.name + "-" + pod.meta.uid;
-    g.waiting_for = chain.waiting_for;
-    g.error = chain.error;
+    g.rare.mut().waiting_for = chain.waiting_for;
+    g.rare.mut().error = chain.error;
     g.queue = default_queue;
     g.queue_defaulted = true;
     g.priority_class_name = "train";

@@ -13,24 +13,16 @@
 #include <string>
 #include <vector>
 
+#include "actors/scheduler/core/held_apart.hpp"
 #include "k8s/model/objects.hpp"
 
 namespace kai::core {
 
-/// What the pod grouper decides for one pod: the PodGroup it would create or update.
-struct GroupSpec {
-  std::string name;
-  model::OwnerReference owner;  ///< The PodGroup's one ownerReference.
-  int32_t min_member = 1;
+/// What the pod grouper decides that most groups leave unset (a bare pod's group sets none of it).
+struct GroupSpecRare {
   std::optional<int32_t> min_sub_group;
   std::vector<model::SubGroup> sub_groups;
   std::string sub_group;  ///< The pod's subgroup ("" when none).
-  model::StringMap labels;
-  model::StringMap annotations;
-  std::string queue;
-  bool queue_defaulted = false;
-  std::string priority_class_name;
-  std::string preemptibility;
   std::optional<double> preemption_delay_seconds;
   std::optional<double> staleness_grace_period_seconds;
   model::TopologyConstraint topology;
@@ -38,6 +30,24 @@ struct GroupSpec {
   /// or at all (an owner's spec the grouper refuses); the pod waits with it.
   std::string waiting_for;
   std::string error;
+  bool operator==(const GroupSpecRare&) const = default;
+};
+
+/// What the pod grouper decides for one pod: the PodGroup it would create or update.
+struct GroupSpec {
+  std::string name;
+  model::OwnerReference owner;  ///< The PodGroup's one ownerReference.
+  int32_t min_member = 1;
+  model::StringMap labels;
+  model::StringMap annotations;
+  std::string queue;
+  bool queue_defaulted = false;
+  std::string priority_class_name;
+  std::string preemptibility;
+  /// Held apart: a session at 150,000 bare pods has as many specs, and these fields were 248 of
+  /// their 592 bytes (bench/README.md "kai-sim on kai-gen's 5,000-node cluster"). Read with `->`,
+  /// set through `mut()`, which makes them.
+  HeldApart<GroupSpecRare> rare;
   /// The top owner is of a kind the source does not serve, so its spec is unknown: a workload kind's
   /// gang is then as large as its pods present (docs/pod-grouping.md "Owners").
   bool size_from_pods = false;
@@ -73,6 +83,8 @@ struct OwnerIndex {
   bool search_legacy_pod_groups = true;
   /// --knative-gang-schedule: a Knative revision is one gang; off, every pod is its own group.
   bool knative_gang_schedule = true;
+  /// Off: GroupSpec::labels and ::annotations stay empty (GrouperFlags::pod_group_metadata).
+  bool pod_group_metadata = true;
   /// Knative revisions ("namespace/name") an earlier grouper grouped one PodGroup per pod, which stay
   /// so; the value is an error text when the revision's PodGroups say neither.
   std::map<std::string, std::string, std::less<>> knative_per_pod_revisions;

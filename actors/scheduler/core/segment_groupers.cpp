@@ -82,7 +82,7 @@ void add_pytorch_worker_sub_groups(GroupSpec& g, const model::WorkloadOwner& job
   if (const std::string* v = find_in(pod.meta.annotations, model::kSegmentSizeAnnotation); v != nullptr && !v->empty()) {
     size = parse_int(v);
     if (!size || *size <= 0) {
-      g.error = "pod " + pod_name(pod) + ": annotation " + model::kSegmentSizeAnnotation + " \"" + *v +
+      g.rare.mut().error = "pod " + pod_name(pod) + ": annotation " + model::kSegmentSizeAnnotation + " \"" + *v +
                 "\" is not a positive integer";
       return;
     }
@@ -90,7 +90,7 @@ void add_pytorch_worker_sub_groups(GroupSpec& g, const model::WorkloadOwner& job
     if (const std::string* v = find_in(*worker_template, model::kSegmentSizeAnnotation); v != nullptr && !v->empty()) {
       size = parse_int(v);
       if (!size || *size <= 0) {
-        g.error = owner_name(job) + ": worker template annotation " + model::kSegmentSizeAnnotation + " \"" + *v +
+        g.rare.mut().error = owner_name(job) + ": worker template annotation " + model::kSegmentSizeAnnotation + " \"" + *v +
                   "\" is not a positive integer";
         return;
       }
@@ -98,12 +98,12 @@ void add_pytorch_worker_sub_groups(GroupSpec& g, const model::WorkloadOwner& job
   }
   const int32_t segments = size ? (worker_replicas + *size - 1) / *size : 0;
   if (segments == 0) {  // no segmentation: the workers are one leaf
-    g.sub_groups.push_back(leaf("worker", worker_min));
-    if (is_worker) g.sub_group = "worker";
+    g.rare.mut().sub_groups.push_back(leaf("worker", worker_min));
+    if (is_worker) g.rare.mut().sub_group = "worker";
     return;
   }
   if (segments > kMaxSegments) {
-    g.error = owner_name(job) + ": segment size " + std::to_string(*size) + " makes " + std::to_string(segments) +
+    g.rare.mut().error = owner_name(job) + ": segment size " + std::to_string(*size) + " makes " + std::to_string(segments) +
               " worker segments, more than " + std::to_string(kMaxSegments);
     return;
   }
@@ -112,7 +112,7 @@ void add_pytorch_worker_sub_groups(GroupSpec& g, const model::WorkloadOwner& job
     const std::string* index = find_in(pod.meta.labels, "training.kubeflow.org/replica-index");
     const auto n = parse_int(index);
     if (!n || *n < 0) {
-      g.error = "pod " + pod_name(pod) + " of a segmented PyTorchJob has no valid training.kubeflow.org/replica-index label";
+      g.rare.mut().error = "pod " + pod_name(pod) + " of a segmented PyTorchJob has no valid training.kubeflow.org/replica-index label";
       return;
     }
     pod_segment = *n / *size;
@@ -120,7 +120,7 @@ void add_pytorch_worker_sub_groups(GroupSpec& g, const model::WorkloadOwner& job
   const model::TopologyConstraint topology = segment_topology(pod, worker_template, job);
   // Parents take minSubGroup, never minMember. Segments whose first worker is within the workers'
   // minimum are required; the others are elastic (minMember 0) and never hold the gang back.
-  g.sub_groups.push_back(parent_of("worker", segments));
+  g.rare.mut().sub_groups.push_back(parent_of("worker", segments));
   const int32_t required = (worker_min + *size - 1) / *size;
   const int32_t partial = worker_replicas % *size;
   for (int32_t i = 0; i < segments; ++i) {
@@ -131,9 +131,9 @@ void add_pytorch_worker_sub_groups(GroupSpec& g, const model::WorkloadOwner& job
       s.min_member = partial;
     }
     s.topology_constraint = topology;
-    g.sub_groups.push_back(std::move(s));
+    g.rare.mut().sub_groups.push_back(std::move(s));
   }
-  if (pod_segment >= 0 && pod_segment < segments) g.sub_group = "worker-" + std::to_string(pod_segment);
+  if (pod_segment >= 0 && pod_segment < segments) g.rare.mut().sub_group = "worker-" + std::to_string(pod_segment);
 }
 
 void add_leader_worker_sub_groups(GroupSpec& g, const model::WorkloadOwner& lws, const model::Pod& pod,
@@ -143,25 +143,25 @@ void add_leader_worker_sub_groups(GroupSpec& g, const model::WorkloadOwner& lws,
   std::string error;
   const std::optional<int32_t> segment = lws_segment_size(lws, worker_template, error);
   if (!error.empty()) {
-    g.error = error;
+    g.rare.mut().error = error;
     return;
   }
   // Without segments, and while a LeaderReady group needs only its leader: a leader and the workers.
   if (!segment || size == 1) {
-    g.sub_groups.push_back(leaf("leader", 1));
-    if (size > 1) g.sub_groups.push_back(leaf("workers", size - 1));
-    g.sub_group = worker_index == 0 ? "leader" : size > 1 ? "workers" : "";
+    g.rare.mut().sub_groups.push_back(leaf("leader", 1));
+    if (size > 1) g.rare.mut().sub_groups.push_back(leaf("workers", size - 1));
+    g.rare.mut().sub_group = worker_index == 0 ? "leader" : size > 1 ? "workers" : "";
     return;
   }
   if (*segment <= 1 || *segment > size) {
-    g.error = owner_name(lws) + ": segment size " + std::to_string(*segment) + " must be above 1 and at most the group size " +
+    g.rare.mut().error = owner_name(lws) + ": segment size " + std::to_string(*segment) + " must be above 1 and at most the group size " +
               std::to_string(size);
     return;
   }
   const std::string& policy = lws.sub_group_policy_type;
   const bool leader_excluded = policy == "LeaderExcluded";
   if (!leader_excluded && !policy.empty() && policy != "LeaderWorker") {
-    g.error = owner_name(lws) + ": subGroupPolicyType " + policy + " is not LeaderWorker or LeaderExcluded";
+    g.rare.mut().error = owner_name(lws) + ": subGroupPolicyType " + policy + " is not LeaderWorker or LeaderExcluded";
     return;
   }
   // The workers 1..size-1 fill segments of `segment`; when they divide evenly the leader (index 0)
@@ -169,18 +169,18 @@ void add_leader_worker_sub_groups(GroupSpec& g, const model::WorkloadOwner& lws,
   const bool divisible = (size - 1) % *segment == 0;
   auto segment_of = [&](int32_t w) { return w == 0 ? 0 : divisible ? (w - 1) / *segment : w / *segment; };
   if (leader_excluded && !divisible) {
-    g.error = owner_name(lws) + ": subGroupPolicyType LeaderExcluded needs the " + std::to_string(size - 1) +
+    g.rare.mut().error = owner_name(lws) + ": subGroupPolicyType LeaderExcluded needs the " + std::to_string(size - 1) +
               " workers to divide into segments of " + std::to_string(*segment);
     return;
   }
   const int32_t segments = segment_of(size - 1) + 1;
   if (segments > kMaxSegments) {
-    g.error = owner_name(lws) + ": segment size " + std::to_string(*segment) + " makes " + std::to_string(segments) +
+    g.rare.mut().error = owner_name(lws) + ": segment size " + std::to_string(*segment) + " makes " + std::to_string(segments) +
               " segments, more than " + std::to_string(kMaxSegments);
     return;
   }
   if (!worker_index) {
-    g.error = "pod " + pod_name(pod) + " of a segmented LeaderWorkerSet has no leaderworkerset.sigs.k8s.io/worker-index label";
+    g.rare.mut().error = "pod " + pod_name(pod) + " of a segmented LeaderWorkerSet has no leaderworkerset.sigs.k8s.io/worker-index label";
     return;
   }
   // Each segment's members counted, so that the last (partial) segment and the one holding the
@@ -190,7 +190,7 @@ void add_leader_worker_sub_groups(GroupSpec& g, const model::WorkloadOwner& lws,
   const model::TopologyConstraint topology = segment_topology(pod, worker_template, lws);
   const int32_t pod_segment = segment_of(*worker_index);
   const bool is_leader = *worker_index == 0;
-  if (leader_excluded) g.sub_groups.push_back(leaf("leader", 1));
+  if (leader_excluded) g.rare.mut().sub_groups.push_back(leaf("leader", 1));
   for (int32_t i = 0; i < segments; ++i) {
     model::SubGroup s = leaf("segment-" + std::to_string(i), members[static_cast<size_t>(i)]);
     s.topology_constraint = topology;
@@ -198,16 +198,16 @@ void add_leader_worker_sub_groups(GroupSpec& g, const model::WorkloadOwner& lws,
       s.min_member = 0;
       s.min_sub_group = 2;
     }
-    g.sub_groups.push_back(std::move(s));
+    g.rare.mut().sub_groups.push_back(std::move(s));
   }
   if (leader_excluded) {
-    g.sub_group = is_leader ? "leader" : pod_segment < segments ? "segment-" + std::to_string(pod_segment) : "";
+    g.rare.mut().sub_group = is_leader ? "leader" : pod_segment < segments ? "segment-" + std::to_string(pod_segment) : "";
     return;
   }
-  g.sub_groups.push_back(leaf("leader", 1, "segment-0"));
-  g.sub_groups.push_back(leaf("workers", members[0] - 1, "segment-0"));
-  g.sub_group = is_leader ? "leader" : pod_segment == 0 ? "workers" : "segment-" + std::to_string(pod_segment);
-  if (pod_segment >= segments) g.sub_group.clear();  // an index beyond the group's size: in no segment
+  g.rare.mut().sub_groups.push_back(leaf("leader", 1, "segment-0"));
+  g.rare.mut().sub_groups.push_back(leaf("workers", members[0] - 1, "segment-0"));
+  g.rare.mut().sub_group = is_leader ? "leader" : pod_segment == 0 ? "workers" : "segment-" + std::to_string(pod_segment);
+  if (pod_segment >= segments) g.rare.mut().sub_group.clear();  // an index beyond the group's size: in no segment
 }
 
 }  // namespace kai::core

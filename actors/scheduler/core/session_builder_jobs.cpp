@@ -295,11 +295,11 @@ void SessionBuilder::derive_job(const PodGroupAssignment& g, uint32_t job_id, ui
                              "PodGroup " + job.key + " does not exist; its pods wait until it is created"});
     }
     if (g.spec) {
-      job.staleness_grace_seconds = g.spec->staleness_grace_period_seconds;
-      job.preemption_delay_seconds = g.spec->preemption_delay_seconds;
-      topology = &g.spec->topology;
-      sub_groups = &g.spec->sub_groups;
-      root_min_sub_group = g.spec->min_sub_group;
+      job.staleness_grace_seconds = g.spec->rare->staleness_grace_period_seconds;
+      job.preemption_delay_seconds = g.spec->rare->preemption_delay_seconds;
+      topology = &g.spec->rare->topology;
+      sub_groups = &g.spec->rare->sub_groups;
+      root_min_sub_group = g.spec->rare->min_sub_group;
     }
   }
   // The times the group's PodGroup and pods give; the cycle's job state wins over them (cycle.hpp).

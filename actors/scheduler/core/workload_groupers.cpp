@@ -41,8 +41,8 @@ const std::string* label(const model::Pod& pod, const char* key) {
 void join_sub_group_of_label(GroupSpec& g, const model::Pod& pod, const char* key) {
   const std::string* name = label(pod, key);
   if (name == nullptr) return;
-  for (const auto& s : g.sub_groups) {
-    if (s.name == *name && !s.min_sub_group) g.sub_group = s.name;
+  for (const auto& s : g.rare->sub_groups) {
+    if (s.name == *name && !s.min_sub_group) g.rare.mut().sub_group = s.name;
   }
 }
 
@@ -82,7 +82,7 @@ GroupSpec batch_job(const model::WorkloadOwner& job, const model::Pod& pod, cons
     if (auto n = parse_int(v)) {
       g.min_member = *n;
     } else {
-      g.error = describe(job) + ": annotation " + model::kBatchMinMemberAnnotation + " \"" + *v +
+      g.rare.mut().error = describe(job) + ": annotation " + model::kBatchMinMemberAnnotation + " \"" + *v +
                 "\" is not an integer";
     }
   }
@@ -108,7 +108,7 @@ bool legacy_jobset(const model::WorkloadOwner& js, const std::string& name, cons
 GroupSpec legacy_jobset_group(GroupSpec g, const model::WorkloadOwner& js, const model::Pod& pod) {
   const std::string* rj_name = label(pod, "jobset.sigs.k8s.io/replicatedjob-name");
   if (rj_name == nullptr || rj_name->empty()) {
-    g.error = "pod " + pod.meta.namespace_ + "/" + pod.meta.name +
+    g.rare.mut().error = "pod " + pod.meta.namespace_ + "/" + pod.meta.name +
               " of JobSet has no jobset.sigs.k8s.io/replicatedjob-name label";
     return g;
   }
@@ -117,7 +117,7 @@ GroupSpec legacy_jobset_group(GroupSpec g, const model::WorkloadOwner& js, const
     if (auto n = parse_int(v)) {
       g.min_member = *n;
     } else {
-      g.error = describe(js) + ": annotation " + model::kBatchMinMemberAnnotation + " \"" + *v +
+      g.rare.mut().error = describe(js) + ": annotation " + model::kBatchMinMemberAnnotation + " \"" + *v +
                 "\" is not an integer";
     }
   }
@@ -130,33 +130,33 @@ GroupSpec jobset(const model::WorkloadOwner& js, const model::Pod& pod, const Ow
   if (legacy_jobset(js, g.name, index)) return legacy_jobset_group(std::move(g), js, pod);
   const auto count = static_cast<int32_t>(js.replicas.size());
   if (count == 0) {
-    g.error = describe(js) + " has no replicatedJobs";
+    g.rare.mut().error = describe(js) + " has no replicatedJobs";
     return g;
   }
-  g.min_sub_group = js.startup_policy == "InOrder" ? 1 : count;
+  g.rare.mut().min_sub_group = js.startup_policy == "InOrder" ? 1 : count;
   if (const std::string* v = find_in(js.meta.annotations, model::kBatchMinMemberAnnotation)) {
     auto n = parse_int(v);
     if (!n || *n < 1) {
-      g.error = describe(js) + ": annotation " + model::kBatchMinMemberAnnotation + " \"" + *v +
+      g.rare.mut().error = describe(js) + ": annotation " + model::kBatchMinMemberAnnotation + " \"" + *v +
                 "\" is not an integer of at least 1";
       return g;
     }
-    g.min_sub_group = std::min(*n, count);
+    g.rare.mut().min_sub_group = std::min(*n, count);
   }
   for (const auto& rj : js.replicas) {
     if (rj.name.empty()) {
-      g.error = describe(js) + " has a replicatedJob without a name";
+      g.rare.mut().error = describe(js) + " has a replicatedJob without a name";
       return g;
     }
     model::SubGroup parent;
     parent.name = rj.name;
     parent.min_sub_group = rj.replicas.value_or(1);
-    g.sub_groups.push_back(parent);
+    g.rare.mut().sub_groups.push_back(parent);
     int32_t leaf_min = rj.parallelism.value_or(1);
     if (const std::string* v = find_in(rj.template_annotations, model::kBatchMinMemberAnnotation)) {
       auto n = parse_int(v);
       if (!n || *n < 1) {
-        g.error = describe(js) + ": replicatedJob " + rj.name + " annotation " + model::kBatchMinMemberAnnotation +
+        g.rare.mut().error = describe(js) + ": replicatedJob " + rj.name + " annotation " + model::kBatchMinMemberAnnotation +
                   " \"" + *v + "\" is not an integer of at least 1";
         return g;
       }
@@ -165,17 +165,17 @@ GroupSpec jobset(const model::WorkloadOwner& js, const model::Pod& pod, const Ow
     for (int32_t k = 0; k < rj.replicas.value_or(1); ++k) {
       model::SubGroup l = leaf(rj.name + "-replica-" + std::to_string(k), leaf_min, rj.name);
       l.topology_constraint = sub_group_topology(rj.template_annotations);
-      g.sub_groups.push_back(std::move(l));
+      g.rare.mut().sub_groups.push_back(std::move(l));
     }
   }
   const std::string* rj_name = label(pod, "jobset.sigs.k8s.io/replicatedjob-name");
   const std::string* job_index = label(pod, "jobset.sigs.k8s.io/job-index");
   if (rj_name == nullptr || job_index == nullptr) {
-    g.error = "pod " + pod.meta.namespace_ + "/" + pod.meta.name +
+    g.rare.mut().error = "pod " + pod.meta.namespace_ + "/" + pod.meta.name +
               " of JobSet has no jobset.sigs.k8s.io/replicatedjob-name or job-index label";
     return g;
   }
-  g.sub_group = *rj_name + "-replica-" + *job_index;
+  g.rare.mut().sub_group = *rj_name + "-replica-" + *job_index;
   return g;
 }
 
@@ -213,20 +213,20 @@ GroupSpec kubeflow(const model::WorkloadOwner& job, const model::Pod& pod, const
   } else {
     for (const std::string& m : mandatory_replicas(job.kind)) {
       if (replica(job, m) == nullptr) {
-        g.error = describe(job) + " has no " + m + " replica spec";
+        g.rare.mut().error = describe(job) + " has no " + m + " replica spec";
         return g;
       }
     }
     int32_t sum = 0;
     for (const auto& r : job.replicas) {
       if (r.replicas.value_or(0) == 0) {
-        g.error = describe(job) + ": replica spec " + r.name + " has no replicas";
+        g.rare.mut().error = describe(job) + ": replica spec " + r.name + " has no replicas";
         return g;
       }
       sum += *r.replicas;
     }
     if (sum <= 0) {
-      g.error = describe(job) + " has no replicas";
+      g.rare.mut().error = describe(job) + " has no replicas";
       return g;
     }
     g.min_member = sum;
@@ -236,7 +236,7 @@ GroupSpec kubeflow(const model::WorkloadOwner& job, const model::Pod& pod, const
       !has_live_launcher(job, index)) {
     const model::WorkloadReplicas* launcher = replica(job, "Launcher");
     if (launcher == nullptr || launcher->replicas.value_or(0) == 0) {
-      g.error = describe(job) + " waits for workers but has no Launcher replicas";
+      g.rare.mut().error = describe(job) + " waits for workers but has no Launcher replicas";
       return g;
     }
     g.min_member -= *launcher->replicas;
@@ -245,11 +245,11 @@ GroupSpec kubeflow(const model::WorkloadOwner& job, const model::Pod& pod, const
   // PyTorchJob: a master subgroup and the workers' (one leaf, or segments).
   const model::WorkloadReplicas* master = replica(job, "Master");
   const int32_t masters = master != nullptr ? master->replicas.value_or(0) : 0;
-  if (master != nullptr && masters > 0) g.sub_groups.push_back(leaf("master", masters));
+  if (master != nullptr && masters > 0) g.rare.mut().sub_groups.push_back(leaf("master", masters));
   if (const model::WorkloadReplicas* worker = replica(job, "Worker")) {
     add_pytorch_worker_sub_groups(g, job, pod, worker->replicas.value_or(1), std::max(0, g.min_member - masters));
   }
-  if (g.sub_group.empty() && g.error.empty()) join_sub_group_of_label(g, pod, "training.kubeflow.org/replica-type");
+  if (g.rare->sub_group.empty() && g.rare->error.empty()) join_sub_group_of_label(g, pod, "training.kubeflow.org/replica-type");
   return g;
 }
 
@@ -260,12 +260,12 @@ GroupSpec ray(const model::WorkloadOwner& top, const model::Pod& pod, const Owne
   const model::WorkloadOwner* cluster = &top;
   if (top.kind != "RayCluster") {
     if (top.ray_cluster_name.empty()) {
-      g.waiting_for = "waiting for " + describe(top) + " to name its RayCluster in its status";
+      g.rare.mut().waiting_for = "waiting for " + describe(top) + " to name its RayCluster in its status";
       return g;
     }
     auto it = index.owners.find(model::owner_key("RayCluster.ray.io", top.meta.namespace_, top.ray_cluster_name));
     if (it == index.owners.end()) {
-      g.waiting_for = "waiting for owner RayCluster " + top.meta.namespace_ + "/" + top.ray_cluster_name;
+      g.rare.mut().waiting_for = "waiting for owner RayCluster " + top.meta.namespace_ + "/" + top.ray_cluster_name;
       return g;
     }
     cluster = it->second;
@@ -273,25 +273,25 @@ GroupSpec ray(const model::WorkloadOwner& top, const model::Pod& pod, const Owne
   g.min_member = 1;
   model::SubGroup head = leaf("headgroup", 1);
   if (cluster->head) head.topology_constraint = sub_group_topology(cluster->head->template_annotations);
-  g.sub_groups.push_back(std::move(head));
+  g.rare.mut().sub_groups.push_back(std::move(head));
   for (size_t i = 0; i < cluster->replicas.size(); ++i) {
     const model::WorkloadReplicas& wg = cluster->replicas[i];
     const int32_t replicas = wg.replicas.value_or(0);
     const int32_t min_replicas = wg.min_replicas.value_or(0);
     if (wg.suspended || (replicas == 0 && min_replicas == 0)) continue;
     if (min_replicas > replicas) {
-      g.error = describe(*cluster) + ": worker group " + wg.name + " has minReplicas above replicas";
+      g.rare.mut().error = describe(*cluster) + ": worker group " + wg.name + " has minReplicas above replicas";
       return g;
     }
     const int32_t count = (min_replicas > 0 ? min_replicas : replicas) * wg.num_of_hosts.value_or(1);
     g.min_member += count;
     model::SubGroup s = leaf(wg.name.empty() ? "worker-group-" + std::to_string(i) : wg.name, count);
     s.topology_constraint = sub_group_topology(wg.template_annotations);
-    g.sub_groups.push_back(std::move(s));
+    g.rare.mut().sub_groups.push_back(std::move(s));
   }
   // A RayCluster an earlier KAI grouped without subgroups keeps that shape.
   if (const model::PodGroup* pg = existing(index, top.meta.namespace_, g.name); pg != nullptr && pg->sub_groups.empty()) {
-    g.sub_groups.clear();
+    g.rare.mut().sub_groups.clear();
     return g;
   }
   join_sub_group_of_label(g, pod, "ray.io/group");
@@ -306,14 +306,14 @@ GroupSpec leader_worker_set(const model::WorkloadOwner& lws, const model::Pod& p
   }
   const int32_t size = lws.size.value_or(0);
   if (size <= 0) {
-    g.error = describe(lws) + " has no spec.leaderWorkerTemplate.size";
+    g.rare.mut().error = describe(lws) + " has no spec.leaderWorkerTemplate.size";
     return g;
   }
   std::optional<int32_t> worker_index;
   if (const std::string* w = label(pod, "leaderworkerset.sigs.k8s.io/worker-index")) {
     worker_index = parse_int(w);
     if (!worker_index || *worker_index < 0) {
-      g.error = "pod " + pod.meta.namespace_ + "/" + pod.meta.name + ": worker-index \"" + *w + "\" is not valid";
+      g.rare.mut().error = "pod " + pod.meta.namespace_ + "/" + pod.meta.name + ": worker-index \"" + *w + "\" is not valid";
       return g;
     }
   }
@@ -322,7 +322,7 @@ GroupSpec leader_worker_set(const model::WorkloadOwner& lws, const model::Pod& p
     const auto from_pod = parse_int(find_in(pod.meta.annotations, "leaderworkerset.sigs.k8s.io/size"));
     required = worker_index == 0 && pod.node_name.empty() ? 1 : from_pod.value_or(size);
   } else if (!lws.startup_policy.empty() && lws.startup_policy != "LeaderCreated") {
-    g.error = describe(lws) + ": startupPolicy " + lws.startup_policy + " is not known";
+    g.rare.mut().error = describe(lws) + ": startupPolicy " + lws.startup_policy + " is not known";
     return g;
   }
   g.min_member = required;
@@ -335,13 +335,13 @@ GroupSpec knative(const OwnerChain& chain, const model::Pod& pod, const OwnerInd
   const std::string* revision = label(pod, "serving.knative.dev/revision");
   if (revision == nullptr) {
     GroupSpec g = top_only(*chain.owners.back(), pod, index, default_queue, "inference");
-    g.error = "pod " + pod.meta.namespace_ + "/" + pod.meta.name + " has no serving.knative.dev/revision label";
+    g.rare.mut().error = "pod " + pod.meta.namespace_ + "/" + pod.meta.name + " has no serving.knative.dev/revision label";
     return g;
   }
   auto it = index.owners.find(model::owner_key("Revision.serving.knative.dev", pod.meta.namespace_, *revision));
   if (it == index.owners.end()) {
     GroupSpec g = top_only(*chain.owners.back(), pod, index, default_queue, "inference");
-    g.waiting_for = "waiting for owner Revision " + pod.meta.namespace_ + "/" + *revision;
+    g.rare.mut().waiting_for = "waiting for owner Revision " + pod.meta.namespace_ + "/" + *revision;
     return g;
   }
   const model::WorkloadOwner& rev = *it->second;
@@ -350,7 +350,7 @@ GroupSpec knative(const OwnerChain& chain, const model::Pod& pod, const OwnerInd
   // Without gang scheduling, or for a revision an earlier grouper grouped per pod: one group per pod.
   auto per_pod = index.knative_per_pod_revisions.find(pod.meta.namespace_ + "/" + *revision);
   if (per_pod != index.knative_per_pod_revisions.end() && !per_pod->second.empty()) {
-    g.error = per_pod->second;
+    g.rare.mut().error = per_pod->second;
   } else if (!index.knative_gang_schedule || per_pod != index.knative_per_pod_revisions.end()) {
     g.name = "pg-" + pod.meta.name + "-" + pod.meta.uid;
     g.owner = model::OwnerReference{"v1", "Pod", pod.meta.name, pod.meta.uid, false};
@@ -358,9 +358,13 @@ GroupSpec knative(const OwnerChain& chain, const model::Pod& pod, const OwnerInd
     g.priority_class_name = "inference";
   }
   g.preemptibility.clear();
-  g.preemption_delay_seconds.reset();
-  g.staleness_grace_period_seconds.reset();
-  g.topology = {};
+  // Only what the grouper decided itself (KAI's Knative grouper sets no delays or topology).
+  if (g.rare->preemption_delay_seconds || g.rare->staleness_grace_period_seconds || !g.rare->topology.empty()) {
+    GroupSpecRare& rare = g.rare.mut();
+    rare.preemption_delay_seconds.reset();
+    rare.staleness_grace_period_seconds.reset();
+    rare.topology = {};
+  }
   return g;
 }
 
@@ -434,7 +438,7 @@ GroupSpec group_by_kind(const OwnerChain& chain, const model::Pod& pod, const Ow
       if (o->group == "batch" && o->kind == "Job") return default_grouper(*o, pod, {o}, index, default_queue, "train");
     }
     GroupSpec g = default_grouper(top, pod, {&top}, index, default_queue, "train");
-    g.error = "pod " + pod.meta.namespace_ + "/" + pod.meta.name + " of CronJob has no owner reference of type Job";
+    g.rare.mut().error = "pod " + pod.meta.namespace_ + "/" + pod.meta.name + " of CronJob has no owner reference of type Job";
     return g;
   }
   if (group == "jobset.x-k8s.io" && kind == "JobSet") return jobset(top, pod, index, default_queue);
