@@ -188,10 +188,10 @@ void expect_same(const std::vector<PodGroupAssignment>& a, const std::vector<Pod
     EXPECT_EQ(x.pods, y.pods) << at;
     EXPECT_EQ(x.pod_sub_groups, y.pod_sub_groups) << at;
     EXPECT_EQ(x.uid, y.uid) << at;
-    EXPECT_EQ(x.queue, y.queue) << at;
-    EXPECT_EQ(x.queue_defaulted, y.queue_defaulted) << at;
-    EXPECT_EQ(x.priority_class_name, y.priority_class_name) << at;
-    EXPECT_EQ(x.preemptibility, y.preemptibility) << at;
+    EXPECT_EQ(x.queue(), y.queue()) << at;
+    EXPECT_EQ(x.queue_defaulted(), y.queue_defaulted()) << at;
+    EXPECT_EQ(x.priority_class_name(), y.priority_class_name()) << at;
+    EXPECT_EQ(x.preemptibility(), y.preemptibility()) << at;
     EXPECT_EQ(x.min_member, y.min_member) << at;
     EXPECT_EQ(x.creation_timestamp, y.creation_timestamp) << at;
     EXPECT_EQ(x.invalid, y.invalid) << at;

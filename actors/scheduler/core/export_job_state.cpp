@@ -39,9 +39,9 @@ void export_job_state(model::ClusterObjects& objects, const events::ScheduleReco
     pg.meta.uid = g.uid;
     pg.meta.creation_timestamp = g.creation_timestamp;
     pg.min_member = g.min_member;
-    pg.queue = g.queue;
-    pg.priority_class_name = g.priority_class_name;
-    pg.preemptibility = g.preemptibility;
+    pg.queue = g.queue();
+    pg.priority_class_name = g.priority_class_name();
+    pg.preemptibility = g.preemptibility();
     annotate(pg, st->second);
     synthesised.push_back(std::move(pg));
   }

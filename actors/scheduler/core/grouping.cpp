@@ -124,6 +124,19 @@ bool begin_memo(GroupingMemo& memo, const model::ObjectRefs& objects, const std:
 }  // namespace
 
 
+void PodGroupAssignment::add_pod(uint32_t pod, std::string sub_group) {
+  pods.push_back(pod);
+  if (sub_group.empty() && pod_sub_groups.empty()) return;
+  pod_sub_groups.resize(pods.size() - 1);
+  pod_sub_groups.push_back(std::move(sub_group));
+}
+
+void PodGroupAssignment::set_own(std::string queue, bool queue_defaulted, std::string priority_class_name,
+                                 std::string preemptibility) {
+  own_.mut() = Own{std::move(queue), queue_defaulted, std::move(priority_class_name), std::move(preemptibility)};
+  own_set_ = true;
+}
+
 int32_t builtin_priority_class_value(const std::string& name) {
   if (name == "train") return 50;
   if (name == "build-preemptible") return 75;
@@ -232,24 +245,18 @@ std::vector<PodGroupAssignment> group_pods(const model::ObjectRefs& objects,
       a.uid = spec ? spec->owner.uid : pod.meta.uid;
       if (spec && !is_own_group_name(group_name, spec->owner.name, spec->owner.uid)) a.uid += ":" + group_name;
       if (spec) {
-        a.queue = spec->queue;
-        a.queue_defaulted = spec->queue_defaulted;
-        a.priority_class_name = spec->priority_class_name;
-        a.preemptibility = spec->preemptibility;
-        a.min_member = spec->min_member;
+        a.min_member = spec->min_member;  // its queue, class and preemptibility are read from a.spec
       } else {
-        a.queue = label(pod, model::kQueueLabel);
-        a.queue_defaulted = a.queue.empty();
-        if (a.queue_defaulted) a.queue = default_queue;
-        a.priority_class_name = pod.priority_class_name.empty() ? "train" : pod.priority_class_name;
-        a.preemptibility = label(pod, model::kPreemptibilityLabel);
+        std::string queue = label(pod, model::kQueueLabel);
+        const bool defaulted = queue.empty();
+        if (defaulted) queue = default_queue;
+        a.set_own(std::move(queue), defaulted, pod.priority_class_name.empty() ? "train" : pod.priority_class_name,
+                  label(pod, model::kPreemptibilityLabel));
       }
       a.creation_timestamp = pod.meta.creation_timestamp;
     }
     PodGroupAssignment& a = out[it->second];
-    a.pods.push_back(i);
-    a.pod_sub_groups.push_back(spec && !spec->rare->sub_group.empty() ? spec->rare->sub_group
-                                                                : label(pod, model::kSubGroupLabel));
+    a.add_pod(i, spec && !spec->rare->sub_group.empty() ? spec->rare->sub_group : label(pod, model::kSubGroupLabel));
     if (!invalid.first.empty() &&
         std::find(a.invalid.begin(), a.invalid.end(), invalid) == a.invalid.end()) {
       a.invalid.push_back(std::move(invalid));

@@ -158,7 +158,7 @@ std::vector<events::PodGroupWrite> pod_group_writes(const std::vector<PodGroupAs
       const std::string* named = find_in(pod.meta.annotations, model::kPodGroupNameAnnotation);
       const std::string* label = find_in(pod.meta.labels, model::kSubGroupLabel);
       // KAI sets the label only for a pod in a subgroup and never removes a stale one.
-      const std::string& sub_group = g.pod_sub_groups[i];
+      const std::string& sub_group = g.pod_sub_group(i);
       const bool label_ok = sub_group.empty() || (label != nullptr && *label == sub_group);
       if (named != nullptr && *named == g.name && label_ok) continue;
       w.pods.push_back({model::object_key(pod.meta), pod.meta.uid, sub_group});

@@ -259,8 +259,8 @@ void SessionBuilder::derive_job(const PodGroupAssignment& g, uint32_t job_id, ui
   job.key = model::namespaced_key(g.namespace_, g.name);
   job.object = g.pod_group;
   // Pointed at, not copied: the group and its object outlive the build.
-  const std::string* class_name = &g.priority_class_name;
-  const std::string* preemptibility = &g.preemptibility;
+  const std::string* class_name = nullptr;
+  const std::string* preemptibility = nullptr;
   std::vector<std::pair<std::string, int32_t>> leaf_sets;
   const std::vector<model::SubGroup>* sub_groups = nullptr;
   const model::TopologyConstraint* topology = nullptr;
@@ -287,7 +287,9 @@ void SessionBuilder::derive_job(const PodGroupAssignment& g, uint32_t job_id, ui
     root_min_sub_group = pg.min_sub_group;
   } else {
     job.uid = g.uid;
-    job.queue_name = g.queue;
+    job.queue_name = g.queue();
+    class_name = &g.priority_class_name();
+    preemptibility = &g.preemptibility();
     job.creation = g.creation_timestamp;
     job.min_member = std::max(g.min_member, 1);
     if (g.missing_pod_group) {
@@ -316,7 +318,8 @@ void SessionBuilder::derive_job(const PodGroupAssignment& g, uint32_t job_id, ui
       required += l.min_available;
     }
     // A pod the grouper put in no subgroup (a RayJob's submitter) is in a set of its own, not required.
-    if (std::find(g.pod_sub_groups.begin(), g.pod_sub_groups.end(), std::string()) != g.pod_sub_groups.end()) {
+    if (g.pod_sub_groups.empty() ||
+        std::find(g.pod_sub_groups.begin(), g.pod_sub_groups.end(), std::string()) != g.pod_sub_groups.end()) {
       leaf_sets.emplace_back("", 0);
     }
     job.min_member = std::max(required, 1);
@@ -349,7 +352,7 @@ void SessionBuilder::derive_job(const PodGroupAssignment& g, uint32_t job_id, ui
                     : *preemptibility == "non-preemptible" ? false
                                                            : job.priority < 100;
   if (auto it = ssn_.queue_index.find(job.queue_name); it == ssn_.queue_index.end()) {
-    job.invalid.push_back({"QueueDoesNotExist", missing_queue_message(job.queue_name, g.queue_defaulted)});
+    job.invalid.push_back({"QueueDoesNotExist", missing_queue_message(job.queue_name, g.pod_group == nullptr && g.queue_defaulted())});
   } else if (!ssn_.queues[it->second].is_leaf()) {
     job.invalid.push_back({"QueueIsNotLeaf", "Queue '" + job.queue_name +
                                                  "' has child queues; only leaf queues can run workloads"});
@@ -363,8 +366,8 @@ void SessionBuilder::derive_job(const PodGroupAssignment& g, uint32_t job_id, ui
     // A pod in no subgroup: the group's one set "default", or the elastic set "" beside subgroups.
     static const std::string kDefaultSet = "default";
     const std::string& set_name =
-        g.pod_sub_groups[member].empty() && job.pod_sets[0].name == kDefaultSet ? kDefaultSet
-                                                                                : g.pod_sub_groups[member];
+        g.pod_sub_group(member).empty() && job.pod_sets[0].name == kDefaultSet ? kDefaultSet
+                                                                               : g.pod_sub_group(member);
     uint16_t set = 0;
     bool found = false;
     for (size_t s = 0; s < job.pod_sets.size(); ++s) {
