@@ -225,6 +225,34 @@ TEST_P(GroupingMemoSteps, WithTheMemoEveryGroupingEqualsOneWithout) {
 
 INSTANTIATE_TEST_SUITE_P(Seeds, GroupingMemoSteps, ::testing::Range<uint64_t>(1, 41));
 
+// kai-sim computes no PodGroup writes, so its grouper skips the PodGroups' labels and annotations
+// (GrouperFlags::pod_group_metadata): everything else it decides is the same.
+TEST_P(GroupingMemoSteps, WithoutThePodGroupMetadataOnlyTheLabelsAndAnnotationsAreLeftOut) {
+  World w;
+  Mutator m(GetParam());
+  m.seed(w);
+  GrouperFlags no_metadata;
+  no_metadata.pod_group_metadata = false;
+  for (int step = 0; step < 20; ++step) {
+    const auto cut = cut_of(w);
+    auto full = group_pods(cut->refs, "kai-scheduler", "default-queue", {});
+    const auto lean = group_pods(cut->refs, "kai-scheduler", "default-queue", no_metadata);
+    bool any_metadata = false;
+    for (auto& a : full) {
+      if (!a.spec) continue;
+      any_metadata = any_metadata || !a.spec->annotations.empty();
+      auto stripped = std::make_shared<GroupSpec>(*a.spec);
+      stripped->labels.clear();
+      stripped->annotations.clear();
+      a.spec = std::move(stripped);
+    }
+    EXPECT_TRUE(any_metadata || full.empty()) << "every grouped pod's group has kai.scheduler/top-owner-metadata";
+    expect_same(full, lean, "seed " + std::to_string(GetParam()) + ", step " + std::to_string(step));
+    if (HasFatalFailure() || HasNonfatalFailure()) return;
+    m.step(w);
+  }
+}
+
 TEST(GroupingMemo, AGroupingWithoutHeldObjectsNeitherReadsNorKeeps) {
   World w;
   Mutator m(7);
