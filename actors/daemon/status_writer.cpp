@@ -32,9 +32,10 @@ void StatusWriter::after_cycle(const CycleOutput& out) {
     if (p.shown) continue;
     const size_t slash = p.pod.find('/');
     const std::string ns = p.pod.substr(0, slash), name = p.pod.substr(slash + 1);
-    enqueue([this, ns, name, uid = p.uid, reason = p.reason, message = p.message] {
+    enqueue([this, ns, name, uid = p.uid, reason = p.reason, message = p.message, mark = p.mark_condition] {
       // Advisory: a failure is not retried; the condition stays as it was until the reasons change.
-      (void)api_.set_pod_condition(ns, name, "PodScheduled", "False", reason, message);
+      // A PodGroup with markUnschedulable false keeps its pods' conditions as they are.
+      if (mark) (void)api_.set_pod_condition(ns, name, "PodScheduled", "False", reason, message);
       (void)api_.create_event({ns, "Pod", "v1", name, uid, "Warning", reason, message, "Scheduling"});
     });
   }

@@ -396,6 +396,20 @@ TEST(Cycle, AnEvictionRecordsTheVictimGroupsLastEvictionAndItsDelayRunsFromIt) {
   EXPECT_EQ(*again.next_deadline, kNow + 120);
 }
 
+TEST(Cycle, APodGroupThatSaysMarkUnschedulableFalseHasItsPendingPodsReportedWithoutTheCondition) {
+  Json unmarked = pod_group("quiet", "quiet-uid", 1);
+  unmarked["spec"]["markUnschedulable"] = false;
+  const auto objects = objects_of(Json::array({node("n1", 2), queue("q", "", -1), unmarked, pod_group("loud", "loud-uid", 1),
+                                               pod("q1", "uq1", 4, "", {{"pod-group-name", "quiet"}}),
+                                               pod("l1", "ul1", 4, "", {{"pod-group-name", "loud"}})}));
+  const CycleResult r = cycle(objects, nullptr);
+  ASSERT_EQ(r.pending.size(), 2u);
+  for (const auto& p : r.pending) {
+    EXPECT_EQ(p.mark_condition, p.pod == "ns/l1") << p.pod;
+    EXPECT_FALSE(p.message.empty()) << p.pod << ": the event still says why";
+  }
+}
+
 TEST(Cycle, AStaleGangsOwnGracePeriodIsItsDeadline) {
   // The PodGroup's stalenessGracePeriod (30 s) overrides the session's (60 s): the scheduler wakes then.
   Json pg = pod_group("pg", "pg-uid", 2);

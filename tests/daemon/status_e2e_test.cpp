@@ -129,6 +129,41 @@ TEST_F(StatusDaemon, AGangThatCannotFitABoundGroupAndTheirQueuesShowWhatKaiShows
   EXPECT_EQ(status_patches(), patches_before) << "a restart rewrote a status that was right";
 }
 
+// A PodGroup with markUnschedulable: false (KAI v0.17): its pending pod gets the Warning event but
+// no PodScheduled condition; a group beside it without the field gets both.
+TEST_F(StatusDaemon, MarkUnschedulableFalseSendsTheEventAndLeavesThePodsConditionAlone) {
+  start();
+  cluster_.create({{"apiVersion", "scheduling.run.ai/v2alpha2"},
+                   {"kind", "PodGroup"},
+                   {"metadata", {{"name", "quiet"}, {"namespace", "team-a"}}},
+                   {"spec", {{"minMember", 1}, {"queue", "test"}, {"markUnschedulable", false}}}});
+  cluster_.create(cluster_.pod("team-a", "quiet-0", "test", 8, "", {{"pod-group-name", "quiet"}}));
+  gang("loud", 1, 8);
+  auto warned = [&](const std::string& pod) {
+    auto events = cluster_.server->list_objects("events.k8s.io/v1", "Event", "team-a");
+    if (!events.is_ok()) return false;
+    const Json parsed = Json::parse(events.value());
+    for (const auto& e : parsed["items"]) {
+      if (e["regarding"].value("name", "") == pod && e.value("type", "") == "Warning" &&
+          e.value("reason", "") == "Unschedulable")
+        return true;
+    }
+    return false;
+  };
+  auto has_condition = [&](const std::string& pod) {
+    const Json p = cluster_.get_pod("team-a", pod);
+    if (p.is_null()) return false;
+    for (const auto& c : p["status"].value("conditions", Json::array())) {
+      if (c.value("type", "") == "PodScheduled" && c.value("status", "") == "False") return true;
+    }
+    return false;
+  };
+  ASSERT_TRUE(Cluster::eventually([&] { return warned("quiet-0") && warned("loud-0") && has_condition("loud-0"); }))
+      << "quiet-0 warned " << warned("quiet-0") << ", loud-0 warned " << warned("loud-0") << ", loud-0 condition "
+      << has_condition("loud-0");
+  EXPECT_FALSE(has_condition("quiet-0")) << "markUnschedulable: false, yet the pod's condition was set";
+}
+
 TEST_F(StatusDaemon, TheConditionIsClearedOnceTheGangRunsAndTheQueueFollowsDeletion) {
   start();
   gang("big", 2, 4);  // 8 GPUs on a 4-GPU node

@@ -135,6 +135,19 @@ TEST(StatusWriter, APodWhoseConditionAlreadyShowsTheReasonsIsNotWrittenUntilThey
                                                    warning("p1", "queue q1 is over its limit")}));
 }
 
+TEST(StatusWriter, APodGroupThatSaysMarkUnschedulableFalseGetsTheEventWithoutTheCondition) {
+  // KAI's status updater: the Warning event always, the PodScheduled condition only when the
+  // PodGroup's markUnschedulable is not false (cycle.hpp PendingPod::mark_condition).
+  FakeStatusApi api;
+  StatusWriter writer(api);
+  PendingPod unmarked = pending("p1", "no GPU");
+  unmarked.mark_condition = false;
+  ASSERT_TRUE(cycle_written(writer, {unmarked, pending("p2", "no GPU")}, 2));
+  writer.stop();
+  EXPECT_EQ(api.calls(), (std::vector<std::string>{warning("p1", "no GPU"), condition("p2", "no GPU"),
+                                                   warning("p2", "no GPU")}));
+}
+
 TEST(StatusWriter, AnEvictionIsAnEvictEventWithItsReasonOrWhoEvicted) {
   FakeStatusApi api;
   StatusWriter writer(api);

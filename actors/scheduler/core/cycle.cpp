@@ -347,8 +347,9 @@ void report(const CycleInput& in, const Session& ssn, CycleResult& out) {
       if (task.status != PodStatus::kPending) continue;
       const FitReason& why = job.fit_errors.front();
       const std::string reason = why.reason == kBindingErrorReason ? kBindingErrorReason : "Unschedulable";
+      const bool mark = job.object == nullptr || job.object->mark_unschedulable.value_or(true);
       out.pending.push_back({task.key, task.uid, job.key, why.message, reason,
-                             condition_shows(*task.pod, reason, why.message)});
+                             mark && condition_shows(*task.pod, reason, why.message), mark});
       u.pods.push_back({task.key, task.uid});
     }
     out.unschedulable.push_back(std::move(u));

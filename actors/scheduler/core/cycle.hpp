@@ -79,6 +79,9 @@ struct PendingPod {
   /// The pod's PodScheduled condition already says False with this reason and message (written
   /// before a restart, or by the replica that led before a failover): nothing to write for it.
   bool shown = false;
+  /// Whether the pod's PodScheduled condition is set: its PodGroup's markUnschedulable, true unless
+  /// it says false (then only the Warning event goes out, as KAI's status updater does).
+  bool mark_condition = true;
 };
 
 struct QueueFigures {
