@@ -1,9 +1,9 @@
 #pragma once
 // What the scheduler's own records add to a cycle's input (docs/one-truth.md): the decisions it
 // assumes done (sent to the binder, not yet seen on the watch, as kube-scheduler's cache "assumes"
-// pods), the job state KAI keeps on PodGroups (last start, stale since, last eviction) and the failed binds that
-// back a group off. All are folded from logged records only, so the daemon, kai-sim and replay
-// give a cycle the same input.
+// pods), the job state KAI keeps on PodGroups (last start, stale since, last eviction) and the failed binds
+// that back a group off. All are folded from logged records only, so the daemon, kai-sim and replay give a
+// cycle the same input.
 
 #include <algorithm>
 #include <cstdint>

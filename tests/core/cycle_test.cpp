@@ -353,8 +353,8 @@ TEST(Cycle, APendingGroupsPreemptionDelayEndIsADeadline) {
   Json pg = pod_group("pg", "pg-uid", 1);
   pg["metadata"]["creationTimestamp"] = model::format_rfc3339(kNow - 10);
   pg["spec"]["preemptionDelay"] = "45s";
-  const auto objects =
-      objects_of(Json::array({node("n1", 2), queue("q", "", -1), pg, pod("p1", "u1", 4, "", {{"pod-group-name", "pg"}})}));
+  const auto objects = objects_of(Json::array(
+      {node("n1", 2), queue("q", "", -1), pg, pod("p1", "u1", 4, "", {{"pod-group-name", "pg"}})}));
   const CycleResult r = cycle(objects, nullptr);
   ASSERT_TRUE(r.next_deadline.has_value());
   EXPECT_EQ(*r.next_deadline, kNow + 35);
@@ -399,9 +399,10 @@ TEST(Cycle, AnEvictionRecordsTheVictimGroupsLastEvictionAndItsDelayRunsFromIt) {
 TEST(Cycle, APodGroupThatSaysMarkUnschedulableFalseHasItsPendingPodsReportedWithoutTheCondition) {
   Json unmarked = pod_group("quiet", "quiet-uid", 1);
   unmarked["spec"]["markUnschedulable"] = false;
-  const auto objects = objects_of(Json::array({node("n1", 2), queue("q", "", -1), unmarked, pod_group("loud", "loud-uid", 1),
-                                               pod("q1", "uq1", 4, "", {{"pod-group-name", "quiet"}}),
-                                               pod("l1", "ul1", 4, "", {{"pod-group-name", "loud"}})}));
+  const auto objects =
+      objects_of(Json::array({node("n1", 2), queue("q", "", -1), unmarked, pod_group("loud", "loud-uid", 1),
+                              pod("q1", "uq1", 4, "", {{"pod-group-name", "quiet"}}),
+                              pod("l1", "ul1", 4, "", {{"pod-group-name", "loud"}})}));
   const CycleResult r = cycle(objects, nullptr);
   ASSERT_EQ(r.pending.size(), 2u);
   for (const auto& p : r.pending) {

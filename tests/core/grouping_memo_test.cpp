@@ -246,7 +246,8 @@ TEST_P(GroupingMemoSteps, WithoutThePodGroupMetadataOnlyTheLabelsAndAnnotationsA
       stripped->annotations.clear();
       a.spec = std::move(stripped);
     }
-    EXPECT_TRUE(any_metadata || full.empty()) << "every grouped pod's group has kai.scheduler/top-owner-metadata";
+    EXPECT_TRUE(any_metadata || full.empty())
+        << "every grouped pod's group has kai.scheduler/top-owner-metadata";
     expect_same(full, lean, "seed " + std::to_string(GetParam()) + ", step " + std::to_string(step));
     if (HasFatalFailure() || HasNonfatalFailure()) return;
     m.step(w);

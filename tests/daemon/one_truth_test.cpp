@@ -195,7 +195,8 @@ TEST_F(JobState, APreemptionDelayHoldsBackReclaimUntilItEndsAndTheVictimsGroupRe
   start_daemon();
   cluster_.pod_group("team-a", "qa-job", "qa", 1);
   for (int i = 0; i < 2; ++i)
-    cluster_.create(cluster_.pod("team-a", "a-" + std::to_string(i), "qa", 1, "", {{"pod-group-name", "qa-job"}}));
+    cluster_.create(
+        cluster_.pod("team-a", "a-" + std::to_string(i), "qa", 1, "", {{"pod-group-name", "qa-job"}}));
   ASSERT_TRUE(Cluster::eventually([&] { return count_bound(cluster_, "team-a") == 2; }));
 
   const int64_t created = unix_now();
@@ -209,10 +210,12 @@ TEST_F(JobState, APreemptionDelayHoldsBackReclaimUntilItEndsAndTheVictimsGroupRe
   while (unix_now() < created + 3) {
     EXPECT_EQ(count_bound(cluster_, "team-a"), 2) << "reclaimed within the preemption delay";
     const Json pg = get_pod_group(cluster_, "team-b", "qb-job");
-    const Json conditions = pg.is_null() ? Json() : pg.value("status", Json::object()).value("schedulingConditions", Json());
+    const Json conditions =
+        pg.is_null() ? Json() : pg.value("status", Json::object()).value("schedulingConditions", Json());
     if (conditions.is_array()) {
       for (const auto& c : conditions) {
-        for (const auto& r : c.value("reasons", Json::array())) said_why |= r.value("reason", "") == "PreemptionDelayNotElapsed";
+        for (const auto& r : c.value("reasons", Json::array()))
+          said_why |= r.value("reason", "") == "PreemptionDelayNotElapsed";
       }
     }
     std::this_thread::sleep_for(100ms);
@@ -221,7 +224,8 @@ TEST_F(JobState, APreemptionDelayHoldsBackReclaimUntilItEndsAndTheVictimsGroupRe
   EXPECT_GE(unix_now(), created + 3);
   EXPECT_TRUE(said_why) << "the PodGroup never showed PreemptionDelayNotElapsed";
   ASSERT_TRUE(Cluster::eventually([&] {
-    return !annotation(get_pod_group(cluster_, "team-a", "qa-job"), "kai.scheduler/last-eviction-timestamp").empty();
+    return !annotation(get_pod_group(cluster_, "team-a", "qa-job"), "kai.scheduler/last-eviction-timestamp")
+                .empty();
   })) << "the victim's PodGroup carries no last eviction";
 }
 

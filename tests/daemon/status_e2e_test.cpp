@@ -158,8 +158,10 @@ TEST_F(StatusDaemon, MarkUnschedulableFalseSendsTheEventAndLeavesThePodsConditio
     }
     return false;
   };
-  ASSERT_TRUE(Cluster::eventually([&] { return warned("quiet-0") && warned("loud-0") && has_condition("loud-0"); }))
-      << "quiet-0 warned " << warned("quiet-0") << ", loud-0 warned " << warned("loud-0") << ", loud-0 condition "
+  ASSERT_TRUE(Cluster::eventually([&] {
+    return warned("quiet-0") && warned("loud-0") && has_condition("loud-0");
+  })) << "quiet-0 warned "
+      << warned("quiet-0") << ", loud-0 warned " << warned("loud-0") << ", loud-0 condition "
       << has_condition("loud-0");
   EXPECT_FALSE(has_condition("quiet-0")) << "markUnschedulable: false, yet the pod's condition was set";
 }

@@ -1,7 +1,5 @@
 #include "actors/scheduler/core/cycle.hpp"
 
-#include "k8s/model/kinds.hpp"
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -13,13 +11,13 @@
 
 #include "actors/scheduler/core/action.hpp"
 #include "actors/scheduler/core/bind_backoff.hpp"
+#include "actors/scheduler/core/gpu_request.hpp"
 #include "actors/scheduler/core/grouping.hpp"
 #include "actors/scheduler/core/grouping_memo.hpp"
+#include "actors/scheduler/core/plugins/builtin.hpp"
 #include "actors/scheduler/core/pod_group_objects.hpp"
-#include "actors/scheduler/core/gpu_request.hpp"
 #include "actors/scheduler/core/pod_status.hpp"
 #include "actors/scheduler/core/preemption_delay.hpp"
-#include "actors/scheduler/core/plugins/builtin.hpp"
 #include "actors/scheduler/core/session_keeper.hpp"
 #include "k8s/model/kinds.hpp"
 #include "k8s/model/time.hpp"

@@ -123,7 +123,6 @@ bool begin_memo(GroupingMemo& memo, const model::ObjectRefs& objects, const std:
 
 }  // namespace
 
-
 void PodGroupAssignment::add_pod(uint32_t pod, std::string sub_group) {
   pods.push_back(pod);
   if (sub_group.empty() && pod_sub_groups.empty()) return;
@@ -133,7 +132,8 @@ void PodGroupAssignment::add_pod(uint32_t pod, std::string sub_group) {
 
 void PodGroupAssignment::set_own(std::string queue, bool queue_defaulted, std::string priority_class_name,
                                  std::string preemptibility) {
-  own_.mut() = Own{std::move(queue), queue_defaulted, std::move(priority_class_name), std::move(preemptibility)};
+  own_.mut() =
+      Own{std::move(queue), queue_defaulted, std::move(priority_class_name), std::move(preemptibility)};
   own_set_ = true;
 }
 
@@ -250,13 +250,15 @@ std::vector<PodGroupAssignment> group_pods(const model::ObjectRefs& objects,
         std::string queue = label(pod, model::kQueueLabel);
         const bool defaulted = queue.empty();
         if (defaulted) queue = default_queue;
-        a.set_own(std::move(queue), defaulted, pod.priority_class_name.empty() ? "train" : pod.priority_class_name,
+        a.set_own(std::move(queue), defaulted,
+                  pod.priority_class_name.empty() ? "train" : pod.priority_class_name,
                   label(pod, model::kPreemptibilityLabel));
       }
       a.creation_timestamp = pod.meta.creation_timestamp;
     }
     PodGroupAssignment& a = out[it->second];
-    a.add_pod(i, spec && !spec->rare->sub_group.empty() ? spec->rare->sub_group : label(pod, model::kSubGroupLabel));
+    a.add_pod(i, spec && !spec->rare->sub_group.empty() ? spec->rare->sub_group
+                                                        : label(pod, model::kSubGroupLabel));
     if (!invalid.first.empty() &&
         std::find(a.invalid.begin(), a.invalid.end(), invalid) == a.invalid.end()) {
       a.invalid.push_back(std::move(invalid));

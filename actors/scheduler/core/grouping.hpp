@@ -54,9 +54,12 @@ struct PodGroupAssignment {
   const std::string& priority_class_name() const {
     return from_spec() ? spec->priority_class_name : own_->priority_class_name;
   }
-  const std::string& preemptibility() const { return from_spec() ? spec->preemptibility : own_->preemptibility; }
+  const std::string& preemptibility() const {
+    return from_spec() ? spec->preemptibility : own_->preemptibility;
+  }
   /// Gives a group the grouper did not decide its own queue, priority class and preemptibility.
-  void set_own(std::string queue, bool queue_defaulted, std::string priority_class_name, std::string preemptibility);
+  void set_own(std::string queue, bool queue_defaulted, std::string priority_class_name,
+               std::string preemptibility);
   int32_t min_member = 1;
   int64_t creation_timestamp = 0;
   /// Why the group cannot be scheduled before anything is tried: an owner not projected yet, an

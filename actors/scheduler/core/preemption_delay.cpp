@@ -20,8 +20,9 @@ bool within_preemption_delay(const JobInfo& job, int64_t now_ms) {
 }
 
 void record_preemption_delay(JobInfo& job) {
-  const bool recorded = std::any_of(job.fit_errors.begin(), job.fit_errors.end(),
-                                    [](const FitReason& r) { return r.reason == kPreemptionDelayNotElapsed; });
+  const bool recorded = std::any_of(job.fit_errors.begin(), job.fit_errors.end(), [](const FitReason& r) {
+    return r.reason == kPreemptionDelayNotElapsed;
+  });
   const auto end = preemption_delay_end_ms(job);
   if (recorded || !end) return;
   // KAI's words: the delay as Go prints a duration, the end as RFC 3339 in UTC (whole seconds).

@@ -82,16 +82,16 @@ void add_pytorch_worker_sub_groups(GroupSpec& g, const model::WorkloadOwner& job
   if (const std::string* v = find_in(pod.meta.annotations, model::kSegmentSizeAnnotation); v != nullptr && !v->empty()) {
     size = parse_int(v);
     if (!size || *size <= 0) {
-      g.rare.mut().error = "pod " + pod_name(pod) + ": annotation " + model::kSegmentSizeAnnotation + " \"" + *v +
-                "\" is not a positive integer";
+      g.rare.mut().error = "pod " + pod_name(pod) + ": annotation " + model::kSegmentSizeAnnotation + " \"" +
+                           *v + "\" is not a positive integer";
       return;
     }
   } else if (worker_template != nullptr) {
     if (const std::string* v = find_in(*worker_template, model::kSegmentSizeAnnotation); v != nullptr && !v->empty()) {
       size = parse_int(v);
       if (!size || *size <= 0) {
-        g.rare.mut().error = owner_name(job) + ": worker template annotation " + model::kSegmentSizeAnnotation + " \"" + *v +
-                  "\" is not a positive integer";
+        g.rare.mut().error = owner_name(job) + ": worker template annotation " +
+                             model::kSegmentSizeAnnotation + " \"" + *v + "\" is not a positive integer";
         return;
       }
     }
@@ -103,8 +103,9 @@ void add_pytorch_worker_sub_groups(GroupSpec& g, const model::WorkloadOwner& job
     return;
   }
   if (segments > kMaxSegments) {
-    g.rare.mut().error = owner_name(job) + ": segment size " + std::to_string(*size) + " makes " + std::to_string(segments) +
-              " worker segments, more than " + std::to_string(kMaxSegments);
+    g.rare.mut().error = owner_name(job) + ": segment size " + std::to_string(*size) + " makes " +
+                         std::to_string(segments) + " worker segments, more than " +
+                         std::to_string(kMaxSegments);
     return;
   }
   int32_t pod_segment = -1;
@@ -112,7 +113,9 @@ void add_pytorch_worker_sub_groups(GroupSpec& g, const model::WorkloadOwner& job
     const std::string* index = find_in(pod.meta.labels, "training.kubeflow.org/replica-index");
     const auto n = parse_int(index);
     if (!n || *n < 0) {
-      g.rare.mut().error = "pod " + pod_name(pod) + " of a segmented PyTorchJob has no valid training.kubeflow.org/replica-index label";
+      g.rare.mut().error =
+          "pod " + pod_name(pod) +
+          " of a segmented PyTorchJob has no valid training.kubeflow.org/replica-index label";
       return;
     }
     pod_segment = *n / *size;
@@ -133,7 +136,8 @@ void add_pytorch_worker_sub_groups(GroupSpec& g, const model::WorkloadOwner& job
     s.topology_constraint = topology;
     g.rare.mut().sub_groups.push_back(std::move(s));
   }
-  if (pod_segment >= 0 && pod_segment < segments) g.rare.mut().sub_group = "worker-" + std::to_string(pod_segment);
+  if (pod_segment >= 0 && pod_segment < segments)
+    g.rare.mut().sub_group = "worker-" + std::to_string(pod_segment);
 }
 
 void add_leader_worker_sub_groups(GroupSpec& g, const model::WorkloadOwner& lws, const model::Pod& pod,
@@ -154,14 +158,15 @@ void add_leader_worker_sub_groups(GroupSpec& g, const model::WorkloadOwner& lws,
     return;
   }
   if (*segment <= 1 || *segment > size) {
-    g.rare.mut().error = owner_name(lws) + ": segment size " + std::to_string(*segment) + " must be above 1 and at most the group size " +
-              std::to_string(size);
+    g.rare.mut().error = owner_name(lws) + ": segment size " + std::to_string(*segment) +
+                         " must be above 1 and at most the group size " + std::to_string(size);
     return;
   }
   const std::string& policy = lws.sub_group_policy_type;
   const bool leader_excluded = policy == "LeaderExcluded";
   if (!leader_excluded && !policy.empty() && policy != "LeaderWorker") {
-    g.rare.mut().error = owner_name(lws) + ": subGroupPolicyType " + policy + " is not LeaderWorker or LeaderExcluded";
+    g.rare.mut().error =
+        owner_name(lws) + ": subGroupPolicyType " + policy + " is not LeaderWorker or LeaderExcluded";
     return;
   }
   // The workers 1..size-1 fill segments of `segment`; when they divide evenly the leader (index 0)
@@ -169,18 +174,21 @@ void add_leader_worker_sub_groups(GroupSpec& g, const model::WorkloadOwner& lws,
   const bool divisible = (size - 1) % *segment == 0;
   auto segment_of = [&](int32_t w) { return w == 0 ? 0 : divisible ? (w - 1) / *segment : w / *segment; };
   if (leader_excluded && !divisible) {
-    g.rare.mut().error = owner_name(lws) + ": subGroupPolicyType LeaderExcluded needs the " + std::to_string(size - 1) +
-              " workers to divide into segments of " + std::to_string(*segment);
+    g.rare.mut().error = owner_name(lws) + ": subGroupPolicyType LeaderExcluded needs the " +
+                         std::to_string(size - 1) + " workers to divide into segments of " +
+                         std::to_string(*segment);
     return;
   }
   const int32_t segments = segment_of(size - 1) + 1;
   if (segments > kMaxSegments) {
-    g.rare.mut().error = owner_name(lws) + ": segment size " + std::to_string(*segment) + " makes " + std::to_string(segments) +
-              " segments, more than " + std::to_string(kMaxSegments);
+    g.rare.mut().error = owner_name(lws) + ": segment size " + std::to_string(*segment) + " makes " +
+                         std::to_string(segments) + " segments, more than " + std::to_string(kMaxSegments);
     return;
   }
   if (!worker_index) {
-    g.rare.mut().error = "pod " + pod_name(pod) + " of a segmented LeaderWorkerSet has no leaderworkerset.sigs.k8s.io/worker-index label";
+    g.rare.mut().error =
+        "pod " + pod_name(pod) +
+        " of a segmented LeaderWorkerSet has no leaderworkerset.sigs.k8s.io/worker-index label";
     return;
   }
   // Each segment's members counted, so that the last (partial) segment and the one holding the
@@ -201,13 +209,18 @@ void add_leader_worker_sub_groups(GroupSpec& g, const model::WorkloadOwner& lws,
     g.rare.mut().sub_groups.push_back(std::move(s));
   }
   if (leader_excluded) {
-    g.rare.mut().sub_group = is_leader ? "leader" : pod_segment < segments ? "segment-" + std::to_string(pod_segment) : "";
+    g.rare.mut().sub_group = is_leader                ? "leader"
+                             : pod_segment < segments ? "segment-" + std::to_string(pod_segment)
+                                                      : "";
     return;
   }
   g.rare.mut().sub_groups.push_back(leaf("leader", 1, "segment-0"));
   g.rare.mut().sub_groups.push_back(leaf("workers", members[0] - 1, "segment-0"));
-  g.rare.mut().sub_group = is_leader ? "leader" : pod_segment == 0 ? "workers" : "segment-" + std::to_string(pod_segment);
-  if (pod_segment >= segments) g.rare.mut().sub_group.clear();  // an index beyond the group's size: in no segment
+  g.rare.mut().sub_group = is_leader          ? "leader"
+                           : pod_segment == 0 ? "workers"
+                                              : "segment-" + std::to_string(pod_segment);
+  if (pod_segment >= segments)
+    g.rare.mut().sub_group.clear();  // an index beyond the group's size: in no segment
 }
 
 }  // namespace kai::core

@@ -318,8 +318,8 @@ void SessionBuilder::derive_job(const PodGroupAssignment& g, uint32_t job_id, ui
       required += l.min_available;
     }
     // A pod the grouper put in no subgroup (a RayJob's submitter) is in a set of its own, not required.
-    if (g.pod_sub_groups.empty() ||
-        std::find(g.pod_sub_groups.begin(), g.pod_sub_groups.end(), std::string()) != g.pod_sub_groups.end()) {
+    if (g.pod_sub_groups.empty() || std::find(g.pod_sub_groups.begin(), g.pod_sub_groups.end(),
+                                              std::string()) != g.pod_sub_groups.end()) {
       leaf_sets.emplace_back("", 0);
     }
     job.min_member = std::max(required, 1);
@@ -352,7 +352,9 @@ void SessionBuilder::derive_job(const PodGroupAssignment& g, uint32_t job_id, ui
                     : *preemptibility == "non-preemptible" ? false
                                                            : job.priority < 100;
   if (auto it = ssn_.queue_index.find(job.queue_name); it == ssn_.queue_index.end()) {
-    job.invalid.push_back({"QueueDoesNotExist", missing_queue_message(job.queue_name, g.pod_group == nullptr && g.queue_defaulted())});
+    job.invalid.push_back(
+        {"QueueDoesNotExist",
+         missing_queue_message(job.queue_name, g.pod_group == nullptr && g.queue_defaulted())});
   } else if (!ssn_.queues[it->second].is_leaf()) {
     job.invalid.push_back({"QueueIsNotLeaf", "Queue '" + job.queue_name +
                                                  "' has child queues; only leaf queues can run workloads"});
@@ -365,9 +367,9 @@ void SessionBuilder::derive_job(const PodGroupAssignment& g, uint32_t job_id, ui
     const model::Pod& pod = *objects_->pods[pod_index];
     // A pod in no subgroup: the group's one set "default", or the elastic set "" beside subgroups.
     static const std::string kDefaultSet = "default";
-    const std::string& set_name =
-        g.pod_sub_group(member).empty() && job.pod_sets[0].name == kDefaultSet ? kDefaultSet
-                                                                               : g.pod_sub_group(member);
+    const std::string& set_name = g.pod_sub_group(member).empty() && job.pod_sets[0].name == kDefaultSet
+                                      ? kDefaultSet
+                                      : g.pod_sub_group(member);
     uint16_t set = 0;
     bool found = false;
     for (size_t s = 0; s < job.pod_sets.size(); ++s) {

@@ -36,10 +36,10 @@ bool same_group(const PodGroupAssignment& a, const model::ObjectRefs& a_objects,
   // (the grouping memo hands it on) for the same pods is the same group.
   if (a.spec == b.spec) return true;
   const bool same_spec = a.spec != nullptr && b.spec != nullptr && *a.spec == *b.spec;
-  return same_spec && a.namespace_ == b.namespace_ && a.name == b.name && a.uid == b.uid && a.queue() == b.queue() &&
-         a.queue_defaulted() == b.queue_defaulted() && a.priority_class_name() == b.priority_class_name() &&
-         a.preemptibility() == b.preemptibility() && a.min_member == b.min_member &&
-         a.creation_timestamp == b.creation_timestamp;
+  return same_spec && a.namespace_ == b.namespace_ && a.name == b.name && a.uid == b.uid &&
+         a.queue() == b.queue() && a.queue_defaulted() == b.queue_defaulted() &&
+         a.priority_class_name() == b.priority_class_name() && a.preemptibility() == b.preemptibility() &&
+         a.min_member == b.min_member && a.creation_timestamp == b.creation_timestamp;
 }
 
 /// `table` at least `size` long, with room to grow: a relayout that adds a job reallocates it only

@@ -94,7 +94,8 @@ void Statement::commit(const std::string& action, const std::string& by) {
         // now (preemption_delay.hpp), and the time is written back as its PodGroup's annotation.
         JobInfo& victim = ssn_.jobs[t.job];
         victim.last_eviction = ssn_.record_time();
-        ssn_.annotation_updates[t.job][model::kLastEvictionAnnotation] = model::format_rfc3339(*victim.last_eviction);
+        ssn_.annotation_updates[t.job][model::kLastEvictionAnnotation] =
+            model::format_rfc3339(*victim.last_eviction);
         break;
       }
       default:

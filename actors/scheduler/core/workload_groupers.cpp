@@ -83,7 +83,7 @@ GroupSpec batch_job(const model::WorkloadOwner& job, const model::Pod& pod, cons
       g.min_member = *n;
     } else {
       g.rare.mut().error = describe(job) + ": annotation " + model::kBatchMinMemberAnnotation + " \"" + *v +
-                "\" is not an integer";
+                           "\" is not an integer";
     }
   }
   return g;
@@ -109,7 +109,7 @@ GroupSpec legacy_jobset_group(GroupSpec g, const model::WorkloadOwner& js, const
   const std::string* rj_name = label(pod, "jobset.sigs.k8s.io/replicatedjob-name");
   if (rj_name == nullptr || rj_name->empty()) {
     g.rare.mut().error = "pod " + pod.meta.namespace_ + "/" + pod.meta.name +
-              " of JobSet has no jobset.sigs.k8s.io/replicatedjob-name label";
+                         " of JobSet has no jobset.sigs.k8s.io/replicatedjob-name label";
     return g;
   }
   if (js.startup_policy == "InOrder") g.name += "-" + *rj_name;
@@ -118,7 +118,7 @@ GroupSpec legacy_jobset_group(GroupSpec g, const model::WorkloadOwner& js, const
       g.min_member = *n;
     } else {
       g.rare.mut().error = describe(js) + ": annotation " + model::kBatchMinMemberAnnotation + " \"" + *v +
-                "\" is not an integer";
+                           "\" is not an integer";
     }
   }
   return g;
@@ -138,7 +138,7 @@ GroupSpec jobset(const model::WorkloadOwner& js, const model::Pod& pod, const Ow
     auto n = parse_int(v);
     if (!n || *n < 1) {
       g.rare.mut().error = describe(js) + ": annotation " + model::kBatchMinMemberAnnotation + " \"" + *v +
-                "\" is not an integer of at least 1";
+                           "\" is not an integer of at least 1";
       return g;
     }
     g.rare.mut().min_sub_group = std::min(*n, count);
@@ -156,8 +156,9 @@ GroupSpec jobset(const model::WorkloadOwner& js, const model::Pod& pod, const Ow
     if (const std::string* v = find_in(rj.template_annotations, model::kBatchMinMemberAnnotation)) {
       auto n = parse_int(v);
       if (!n || *n < 1) {
-        g.rare.mut().error = describe(js) + ": replicatedJob " + rj.name + " annotation " + model::kBatchMinMemberAnnotation +
-                  " \"" + *v + "\" is not an integer of at least 1";
+        g.rare.mut().error = describe(js) + ": replicatedJob " + rj.name + " annotation " +
+                             model::kBatchMinMemberAnnotation + " \"" + *v +
+                             "\" is not an integer of at least 1";
         return g;
       }
       leaf_min = *n;
@@ -172,7 +173,7 @@ GroupSpec jobset(const model::WorkloadOwner& js, const model::Pod& pod, const Ow
   const std::string* job_index = label(pod, "jobset.sigs.k8s.io/job-index");
   if (rj_name == nullptr || job_index == nullptr) {
     g.rare.mut().error = "pod " + pod.meta.namespace_ + "/" + pod.meta.name +
-              " of JobSet has no jobset.sigs.k8s.io/replicatedjob-name or job-index label";
+                         " of JobSet has no jobset.sigs.k8s.io/replicatedjob-name or job-index label";
     return g;
   }
   g.rare.mut().sub_group = *rj_name + "-replica-" + *job_index;
@@ -249,7 +250,8 @@ GroupSpec kubeflow(const model::WorkloadOwner& job, const model::Pod& pod, const
   if (const model::WorkloadReplicas* worker = replica(job, "Worker")) {
     add_pytorch_worker_sub_groups(g, job, pod, worker->replicas.value_or(1), std::max(0, g.min_member - masters));
   }
-  if (g.rare->sub_group.empty() && g.rare->error.empty()) join_sub_group_of_label(g, pod, "training.kubeflow.org/replica-type");
+  if (g.rare->sub_group.empty() && g.rare->error.empty())
+    join_sub_group_of_label(g, pod, "training.kubeflow.org/replica-type");
   return g;
 }
 
@@ -265,7 +267,8 @@ GroupSpec ray(const model::WorkloadOwner& top, const model::Pod& pod, const Owne
     }
     auto it = index.owners.find(model::owner_key("RayCluster.ray.io", top.meta.namespace_, top.ray_cluster_name));
     if (it == index.owners.end()) {
-      g.rare.mut().waiting_for = "waiting for owner RayCluster " + top.meta.namespace_ + "/" + top.ray_cluster_name;
+      g.rare.mut().waiting_for =
+          "waiting for owner RayCluster " + top.meta.namespace_ + "/" + top.ray_cluster_name;
       return g;
     }
     cluster = it->second;
@@ -280,7 +283,8 @@ GroupSpec ray(const model::WorkloadOwner& top, const model::Pod& pod, const Owne
     const int32_t min_replicas = wg.min_replicas.value_or(0);
     if (wg.suspended || (replicas == 0 && min_replicas == 0)) continue;
     if (min_replicas > replicas) {
-      g.rare.mut().error = describe(*cluster) + ": worker group " + wg.name + " has minReplicas above replicas";
+      g.rare.mut().error =
+          describe(*cluster) + ": worker group " + wg.name + " has minReplicas above replicas";
       return g;
     }
     const int32_t count = (min_replicas > 0 ? min_replicas : replicas) * wg.num_of_hosts.value_or(1);
@@ -313,7 +317,8 @@ GroupSpec leader_worker_set(const model::WorkloadOwner& lws, const model::Pod& p
   if (const std::string* w = label(pod, "leaderworkerset.sigs.k8s.io/worker-index")) {
     worker_index = parse_int(w);
     if (!worker_index || *worker_index < 0) {
-      g.rare.mut().error = "pod " + pod.meta.namespace_ + "/" + pod.meta.name + ": worker-index \"" + *w + "\" is not valid";
+      g.rare.mut().error =
+          "pod " + pod.meta.namespace_ + "/" + pod.meta.name + ": worker-index \"" + *w + "\" is not valid";
       return g;
     }
   }
@@ -335,7 +340,8 @@ GroupSpec knative(const OwnerChain& chain, const model::Pod& pod, const OwnerInd
   const std::string* revision = label(pod, "serving.knative.dev/revision");
   if (revision == nullptr) {
     GroupSpec g = top_only(*chain.owners.back(), pod, index, default_queue, "inference");
-    g.rare.mut().error = "pod " + pod.meta.namespace_ + "/" + pod.meta.name + " has no serving.knative.dev/revision label";
+    g.rare.mut().error =
+        "pod " + pod.meta.namespace_ + "/" + pod.meta.name + " has no serving.knative.dev/revision label";
     return g;
   }
   auto it = index.owners.find(model::owner_key("Revision.serving.knative.dev", pod.meta.namespace_, *revision));
@@ -359,7 +365,8 @@ GroupSpec knative(const OwnerChain& chain, const model::Pod& pod, const OwnerInd
   }
   g.preemptibility.clear();
   // Only what the grouper decided itself (KAI's Knative grouper sets no delays or topology).
-  if (g.rare->preemption_delay_seconds || g.rare->staleness_grace_period_seconds || !g.rare->topology.empty()) {
+  if (g.rare->preemption_delay_seconds || g.rare->staleness_grace_period_seconds ||
+      !g.rare->topology.empty()) {
     GroupSpecRare& rare = g.rare.mut();
     rare.preemption_delay_seconds.reset();
     rare.staleness_grace_period_seconds.reset();
@@ -438,7 +445,8 @@ GroupSpec group_by_kind(const OwnerChain& chain, const model::Pod& pod, const Ow
       if (o->group == "batch" && o->kind == "Job") return default_grouper(*o, pod, {o}, index, default_queue, "train");
     }
     GroupSpec g = default_grouper(top, pod, {&top}, index, default_queue, "train");
-    g.rare.mut().error = "pod " + pod.meta.namespace_ + "/" + pod.meta.name + " of CronJob has no owner reference of type Job";
+    g.rare.mut().error =
+        "pod " + pod.meta.namespace_ + "/" + pod.meta.name + " of CronJob has no owner reference of type Job";
     return g;
   }
   if (group == "jobset.x-k8s.io" && kind == "JobSet") return jobset(top, pod, index, default_queue);
