@@ -17,6 +17,7 @@
 #include "actors/scheduler/core/session.hpp"
 #include "actors/scheduler/core/session_keeper.hpp"
 #include "events/projection.hpp"
+#include "k8s/model/json_codec.hpp"
 #include "k8s/model/kinds.hpp"
 #include "k8s/model/well_known_names.hpp"
 #include "tools/kai-gen/generator.hpp"
@@ -204,6 +205,43 @@ struct Arrivals {
   uint64_t next = 0;
 };
 
+/// The watch's echo of the status writes: each PodGroup and Queue patched by a cycle is replaced by
+/// a copy with the patch applied, as the daemon's cut receives it, so that the next cycle finds it
+/// in sync. Every version stays alive. The arrivals' PodGroups (namespace "bench") keep their objects:
+/// Arrivals takes them out by address.
+struct StatusEcho {
+  void apply(kai::model::ObjectRefs& refs, const std::vector<kai::events::StatusWrite>& writes) {
+    std::map<std::string, size_t> group_at, queue_at;
+    for (const auto& w : writes) {
+      if (w.settled || w.patch_json.empty()) continue;
+      if (group_at.empty()) {
+        for (size_t i = 0; i < refs.pod_groups.size(); ++i) group_at[kai::model::object_key(refs.pod_groups[i]->meta)] = i;
+        for (size_t i = 0; i < refs.queues.size(); ++i) queue_at[refs.queues[i]->meta.name] = i;
+      }
+      const bool group = w.kind == "PodGroup";
+      auto& at = group ? group_at : queue_at;
+      auto it = at.find(w.object);
+      if (it == at.end()) continue;
+      if (group && refs.pod_groups[it->second]->meta.namespace_ == "bench") continue;
+      nlohmann::json j = group ? kai::model::encode(*refs.pod_groups[it->second]) : kai::model::encode(*refs.queues[it->second]);
+      j.merge_patch(nlohmann::json::parse(w.patch_json));
+      kai::model::ClusterObjects decoded;
+      if (!kai::model::decode_object_into(j, decoded).is_ok()) continue;
+      ++echoed;
+      if (group) {
+        pod_groups.push_back(std::move(decoded.pod_groups.at(0)));
+        refs.pod_groups[it->second] = &pod_groups.back();
+      } else {
+        queues.push_back(std::move(decoded.queues.at(0)));
+        refs.queues[it->second] = &queues.back();
+      }
+    }
+  }
+  std::deque<kai::model::PodGroup> pod_groups;
+  std::deque<kai::model::Queue> queues;
+  uint64_t echoed = 0;
+};
+
 /// The daemon's session build between two cycles 100 pod confirmations apart: the pod grouper's
 /// decisions come from the memo the last build left (actors/scheduler/core/grouping_memo.hpp), so only
 /// the changed pods are grouped again. Each iteration replaces the objects of the same 100 running pods
@@ -243,7 +281,8 @@ void BM_SessionBuildAfterConfirmations(benchmark::State& state) {
 /// the actions run each cycle). The 100 running pods' objects are replaced each iteration, as in
 /// BM_SessionBuildAfterConfirmations: a change the actions do not read. Third argument: 1 = a gang
 /// also arrives and one leaves each iteration (Arrivals), which a kept session follows by laying its
-/// jobs out anew (actors/scheduler/core/session_relayout.cpp).
+/// jobs out anew (actors/scheduler/core/session_relayout.cpp). Each cycle's status writes reach the
+/// next cycle's PodGroups and Queues, as the watch brings them (StatusEcho).
 void BM_CycleAfterConfirmations(benchmark::State& state) {
   const auto& objects = cluster(state.range(0), false);
   const bool keep = state.range(1) != 0;
@@ -274,6 +313,7 @@ void BM_CycleAfterConfirmations(benchmark::State& state) {
   std::vector<kai::events::Decision> first_decisions;
   double repeated_ms = 0, repeated_session_ms = 0;
   int repeated_cycles = 0;
+  StatusEcho echo;
   auto run = [&](bool timed) {
     in.objects = refs;
     in.cycle_id = ++cycle;
@@ -302,6 +342,11 @@ void BM_CycleAfterConfirmations(benchmark::State& state) {
                                                                      in.options.scheduler_name, 0, in.options.now_ms}};
     for (auto& p : kai::core::cycle_records(out, cycle, 0)) batch.push_back(std::move(p));
     for (auto& p : batch) kai::events::apply_record(records, kai::events::Event{++seq, 0, kai::events::kSchemaVersion, p});
+    if (cycle > 2) {
+      spent["status_writes"] += static_cast<double>(std::count_if(
+          out.status_writes.begin(), out.status_writes.end(), [](const auto& w) { return !w.settled; }));
+    }
+    echo.apply(refs, out.status_writes);
     if (timed) state.ResumeTiming();
     if (keep) keeper.keep(std::move(out.session), std::move(out.refs), out.patched, alive);
   };

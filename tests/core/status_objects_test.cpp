@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "actors/scheduler/core/cycle.hpp"
@@ -250,6 +252,80 @@ TEST(StatusObjects, TheMarkHashIgnoresTheConditionsTime) {
   EXPECT_EQ(events::status_write_hash(a), events::status_write_hash(b));
   b.patch_json = R"({"status":{"schedulingConditions":[{"lastTransitionTime":"2027-01-15T08:00:31Z","type":"Y"}]}})";
   EXPECT_NE(events::status_write_hash(a), events::status_write_hash(b));
+}
+
+/// A session's pass remembers the groups it found settled (actors/scheduler/core/status_memo.hpp). A
+/// group with a pending pod is never one of them, even without a condition to write (one of its
+/// pods runs): the actions may evict that pod, and the same pass must then give the group its
+/// condition.
+TEST(StatusObjects, AGroupWaitingBesideARunningPodGetsItsConditionOnceTheActionsEvictThatPod) {
+  const Json in_sync = {{"resourcesStatus",
+                         {{"requested", {{"cpu", "2"}, {"nvidia.com/gpu", "8"}}},
+                          {"allocated", {{"cpu", "1"}, {"nvidia.com/gpu", "4"}}}}}};
+  auto o = model::decode_snapshot(
+      Json{{"apiVersion", "v1"},
+           {"kind", "List"},
+           {"items", {node("n1", 4), queue("team", ""), pod_group("elastic", 1, "train", in_sync),
+                      pod("elastic-0", "elastic", 4, "n1"), pod("elastic-1", "elastic", 4)}}}
+          .dump());
+  ASSERT_TRUE(o) << o.message();
+  const model::ClusterObjects objects = std::move(o).value();
+  const model::ObjectRefs refs = model::ObjectRefs::of(objects);
+  SessionOptions options;
+  options.now = kNow;
+  Session ssn(refs, options);
+  const events::UnschedulableEvent why{5, "ns/elastic", "team", {{"Unschedulable", "0/1 nodes have 4 free GPUs"}}, {}};
+  auto group_write = [&](const StatusOutput& out) {
+    return std::find_if(out.writes.begin(), out.writes.end(),
+                        [](const events::StatusWrite& w) { return w.mark_key() == "PodGroup ns/elastic"; });
+  };
+  const StatusOutput first = status_writes(ssn, refs, {why}, nullptr, 5);
+  EXPECT_EQ(group_write(first), first.writes.end()) << "in sync, and a pod runs: no condition";
+  for (uint32_t t = 0; t < ssn.tasks.size(); ++t) {
+    if (ssn.tasks[t].key == "ns/elastic-0") ssn.set_task_state(t, PodStatus::kReleasing, ssn.tasks[t].node, {}, 0);
+  }
+  const StatusOutput second = status_writes(ssn, refs, {why}, nullptr, 6);
+  const auto w = group_write(second);
+  ASSERT_NE(w, second.writes.end()) << "the running pod was evicted: the group gets its condition";
+  const Json patch = Json::parse(w->patch_json);
+  EXPECT_EQ(patch["status"]["schedulingConditions"][0]["message"], "0/1 nodes have 4 free GPUs");
+}
+
+/// Nor is a group whose PodGroup shows a condition: while its pod is pipelined (in flight) the
+/// condition stays, and when the next cycle's actions leave the pod pending again with another
+/// reason, the condition follows.
+TEST(StatusObjects, AGroupWithAConditionIsRevisitedAfterItsPodWasInFlight) {
+  const Json status = {{"resourcesStatus", {{"requested", {{"cpu", "1"}, {"nvidia.com/gpu", "4"}}}}},
+                       {"schedulingConditions",
+                        Json::array({{{"type", "UnschedulableOnNodePool"},
+                                      {"nodePool", "default"},
+                                      {"reason", "Unschedulable"},
+                                      {"message", "an older reason"},
+                                      {"status", "True"},
+                                      {"transitionID", "1"},
+                                      {"lastTransitionTime", "2027-01-15T08:00:00Z"}}})}};
+  auto o = model::decode_snapshot(Json{{"apiVersion", "v1"},
+                                       {"kind", "List"},
+                                       {"items", {node("n1", 4), queue("team", ""), pod_group("one", 1, "train", status),
+                                                  pod("one-0", "one", 4)}}}
+                                      .dump());
+  ASSERT_TRUE(o) << o.message();
+  const model::ClusterObjects objects = std::move(o).value();
+  const model::ObjectRefs refs = model::ObjectRefs::of(objects);
+  SessionOptions options;
+  options.now = kNow;
+  Session ssn(refs, options);
+  ASSERT_EQ(ssn.tasks.size(), 1U);
+  ssn.set_task_state(0, PodStatus::kPipelined, 0, {}, 0);
+  const StatusOutput first = status_writes(ssn, refs, {}, nullptr, 5);
+  EXPECT_TRUE(first.writes.empty() || first.writes.front().mark_key() != "PodGroup ns/one") << "in flight: no write";
+  ssn.set_task_state(0, PodStatus::kPending, kNoNode, {}, 0);
+  const events::UnschedulableEvent why{6, "ns/one", "team", {{"Unschedulable", "a newer reason"}}, {}};
+  const StatusOutput second = status_writes(ssn, refs, {why}, nullptr, 6);
+  ASSERT_FALSE(second.writes.empty());
+  EXPECT_EQ(second.writes.front().mark_key(), "PodGroup ns/one");
+  EXPECT_EQ(Json::parse(second.writes.front().patch_json)["status"]["schedulingConditions"][0]["message"],
+            "a newer reason");
 }
 
 }  // namespace

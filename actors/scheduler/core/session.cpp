@@ -13,6 +13,7 @@
 #include "actors/scheduler/core/plugin.hpp"
 #include "actors/scheduler/core/queue_sums.hpp"
 #include "actors/scheduler/core/session_builder.hpp"
+#include "actors/scheduler/core/status_memo.hpp"
 
 namespace kai::core {
 
@@ -63,6 +64,11 @@ bool Session::has_synthesised_job(std::string_view uid) const {
 }
 
 void Session::forget_synthesised_uids() { synthesised_uids_.reset(); }
+
+StatusMemo& Session::status_memo() const {
+  if (!status_memo_) status_memo_ = std::make_unique<StatusMemo>();
+  return *status_memo_;
+}
 
 void Session::open_plugins() {
   const PluginRegistry& registry = builtin_plugins();

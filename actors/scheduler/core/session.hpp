@@ -122,6 +122,7 @@ class Plugin;
 class SessionBuilder;
 struct VictimPool;
 class InterPodConstraints;
+struct StatusMemo;
 
 class Session {
  public:
@@ -275,12 +276,17 @@ class Session {
   /// 150,000 uids again (session.cpp).
   bool has_synthesised_job(std::string_view uid) const;
 
+  /// What the status pass remembers of this session between cycles (status_memo.hpp); empty (not
+  /// primed) until the first pass after a build or a relayout.
+  StatusMemo& status_memo() const;
+
  private:
   friend class SessionBuilder;
   friend class SessionKeeper;
   struct SynthesisedUids;
   /// Views of `groups`' uids; null until asked, and again after a relayout.
   mutable std::unique_ptr<SynthesisedUids> synthesised_uids_;
+  mutable std::unique_ptr<StatusMemo> status_memo_;
   void forget_synthesised_uids();
   void open_plugins();
   /// Takes back what the last cycle's actions and plugins changed: every task to its built state

@@ -6,6 +6,7 @@
 #include "actors/scheduler/core/plugin.hpp"
 #include "actors/scheduler/core/session.hpp"
 #include "actors/scheduler/core/session_builder.hpp"
+#include "actors/scheduler/core/status_memo.hpp"
 
 namespace kai::core {
 namespace {
@@ -133,6 +134,16 @@ bool Session::refresh(const model::ObjectRefs& objects, const SessionOptions& op
     }
   }
   take_objects(options, replaced_nodes);
+  if (status_memo_ && status_memo_->primed) {
+    // The status pass follows the PodGroups replaced and the jobs derived again; without the old
+    // objects it cannot, and starts afresh.
+    if (previous == nullptr && !changed_pod_groups.empty()) {
+      status_memo_.reset();
+    } else {
+      for (uint32_t k : changed_pod_groups) status_memo_->replace_pod_group(*previous->pod_groups[k], *objects.pod_groups[k]);
+      for (uint32_t j : dirty) status_memo_->unsettle(j);
+    }
+  }
   for (uint32_t k : changed_pod_groups) groups[static_cast<uint32_t>(built_.pod_group_job[k])].pod_group = objects.pod_groups[k];
   builder_->retarget(&objects);
   // What a changed pod of another scheduler holds on its node, taken back and put anew (a build
@@ -171,6 +182,7 @@ bool Session::relayout(const model::ObjectRefs& objects, const SessionOptions& o
   undo_cycle();
   take_objects(options, replaced_nodes);
   forget_synthesised_uids();  // views of the groups the relayout replaces
+  status_memo_.reset();       // by job id, and the relayout numbers the jobs anew
   builder_->retarget(&objects);
   const char* refusal = builder_->relayout(old_objects);
   builder_->retarget(nullptr);

@@ -7,6 +7,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "actors/scheduler/core/status_memo.hpp"
 #include "k8s/model/json_codec.hpp"
 #include "k8s/model/quantity.hpp"
 #include "k8s/model/well_known_names.hpp"
@@ -210,28 +211,51 @@ StatusOutput status_writes(const Session& ssn, const model::ObjectRefs& objects,
   std::unordered_map<std::string, const events::UnschedulableEvent*> why;
   for (const auto& u : unschedulable) why.emplace(u.pod_group, &u);
 
-  // PodGroups: resourcesStatus and schedulingConditions, each group's computed once.
-  std::unordered_map<const model::PodGroup*, model::ResourcesStatus> computed;
-  std::string mark_key;  // reused: asked of every group in sync while any write is awaited
+  // PodGroups: resourcesStatus and schedulingConditions. A kept session's pass visits only the
+  // groups that may have something to write (status_memo.hpp); the others are in sync, and their
+  // queues' sums read their watched lists.
+  StatusMemo& memo = ssn.status_memo();
+  if (!memo.primed) {
+    memo.settled.assign(ssn.jobs.size(), 0);
+    memo.watched.clear();
+    for (const model::PodGroup* pg : objects.pod_groups) memo.watched[pg->queue].add(pg->resources_status, +1);
+    memo.primed = true;
+  }
+  std::vector<char>& settled = memo.settled;
+  std::string mark_key;  // reused
   auto awaited = [&](const JobInfo& job) {
     if (marks.marks.empty()) return false;
     mark_key.assign("PodGroup ").append(job.key);  // StatusWrite::mark_key()
     return marks.marks.count(mark_key) != 0;
   };
-  for (const JobInfo& job : ssn.jobs) {
-    if (job.object == nullptr || job.object->meta.uid.empty()) continue;
+  std::map<std::string, ResourceSums, std::less<>> own = memo.watched;
+  for (uint32_t j = 0; j < ssn.jobs.size(); ++j) {
+    // A settled job has no write awaited: it settles only once its writes are, and writes come from
+    // this pass alone, which skips it.
+    if (settled[j] != 0) continue;
+    const JobInfo& job = ssn.jobs[j];
+    if (job.object == nullptr || job.object->meta.uid.empty()) {
+      settled[j] = 1;  // no PodGroup of the API server's to write
+      continue;
+    }
     const model::PodGroup& pg = *job.object;
     model::ResourcesStatus resources = pod_group_resources(ssn, job, pg.resources_status);
     std::vector<model::SchedulingCondition> conditions = pg.scheduling_conditions;
     auto w = why.find(job.key);
     const bool conditions_changed = next_conditions(ssn, job, w == why.end() ? nullptr : w->second, conditions);
     const bool resources_changed = resources != pg.resources_status;
-    // In sync and no write of it awaited: nothing to write or settle (most groups, most cycles).
-    // Marks::offer would only note it seen, which matters for awaited writes alone.
-    if (!resources_changed && !conditions_changed && !awaited(job)) {
-      computed.emplace(&pg, std::move(resources));
-      continue;
+    const bool is_awaited = awaited(job);
+    if (resources_changed) {
+      ResourceSums& sums = own[pg.queue];
+      sums.add(pg.resources_status, -1);
+      sums.add(resources, +1);
     }
+    const bool waiting = std::any_of(job.tasks.begin(), job.tasks.end(), [&](uint32_t t) {
+      return ssn.tasks[t].status == PodStatus::kPending || ssn.tasks[t].status == PodStatus::kGated;
+    });
+    settled[j] = !resources_changed && !conditions_changed && !is_awaited && !waiting && pg.scheduling_conditions.empty();
+    // In sync and no write of it awaited: nothing to write or settle.
+    if (!resources_changed && !conditions_changed && !is_awaited) continue;
     json status = json::object();
     if (resources_changed) {
       json rs = json::object();
@@ -246,19 +270,9 @@ StatusOutput status_writes(const Session& ssn, const model::ObjectRefs& objects,
     events::StatusWrite sw{cycle_id, "PodGroup", job.key, pg.meta.uid, "", false};
     if (!status.empty()) sw.patch_json = json{{"status", std::move(status)}}.dump();
     marks.offer(std::move(sw), resources_changed || conditions_changed);
-    computed.emplace(&pg, std::move(resources));
   }
 
   // Queues: their PodGroups' lists (as computed, else as watched) plus their children's, up the tree.
-  std::map<std::string, model::ResourcesStatus> own;
-  for (const model::PodGroup* pg : objects.pod_groups) {
-    auto c = computed.find(pg);
-    const model::ResourcesStatus& r = c != computed.end() ? c->second : pg->resources_status;
-    model::ResourcesStatus& q = own[pg->queue];
-    add(q.allocated, r.allocated);
-    add(q.allocated_non_preemptible, r.allocated_non_preemptible);
-    add(q.requested, r.requested);
-  }
   std::map<std::string, std::vector<std::string>> children;
   std::map<std::string, const model::Queue*> queues;
   for (const model::Queue* q : objects.queues) queues.emplace(q->meta.name, q);
@@ -272,7 +286,8 @@ StatusOutput status_writes(const Session& ssn, const model::ObjectRefs& objects,
   std::function<const model::ResourcesStatus&(const std::string&)> sum = [&](const std::string& name)
       -> const model::ResourcesStatus& {
     if (auto it = total.find(name); it != total.end()) return it->second;
-    model::ResourcesStatus r = own[name];
+    auto mine = own.find(name);
+    model::ResourcesStatus r = mine == own.end() ? model::ResourcesStatus{} : mine->second.value();
     visiting.insert(name);
     for (const std::string& child : children[name]) {
       if (visiting.count(child)) continue;
