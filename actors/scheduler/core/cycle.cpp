@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cmath>
 #include <map>
-#include <memory_resource>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -124,29 +123,28 @@ std::optional<int64_t> settle_and_assume(const events::ScheduleRecords& records,
   return hold_ends;
 }
 
-/// The cut's PodGroups by uid, which steps 2 and 4 look up. Up to 150,000 entries each cycle: held
-/// in one arena and freed at once (one node at a time, freeing such tables took most of a kept
-/// cycle's time at 5,000 nodes).
+/// The cut's PodGroups by uid, which steps 2 and 4 look up. Up to 150,000 entries each cycle: open
+/// addressing, one allocation (one node at a time, freeing such tables took most of a kept cycle's
+/// time at 5,000 nodes).
 struct PodGroupsByUid {
   explicit PodGroupsByUid(const model::ObjectRefs& refs) {
     map.reserve(refs.pod_groups.size());
     for (const auto* pg : refs.pod_groups) map.emplace(pg->meta.uid, pg);
   }
-  std::pmr::monotonic_buffer_resource arena;
-  std::pmr::unordered_map<std::string_view, const model::PodGroup*> map{&arena};
+  boost::unordered_flat_map<std::string_view, const model::PodGroup*, std::hash<std::string_view>> map;
 };
 
 /// Step 2: the job state each group starts the cycle with. A PodGroup showing a value that is
 /// neither the records' nor one the records expect (an earlier write of ours, or what was there
 /// before it) was changed by someone else: that value is adopted, and logged. Once the PodGroup
 /// shows the records' value, the older expectations are dropped (logged the same way).
-std::unordered_map<std::string, JobTimes> resolve_job_state(const CycleInput& in, const PodGroupsByUid& pod_groups,
-                                                            CycleResult& out) {
-  std::unordered_map<std::string, JobTimes> times;
+JobTimesByUid resolve_job_state(const CycleInput& in, const PodGroupsByUid& pod_groups, CycleResult& out) {
+  JobTimesByUid times;
   if (in.records == nullptr || in.records->job_states.empty()) return times;
+  times.reserve(in.records->job_states.size());
   const auto& by_uid = pod_groups.map;
   for (const auto& [uid, st] : in.records->job_states) {
-    JobTimes& t = times[uid];
+    JobTimes& t = times[std::string_view(uid)];
     std::optional<int64_t>* slots[events::kJobFields] = {&t.last_start, &t.stale_since, &t.last_eviction};
     auto pg = by_uid.find(uid);
     for (int f = 0; f < events::kJobFields; ++f) {
@@ -232,14 +230,12 @@ std::vector<std::string> gpu_groups_of(const model::Pod& pod) {
 /// Step 5: a reservation pod holds a device for its GPU group (KAI's SyncForNode). One whose group
 /// no pod on its node uses, bound, assumed or placed by this cycle, holds it for nothing; of two for one group, the one
 /// that did not report its device (or the later one) is a double reservation. Both are deleted.
-void find_orphaned_reservations(CycleResult& out) {
+void find_orphaned_reservations(const Session& ssn, CycleResult& out) {
   std::vector<std::pair<const model::Pod*, std::string>> reservations;  // with their group
   const std::string_view reservation_namespace = model::kReservationNamespace;
-  for (const model::Pod* pod : out.refs.pods) {
-    if (pod->node_name.empty() || finished(*pod) || pod->meta.namespace_ != reservation_namespace ||
-        pod->meta.deletion_timestamp) {
-      continue;
-    }
+  for (uint32_t at : ssn.reservation_pod_positions(out.refs)) {
+    const model::Pod* pod = out.refs.pods[at];
+    if (pod->node_name.empty() || finished(*pod) || pod->meta.deletion_timestamp) continue;
     auto groups = gpu_groups_of(*pod);
     if (!groups.empty()) reservations.emplace_back(pod, std::move(groups.front()));
   }
@@ -332,8 +328,10 @@ bool condition_shows(const model::Pod& pod, const std::string& reason, const std
   });
 }
 
+/// After Session::note_outcome, which lists the jobs with reasons.
 void report(const CycleInput& in, const Session& ssn, CycleResult& out) {
-  for (const auto& job : ssn.jobs) {
+  for (uint32_t j : ssn.jobs_with_reasons()) {
+    const JobInfo& job = ssn.jobs[j];
     if (job.fit_errors.empty() || ssn.active_allocated_count(job) >= job.min_member) continue;
     events::UnschedulableEvent u;
     u.cycle_id = in.cycle_id;
@@ -380,8 +378,7 @@ CycleResult run_cycle(const CycleInput& in) {
     hold_ends = settle_and_assume(*in.records, in.options.now_ms != 0 ? in.options.now_ms : in.options.now * 1000, out);
   }
   const PodGroupsByUid pod_groups_by_uid(out.refs);
-  out.job_times =
-      std::make_unique<std::unordered_map<std::string, JobTimes>>(resolve_job_state(in, pod_groups_by_uid, out));
+  out.job_times = std::make_unique<JobTimesByUid>(resolve_job_state(in, pod_groups_by_uid, out));
 
   SessionOptions options = in.options;
   options.job_times = out.job_times.get();
@@ -421,7 +418,7 @@ CycleResult run_cycle(const CycleInput& in) {
   out.warnings = ssn.warnings;
 
   record_job_state(in, ssn, pod_groups_by_uid, out);
-  if (in.reservation_cleanup) find_orphaned_reservations(out);
+  if (in.reservation_cleanup) find_orphaned_reservations(ssn, out);
   if (in.pod_group_writes) {
     out.group_writes = pod_group_writes(ssn.groups, out.refs.pods, in.records, options.pod_group_objects,
                                         ssn.now_ms(), in.cycle_id);

@@ -133,7 +133,7 @@ struct CycleResult {
   model::ObjectRefs refs;
   std::shared_ptr<std::deque<model::Pod>> patched;
   /// The job state the session started from (its options point here).
-  std::unique_ptr<std::unordered_map<std::string, JobTimes>> job_times;
+  std::unique_ptr<JobTimesByUid> job_times;
   std::unique_ptr<Session> session;
 };
 

@@ -14,6 +14,7 @@
 #include "actors/scheduler/core/queue_sums.hpp"
 #include "actors/scheduler/core/session_builder.hpp"
 #include "actors/scheduler/core/status_memo.hpp"
+#include "k8s/model/well_known_names.hpp"
 
 namespace kai::core {
 
@@ -64,6 +65,17 @@ bool Session::has_synthesised_job(std::string_view uid) const {
 }
 
 void Session::forget_synthesised_uids() { synthesised_uids_.reset(); }
+
+const std::vector<uint32_t>& Session::reservation_pod_positions(const model::ObjectRefs& objects) const {
+  if (!reservation_pods_) {
+    reservation_pods_.emplace();
+    const std::string_view reservation_namespace = model::kReservationNamespace;
+    for (uint32_t i = 0; i < objects.pods.size(); ++i) {
+      if (objects.pods[i]->meta.namespace_ == reservation_namespace) reservation_pods_->push_back(i);
+    }
+  }
+  return *reservation_pods_;
+}
 
 StatusMemo& Session::status_memo() const {
   if (!status_memo_) status_memo_ = std::make_unique<StatusMemo>();

@@ -2,6 +2,7 @@
 // A scheduling session: the dense snapshot of one cycle plus the plugin hooks the actions call
 // (KAI's session). Actions change it only through a Statement.
 
+#include <boost/unordered/unordered_flat_map.hpp>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -36,6 +37,12 @@ struct JobTimes {
   bool operator==(const JobTimes&) const = default;
 };
 
+/// Job state by group UID (SessionOptions::job_times). The keys view the UIDs of the records the
+/// cycle read (events::ScheduleRecords::job_states): a cycle's table, read while those records are
+/// unchanged. Open addressing: at 150,000 groups a table of nodes and strings made and freed each
+/// cycle cost more than the lookups.
+using JobTimesByUid = boost::unordered_flat_map<std::string_view, JobTimes, std::hash<std::string_view>>;
+
 struct SessionOptions {
   SchedulerConfig config = SchedulerConfig::defaults();
   /// Unix seconds used as "now". Default: 0 (callers pass the wall clock or --now).
@@ -65,7 +72,7 @@ struct SessionOptions {
   /// Job state by group UID, resolved by the cycle from the log (cycle.hpp). A group it holds
   /// takes these values; others read the PodGroup annotations, then their pods' PodScheduled time.
   /// Not owned. Default: null (annotations only, as kai-sim's first round).
-  const std::unordered_map<std::string, JobTimes>* job_times = nullptr;
+  const JobTimesByUid* job_times = nullptr;
   /// Each queue's historical usage by name (time-based fair share, docs/time-based-fair-share.md):
   /// the proportion plugin lowers the over-quota share of queues that used more. Not owned.
   /// Default: null (every usage 0).
@@ -269,12 +276,21 @@ class Session {
   /// What the cycle that ran on this session leaves for the next one's repeat_last_outcome: its next
   /// deadline (CycleResult::next_deadline) and whether a group was backing off.
   void note_outcome(std::optional<int64_t> next_deadline, bool backing_off);
+  /// The jobs the cycle gave reasons (fit errors, or reasons beyond their input's), ascending, as
+  /// note_outcome found them: the report reads them, and the next cycle's undo clears only them.
+  const std::vector<uint32_t>& jobs_with_reasons() const { return outcome_.with_reasons; }
 
   /// Whether `uid` is that of a job synthesised from bare pods (no PodGroup object), which the cycle
   /// asks of every group with recorded job state. Indexed at the first question after a build or a
   /// relayout and kept through refreshes, which change no group's uid: a kept cycle does not index
   /// 150,000 uids again (session.cpp).
   bool has_synthesised_job(std::string_view uid) const;
+
+  /// The positions in `objects.pods` (the cut the session was built, laid out or refreshed from) of
+  /// the pods in the GPU reservation namespace, which the cycle's clean-up reads (cycle.cpp). Indexed
+  /// at the first question after a build or a relayout and kept through refreshes, which move no pod
+  /// and change no pod's namespace.
+  const std::vector<uint32_t>& reservation_pod_positions(const model::ObjectRefs& objects) const;
 
   /// What the status pass remembers of this session between cycles (status_memo.hpp); empty (not
   /// primed) until the first pass after a build or a relayout.
@@ -287,6 +303,7 @@ class Session {
   /// Views of `groups`' uids; null until asked, and again after a relayout.
   mutable std::unique_ptr<SynthesisedUids> synthesised_uids_;
   mutable std::unique_ptr<StatusMemo> status_memo_;
+  mutable std::optional<std::vector<uint32_t>> reservation_pods_;
   void forget_synthesised_uids();
   void open_plugins();
   /// Takes back what the last cycle's actions and plugins changed: every task to its built state
@@ -371,6 +388,12 @@ class Session {
     bool same_inputs = false;
     /// That cycle's reasons by job, for the jobs that had any.
     std::vector<std::pair<uint32_t, std::vector<FitReason>>> reasons;
+    /// The jobs with reasons when the outcome was noted (jobs_with_reasons); `scanned` while that is
+    /// still so (until the undo).
+    std::vector<uint32_t> with_reasons;
+    bool scanned = false;
+    /// This cycle repeats the last outcome (repeat_last_outcome has set `with_reasons`).
+    bool repeated = false;
   };
   Outcome outcome_;
   /// Kept after the build for a kept session's refreshes: its interned signatures, priority classes

@@ -131,6 +131,8 @@ class SessionBuilder {
   /// scheduled, as a replica that did not run them (a standby that took over) can only know it from
   /// the pods.
   void times_from_pods(JobTimes& times, const PodGroupAssignment& g);
+  /// The configuration has the topology plugin, which makes a job with topology errors invalid.
+  bool topology_plugin_configured() const;
 
   void build_jobs();
   /// Job `job_id` from group `g`, its tasks at ids first_task..: the body of build_jobs, also used

@@ -6,6 +6,7 @@
 #include "actors/scheduler/core/gpu_group_ids.hpp"
 #include "actors/scheduler/core/node_accounting.hpp"
 #include "actors/scheduler/core/sub_group_tree.hpp"
+#include "actors/scheduler/core/plugins/builtin.hpp"
 #include "actors/scheduler/core/session_builder.hpp"
 #include "actors/scheduler/core/workload_groupers.hpp"
 #include "actors/scheduler/core/topology_scopes.hpp"
@@ -388,10 +389,23 @@ void SessionBuilder::derive_job(const PodGroupAssignment& g, uint32_t job_id, ui
     job.tasks.push_back(task_id);
     job.pod_sets[set].tasks.push_back(task_id);
   }
+  // A topology the group names but the cluster lacks makes it invalid when the topology plugin is
+  // configured (KAI's topology plugin reports it): last, as the plugin added them after the
+  // derivation's, and part of the derived reasons, so that a kept session's open does not visit
+  // every job for them (plugins/topology.cpp).
+  if (!job.topology_errors.empty() && topology_plugin_configured()) {
+    job.invalid.insert(job.invalid.end(), job.topology_errors.begin(), job.topology_errors.end());
+  }
   Session::Built& built = ssn_.built_;
   built.invalid[job_id] = static_cast<uint32_t>(job.invalid.size());
   built.warned[job_id] = ssn_.warnings.size() != warnings_before ? 1 : 0;
   ssn_.jobs[job_id] = std::move(job);
+}
+
+bool SessionBuilder::topology_plugin_configured() const {
+  const auto& plugins = ssn_.options().config.plugins;
+  return std::any_of(plugins.begin(), plugins.end(),
+                     [](const PluginConfig& p) { return p.name == plugins::kTopologyName; });
 }
 
 void SessionBuilder::resolve_topology(JobInfo& job, const model::TopologyConstraint& root,

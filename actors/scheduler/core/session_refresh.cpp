@@ -60,10 +60,20 @@ void Session::undo_cycle() {
   journal_.clear();
   tasks.resize(built_.tasks);  // the victim solver's ghosts
   if (journaled_.size() > tasks.size()) journaled_.resize(tasks.size());
-  for (size_t j = 0; j < jobs.size(); ++j) {
+  // Only the jobs the last cycle gave reasons have any beyond their input's (note_outcome found
+  // them; a cycle that did not note its outcome leaves every job to look at).
+  auto clear_reasons = [&](size_t j) {
     jobs[j].invalid.resize(built_.invalid[j]);
     jobs[j].fit_errors.clear();
+  };
+  if (outcome_.scanned) {
+    for (uint32_t j : outcome_.with_reasons) clear_reasons(j);
+  } else {
+    for (size_t j = 0; j < jobs.size(); ++j) clear_reasons(j);
   }
+  outcome_.scanned = false;
+  outcome_.with_reasons.clear();
+  outcome_.repeated = false;
   for (auto& q : queues) q.fair_share = {};
   annotation_updates.clear();
   decisions.clear();
@@ -114,10 +124,11 @@ bool Session::refresh(const model::ObjectRefs& objects, const SessionOptions& op
   // as it found it (the victim solver's ghosts aside, which belong to no job and hold nothing once
   // rolled back): if the refresh changes nothing the actions read either, they would repeat
   // themselves.
-  const bool quiet = outcome_.noted && decisions.empty() && annotation_updates.empty() && moved_no_task();
+  const bool quiet = outcome_.scanned && decisions.empty() && annotation_updates.empty() && moved_no_task();
   std::vector<std::pair<uint32_t, std::vector<FitReason>>> reasons;
   if (quiet) {
-    for (uint32_t j = 0; j < jobs.size(); ++j) {
+    // A noted outcome lists every job with reasons (note_outcome).
+    for (uint32_t j : outcome_.with_reasons) {
       if (!jobs[j].fit_errors.empty()) reasons.emplace_back(j, std::move(jobs[j].fit_errors));
     }
   }
@@ -183,6 +194,7 @@ bool Session::relayout(const model::ObjectRefs& objects, const SessionOptions& o
   take_objects(options, replaced_nodes);
   forget_synthesised_uids();  // views of the groups the relayout replaces
   status_memo_.reset();       // by job id, and the relayout numbers the jobs anew
+  reservation_pods_.reset();  // by position, and pods came or went
   builder_->retarget(&objects);
   const char* refusal = builder_->relayout(old_objects);
   builder_->retarget(nullptr);
@@ -258,7 +270,14 @@ bool Session::repeat_last_outcome(bool backing_off) {
                       (!outcome_.next_deadline || now_ms() < (*outcome_.next_deadline - 1) * 1000);
   outcome_.same_inputs = false;
   if (repeat) {
-    for (auto& [j, why] : outcome_.reasons) jobs[j].fit_errors = std::move(why);
+    // The jobs with reasons are these (no action runs, and no group is backing off): note_outcome
+    // need not look at every job for them.
+    outcome_.with_reasons.clear();
+    for (auto& [j, why] : outcome_.reasons) {
+      jobs[j].fit_errors = std::move(why);
+      outcome_.with_reasons.push_back(j);
+    }
+    outcome_.repeated = true;
   }
   outcome_.reasons.clear();
   return repeat;
@@ -268,6 +287,14 @@ void Session::note_outcome(std::optional<int64_t> next_deadline, bool backing_of
   outcome_.noted = true;
   outcome_.backing_off = backing_off;
   outcome_.next_deadline = next_deadline;
+  if (!outcome_.repeated) {
+    outcome_.with_reasons.clear();
+    for (uint32_t j = 0; j < jobs.size(); ++j) {
+      if (!jobs[j].fit_errors.empty() || jobs[j].invalid.size() != built_.invalid[j]) outcome_.with_reasons.push_back(j);
+    }
+  }
+  outcome_.repeated = false;
+  outcome_.scanned = true;
 }
 
 void SessionBuilder::rederive_job(uint32_t job_id) {

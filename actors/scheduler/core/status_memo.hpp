@@ -32,6 +32,17 @@ class ResourceSums {
     add_list(lists_[1], r.allocated_non_preemptible, sign);
     add_list(lists_[2], r.requested, sign);
   }
+  void add(const ResourceSums& other) {
+    for (int l = 0; l < 3; ++l) {
+      for (const auto& [name, e] : other.lists_[l]) {
+        auto it = lists_[l].find(name);
+        if (it == lists_[l].end()) it = lists_[l].emplace(name, Entry{}).first;
+        it->second.milli += e.milli;
+        it->second.listed += e.listed;
+        if (it->second.listed == 0) lists_[l].erase(it);
+      }
+    }
+  }
   model::ResourcesStatus value() const {
     model::ResourcesStatus r;
     read_list(lists_[0], r.allocated);
@@ -70,10 +81,21 @@ struct StatusMemo {
   /// By queue name: every PodGroup object's watched lists, summed over the objects the session
   /// reads (the pass adds what its computed lists change).
   std::map<std::string, ResourceSums, std::less<>> watched;
+  /// The queue tree of the last pass: each Queue object's name and parent, in the objects' order;
+  /// the objects' positions by name (the first of a name), the children by parent, sorted; each
+  /// queue's lists summed up the tree. `totals_current` while the sums' inputs are what they were
+  /// then: the same watched lists, and no group's computed lists differing from its watched ones.
+  std::vector<std::pair<std::string, std::string>> tree;
+  std::map<std::string, uint32_t> queue_at;
+  std::map<std::string, std::vector<std::string>> children;
+  std::map<std::string, model::ResourcesStatus> totals;
+  bool totals_current = false;
+
   /// A refresh replaced a job's PodGroup object `before` by `now`.
   void replace_pod_group(const model::PodGroup& before, const model::PodGroup& now) {
     watched[before.queue].add(before.resources_status, -1);
     watched[now.queue].add(now.resources_status, +1);
+    totals_current = false;
   }
   /// A refresh derived job `j` again.
   void unsettle(uint32_t j) {

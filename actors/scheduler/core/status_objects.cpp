@@ -228,7 +228,8 @@ StatusOutput status_writes(const Session& ssn, const model::ObjectRefs& objects,
     mark_key.assign("PodGroup ").append(job.key);  // StatusWrite::mark_key()
     return marks.marks.count(mark_key) != 0;
   };
-  std::map<std::string, ResourceSums, std::less<>> own = memo.watched;
+  // What the computed lists change in their queues' sums, beside the watched lists.
+  std::map<std::string, ResourceSums, std::less<>> changes;
   for (uint32_t j = 0; j < ssn.jobs.size(); ++j) {
     // A settled job has no write awaited: it settles only once its writes are, and writes come from
     // this pass alone, which skips it.
@@ -246,7 +247,7 @@ StatusOutput status_writes(const Session& ssn, const model::ObjectRefs& objects,
     const bool resources_changed = resources != pg.resources_status;
     const bool is_awaited = awaited(job);
     if (resources_changed) {
-      ResourceSums& sums = own[pg.queue];
+      ResourceSums& sums = changes[pg.queue];
       sums.add(pg.resources_status, -1);
       sums.add(resources, +1);
     }
@@ -272,38 +273,64 @@ StatusOutput status_writes(const Session& ssn, const model::ObjectRefs& objects,
     marks.offer(std::move(sw), resources_changed || conditions_changed);
   }
 
-  // Queues: their PodGroups' lists (as computed, else as watched) plus their children's, up the tree.
-  std::map<std::string, std::vector<std::string>> children;
-  std::map<std::string, const model::Queue*> queues;
-  for (const model::Queue* q : objects.queues) queues.emplace(q->meta.name, q);
-  for (const model::Queue* q : objects.queues) {
-    if (!q->parent_queue.empty() && q->parent_queue != q->meta.name) children[q->parent_queue].push_back(q->meta.name);
+  // Queues: their PodGroups' lists (as computed, else as watched) plus their children's, up the tree;
+  // the last pass's sums again while neither the tree nor any sum's input changed.
+  bool same_tree = memo.tree.size() == objects.queues.size();
+  for (size_t i = 0; i < objects.queues.size() && same_tree; ++i) {
+    same_tree = memo.tree[i].first == objects.queues[i]->meta.name && memo.tree[i].second == objects.queues[i]->parent_queue;
   }
-  for (auto& [parent, names] : children) std::sort(names.begin(), names.end());
-  std::map<std::string, model::ResourcesStatus> total;
-  std::set<std::string> visiting;
-  // Depth first; a parent cycle (refused by the session anyway) is cut where it closes.
-  std::function<const model::ResourcesStatus&(const std::string&)> sum = [&](const std::string& name)
-      -> const model::ResourcesStatus& {
-    if (auto it = total.find(name); it != total.end()) return it->second;
-    auto mine = own.find(name);
-    model::ResourcesStatus r = mine == own.end() ? model::ResourcesStatus{} : mine->second.value();
-    visiting.insert(name);
-    for (const std::string& child : children[name]) {
-      if (visiting.count(child)) continue;
-      const model::ResourcesStatus& c = sum(child);
-      add(r.allocated, c.allocated);
-      add(r.allocated_non_preemptible, c.allocated_non_preemptible);
-      add(r.requested, c.requested);
+  if (!same_tree) {
+    memo.tree.clear();
+    memo.queue_at.clear();
+    memo.children.clear();
+    for (uint32_t i = 0; i < objects.queues.size(); ++i) {
+      const model::Queue* q = objects.queues[i];
+      memo.tree.emplace_back(q->meta.name, q->parent_queue);
+      memo.queue_at.emplace(q->meta.name, i);
+      if (!q->parent_queue.empty() && q->parent_queue != q->meta.name) memo.children[q->parent_queue].push_back(q->meta.name);
     }
-    visiting.erase(name);
-    return total[name] = std::move(r);
+    for (auto& [parent, names] : memo.children) std::sort(names.begin(), names.end());
+    memo.totals_current = false;
+  }
+  const std::map<std::string, std::vector<std::string>>& children = memo.children;
+  static const std::vector<std::string> kNoChildren;
+  auto children_of = [&](const std::string& name) -> const std::vector<std::string>& {
+    auto it = children.find(name);
+    return it == children.end() ? kNoChildren : it->second;
   };
-  for (const auto& [name, q] : queues) {
-    const model::ResourcesStatus& want = sum(name);
+  if (!memo.totals_current || !changes.empty()) {
+    std::map<std::string, model::ResourcesStatus>& total = memo.totals;
+    total.clear();
+    std::set<std::string> visiting;
+    // Depth first; a parent cycle (refused by the session anyway) is cut where it closes.
+    std::function<const model::ResourcesStatus&(const std::string&)> sum = [&](const std::string& name)
+        -> const model::ResourcesStatus& {
+      if (auto it = total.find(name); it != total.end()) return it->second;
+      ResourceSums mine;
+      if (auto w = memo.watched.find(name); w != memo.watched.end()) mine.add(w->second);
+      if (auto c = changes.find(name); c != changes.end()) mine.add(c->second);
+      model::ResourcesStatus r = mine.value();
+      visiting.insert(name);
+      for (const std::string& child : children_of(name)) {
+        if (visiting.count(child)) continue;
+        const model::ResourcesStatus& c = sum(child);
+        add(r.allocated, c.allocated);
+        add(r.allocated_non_preemptible, c.allocated_non_preemptible);
+        add(r.requested, c.requested);
+      }
+      visiting.erase(name);
+      return total[name] = std::move(r);
+    };
+    for (const auto& [name, at] : memo.queue_at) sum(name);
+    // Computed lists that differ from the watched ones may differ again next pass.
+    memo.totals_current = changes.empty();
+  }
+  for (const auto& [name, at] : memo.queue_at) {
+    const model::Queue* q = objects.queues[at];
+    const model::ResourcesStatus& want = memo.totals.at(name);
     result.queues.push_back(figures(*q, want.allocated));
     if (q->meta.uid.empty()) continue;  // not from an API server (a hand-written snapshot): nothing to patch
-    const std::vector<std::string>& kids = children[name];
+    const std::vector<std::string>& kids = children_of(name);
     const bool resources_changed = want != q->resources_status;
     const bool children_changed = kids != q->child_queues;
     json status = json::object();

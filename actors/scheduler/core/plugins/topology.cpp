@@ -10,12 +10,9 @@ namespace {
 class TopologyPlugin final : public Plugin {
  public:
   std::string_view name() const override { return kTopologyName; }
-  void on_session_open(Session& ssn) override {
-    ssn.topology_plugin = true;
-    for (JobInfo& job : ssn.jobs) {
-      job.invalid.insert(job.invalid.end(), job.topology_errors.begin(), job.topology_errors.end());
-    }
-  }
+  // A job whose topology cannot be resolved is invalid: the session derives it so when this plugin
+  // is configured (session_builder_jobs.cpp derive_job).
+  void on_session_open(Session& ssn) override { ssn.topology_plugin = true; }
 };
 
 }  // namespace
