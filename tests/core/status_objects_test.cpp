@@ -328,5 +328,17 @@ TEST(StatusObjects, AGroupWithAConditionIsRevisitedAfterItsPodWasInFlight) {
             "a newer reason");
 }
 
+/// A group whose watched lists name the same resources with other amounts (a status written before
+/// its pods changed): its queue sums the computed amounts, as KAI's queue controller sums what the
+/// pod-group controller writes.
+TEST(StatusObjects, AQueueSumsTheComputedAmountsOfAGroupWhoseWatchedListsAreStale) {
+  const Json stale = {{"resourcesStatus", {{"requested", {{"cpu", "1"}, {"nvidia.com/gpu", "2"}}}}}};
+  const auto c = run({node("n1", 4), queue("team", ""), pod_group("big", 2, "train", stale), pod("big-0", "big", 4),
+                      pod("big-1", "big", 4)});
+  EXPECT_EQ(c->patch("PodGroup ns/big")["status"]["resourcesStatus"]["requested"],
+            (Json{{"cpu", "2"}, {"nvidia.com/gpu", "8"}}));
+  EXPECT_EQ(c->patch("Queue team")["status"]["requested"], (Json{{"cpu", "2"}, {"nvidia.com/gpu", "8"}}));
+}
+
 }  // namespace
 }  // namespace kai::core

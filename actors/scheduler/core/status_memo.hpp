@@ -24,7 +24,8 @@ namespace kai::core {
 
 /// One queue's three resource lists summed over PodGroups, with how many of them list each
 /// resource: a resource is in the sum exactly when some PodGroup lists it, as a sum made afresh
-/// has it, however many were taken out since.
+/// has it, however many were taken out since. Also a change of such sums (a group's lists taken
+/// out and others put in), whose counts may be 0 or below.
 class ResourceSums {
  public:
   void add(const model::ResourcesStatus& r, int sign) {
@@ -39,7 +40,7 @@ class ResourceSums {
         if (it == lists_[l].end()) it = lists_[l].emplace(name, Entry{}).first;
         it->second.milli += e.milli;
         it->second.listed += e.listed;
-        if (it->second.listed == 0) lists_[l].erase(it);
+        if (it->second.listed == 0 && it->second.milli == 0) lists_[l].erase(it);
       }
     }
   }
@@ -63,11 +64,15 @@ class ResourceSums {
       if (it == to.end()) it = to.emplace(name, Entry{}).first;
       it->second.milli += sign * milli;
       it->second.listed += sign;
-      if (it->second.listed == 0) to.erase(it);
+      // A sum over PodGroups lists a resource no group lists only with 0; a change of one group's
+      // lists (-1 then +1) keeps its difference even when the count comes back to 0.
+      if (it->second.listed == 0 && it->second.milli == 0) to.erase(it);
     }
   }
   static void read_list(const List& from, model::ResourceList& to) {
-    for (const auto& [name, e] : from) to.emplace_hint(to.end(), name, e.milli);
+    for (const auto& [name, e] : from) {
+      if (e.listed > 0) to.emplace_hint(to.end(), name, e.milli);
+    }
   }
   List lists_[3];
 };
