@@ -339,6 +339,31 @@ int echo_statuses(LiveCluster& c, const std::vector<events::StatusWrite>& writes
   return echoed;
 }
 
+/// The input of cycle `cycle` on the live cluster with the keeper (kai-gen's defaults, the clock 7 s
+/// a cycle from kStart).
+CycleInput kept_cycle_input(const LiveCluster& c, const events::ScheduleRecords& records, SessionKeeper& keeper,
+                            uint64_t cycle, uint64_t seed) {
+  const int64_t now = kStart + static_cast<int64_t>(cycle) * 7;
+  CycleInput in;
+  in.objects = c.refs;
+  in.records = &records;
+  in.options.config.actions = SchedulerConfig::defaults().actions;
+  in.options.now = now;
+  in.options.now_ms = now * 1000 + 250;
+  in.options.seed = seed;
+  in.cycle_id = cycle;
+  in.keeper = &keeper;
+  return in;
+}
+
+/// Logs the cycle's records as the daemon does: its CycleStart, then what it decided.
+void apply_cycle(events::ScheduleRecords& records, const CycleInput& in, const CycleResult& r, uint64_t& seq) {
+  std::vector<events::Payload> batch{events::CycleStart{in.cycle_id, 0, in.cycle_id, in.options.now, in.options.seed,
+                                                        "kai-scheduler", 0, in.options.now_ms}};
+  for (auto& p : cycle_records(r, in.cycle_id, 0)) batch.push_back(std::move(p));
+  for (auto& p : batch) ASSERT_TRUE(events::apply_record(records, events::Event{++seq, 0, events::kSchemaVersion, p}));
+}
+
 class KeptSessions : public ::testing::TestWithParam<uint64_t> {};
 
 TEST_P(KeptSessions, EqualBuiltOnesAfterEveryStep) {
@@ -364,15 +389,7 @@ TEST_P(KeptSessions, EqualBuiltOnesAfterEveryStep) {
   constexpr uint64_t kRandomSteps = 8, kCycles = 11;
   for (uint64_t cycle = 1; cycle <= kCycles; ++cycle) {
     const int64_t now = kStart + static_cast<int64_t>(cycle) * 7;
-    CycleInput in;
-    in.objects = c.refs;
-    in.records = &records;
-    in.options.config.actions = SchedulerConfig::defaults().actions;
-    in.options.now = now;
-    in.options.now_ms = now * 1000 + 250;
-    in.options.seed = cycle * 31 + 1;
-    in.cycle_id = cycle;
-    in.keeper = &keeper;
+    CycleInput in = kept_cycle_input(c, records, keeper, cycle, cycle * 31 + 1);
     const uint64_t kept_before = keeper.kept();
     CycleResult kept = run_cycle(in);
     const bool should_repeat = keeper.kept() > kept_before && last_quiet && unread && records.bind_failures.empty() &&
@@ -391,10 +408,8 @@ TEST_P(KeptSessions, EqualBuiltOnesAfterEveryStep) {
     // pod of another scheduler, which the actions read.
     last_quiet = kept.decisions.empty() && kept.cleanups.empty() && kept.session->annotation_updates.empty();
     last_deadline = kept.next_deadline;
-    std::vector<events::Payload> batch{events::CycleStart{cycle, 0, cycle, now, in.options.seed, "kai-scheduler", 0,
-                                                          in.options.now_ms}};
-    for (auto& p : cycle_records(kept, cycle, 0)) batch.push_back(std::move(p));
-    for (auto& p : batch) ASSERT_TRUE(events::apply_record(records, events::Event{++seq, 0, events::kSchemaVersion, p}));
+    apply_cycle(records, in, kept, seq);
+    if (::testing::Test::HasFatalFailure()) return;
     keeper.keep(std::move(kept.session), std::move(kept.refs), kept.patched, nullptr);
     echoed += echo_statuses(c, kept.status_writes, rng);
     if (cycle < kRandomSteps) {
@@ -432,16 +447,7 @@ TEST(KeptSessions, TheStatusPassFollowsChangesInPlace) {
   int kept_writes = 0;  // PodGroup status writes of kept cycles after the first two
   uint64_t regrouped_before = 0;
   for (uint64_t cycle = 1; cycle <= 12; ++cycle) {
-    const int64_t now = kStart + static_cast<int64_t>(cycle) * 7;
-    CycleInput in;
-    in.objects = c.refs;
-    in.records = &records;
-    in.options.config.actions = SchedulerConfig::defaults().actions;
-    in.options.now = now;
-    in.options.now_ms = now * 1000 + 250;
-    in.options.seed = cycle;
-    in.cycle_id = cycle;
-    in.keeper = &keeper;
+    CycleInput in = kept_cycle_input(c, records, keeper, cycle, cycle);
     CycleResult kept = run_cycle(in);
     if (cycle == 3) regrouped_before = keeper.regrouped();
     in.keeper = nullptr;
@@ -453,10 +459,8 @@ TEST(KeptSessions, TheStatusPassFollowsChangesInPlace) {
         return w.kind == "PodGroup" && !w.settled;
       }));
     }
-    std::vector<events::Payload> batch{events::CycleStart{cycle, 0, cycle, now, in.options.seed, "kai-scheduler", 0,
-                                                          in.options.now_ms}};
-    for (auto& p : cycle_records(kept, cycle, 0)) batch.push_back(std::move(p));
-    for (auto& p : batch) ASSERT_TRUE(events::apply_record(records, events::Event{++seq, 0, events::kSchemaVersion, p}));
+    apply_cycle(records, in, kept, seq);
+    if (::testing::Test::HasFatalFailure()) return;
     keeper.keep(std::move(kept.session), std::move(kept.refs), kept.patched, nullptr);
     echo_statuses(c, kept.status_writes, rng, cycle % 3 == 0 ? 0.5 : 1.0);
     if (cycle < 3) continue;  // statuses settle first

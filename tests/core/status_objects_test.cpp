@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 
 #include <nlohmann/json.hpp>
 
@@ -254,6 +255,25 @@ TEST(StatusObjects, TheMarkHashIgnoresTheConditionsTime) {
   EXPECT_NE(events::status_write_hash(a), events::status_write_hash(b));
 }
 
+/// A session built from `items` (no cycle run), with the objects it reads.
+struct BuiltSession {
+  model::ClusterObjects objects;
+  model::ObjectRefs refs;
+  std::unique_ptr<Session> ssn;
+};
+
+std::unique_ptr<BuiltSession> build_session(const Json& items) {
+  auto b = std::make_unique<BuiltSession>();
+  auto o = model::decode_snapshot(Json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}}.dump());
+  EXPECT_TRUE(o) << o.message();
+  if (o) b->objects = std::move(o).value();
+  b->refs = model::ObjectRefs::of(b->objects);
+  SessionOptions options;
+  options.now = kNow;
+  b->ssn = std::make_unique<Session>(b->refs, options);
+  return b;
+}
+
 /// A session's pass remembers the groups it found settled (actors/scheduler/core/status_memo.hpp). A
 /// group with a pending pod is never one of them, even without a condition to write (one of its
 /// pods runs): the actions may evict that pod, and the same pass must then give the group its
@@ -262,18 +282,10 @@ TEST(StatusObjects, AGroupWaitingBesideARunningPodGetsItsConditionOnceTheActions
   const Json in_sync = {{"resourcesStatus",
                          {{"requested", {{"cpu", "2"}, {"nvidia.com/gpu", "8"}}},
                           {"allocated", {{"cpu", "1"}, {"nvidia.com/gpu", "4"}}}}}};
-  auto o = model::decode_snapshot(
-      Json{{"apiVersion", "v1"},
-           {"kind", "List"},
-           {"items", {node("n1", 4), queue("team", ""), pod_group("elastic", 1, "train", in_sync),
-                      pod("elastic-0", "elastic", 4, "n1"), pod("elastic-1", "elastic", 4)}}}
-          .dump());
-  ASSERT_TRUE(o) << o.message();
-  const model::ClusterObjects objects = std::move(o).value();
-  const model::ObjectRefs refs = model::ObjectRefs::of(objects);
-  SessionOptions options;
-  options.now = kNow;
-  Session ssn(refs, options);
+  const auto b = build_session({node("n1", 4), queue("team", ""), pod_group("elastic", 1, "train", in_sync),
+                                 pod("elastic-0", "elastic", 4, "n1"), pod("elastic-1", "elastic", 4)});
+  Session& ssn = *b->ssn;
+  const model::ObjectRefs& refs = b->refs;
   const events::UnschedulableEvent why{5, "ns/elastic", "team", {{"Unschedulable", "0/1 nodes have 4 free GPUs"}}, {}};
   auto group_write = [&](const StatusOutput& out) {
     return std::find_if(out.writes.begin(), out.writes.end(),
@@ -304,17 +316,9 @@ TEST(StatusObjects, AGroupWithAConditionIsRevisitedAfterItsPodWasInFlight) {
                                       {"status", "True"},
                                       {"transitionID", "1"},
                                       {"lastTransitionTime", "2027-01-15T08:00:00Z"}}})}};
-  auto o = model::decode_snapshot(Json{{"apiVersion", "v1"},
-                                       {"kind", "List"},
-                                       {"items", {node("n1", 4), queue("team", ""), pod_group("one", 1, "train", status),
-                                                  pod("one-0", "one", 4)}}}
-                                      .dump());
-  ASSERT_TRUE(o) << o.message();
-  const model::ClusterObjects objects = std::move(o).value();
-  const model::ObjectRefs refs = model::ObjectRefs::of(objects);
-  SessionOptions options;
-  options.now = kNow;
-  Session ssn(refs, options);
+  const auto b = build_session({node("n1", 4), queue("team", ""), pod_group("one", 1, "train", status), pod("one-0", "one", 4)});
+  Session& ssn = *b->ssn;
+  const model::ObjectRefs& refs = b->refs;
   ASSERT_EQ(ssn.tasks.size(), 1U);
   ssn.set_task_state(0, PodStatus::kPipelined, 0, {}, 0);
   const StatusOutput first = status_writes(ssn, refs, {}, nullptr, 5);
