@@ -54,6 +54,14 @@ struct LiveCluster {
     refs.pod_groups[k] = &pod_groups.back();
     return pod_groups.back();
   }
+  /// kai-gen's cluster at 0.4 % of its default size, with `pending_groups` waiting groups (0: kai-gen's).
+  void generate(uint64_t seed, int32_t pending_groups = 0) {
+    kai::gen::ClusterSpec spec = kai::gen::ClusterSpec::scaled(0.004);
+    spec.seed = seed;
+    if (pending_groups != 0) spec.pending_groups = pending_groups;
+    base = kai::gen::generate(spec);
+    refs = model::ObjectRefs::of(base);
+  }
 };
 
 std::string session_state(const Session& ssn) {
@@ -367,12 +375,8 @@ void apply_cycle(events::ScheduleRecords& records, const CycleInput& in, const C
 class KeptSessions : public ::testing::TestWithParam<uint64_t> {};
 
 TEST_P(KeptSessions, EqualBuiltOnesAfterEveryStep) {
-  kai::gen::ClusterSpec spec = kai::gen::ClusterSpec::scaled(0.004);
-  spec.seed = GetParam();
-  spec.pending_groups = 12;
   LiveCluster c;
-  c.base = kai::gen::generate(spec);
-  c.refs = model::ObjectRefs::of(c.base);
+  c.generate(GetParam(), 12);
   std::mt19937_64 rng(GetParam() * 6151);
   events::ScheduleRecords records;
   SessionKeeper keeper;
@@ -434,11 +438,8 @@ TEST_P(KeptSessions, EqualBuiltOnesAfterEveryStep) {
 /// and Queue statuses changed by someone else, writes echoed or left awaited. Each cycle's records
 /// equal a built session's.
 TEST(KeptSessions, TheStatusPassFollowsChangesInPlace) {
-  kai::gen::ClusterSpec spec = kai::gen::ClusterSpec::scaled(0.004);
-  spec.pending_groups = 12;
   LiveCluster c;
-  c.base = kai::gen::generate(spec);
-  c.refs = model::ObjectRefs::of(c.base);
+  c.generate(kai::gen::ClusterSpec::scaled(0.004).seed, 12);
   std::mt19937_64 rng(97);
   std::uniform_real_distribution<double> u(0, 1);
   events::ScheduleRecords records;
@@ -603,11 +604,8 @@ TEST(RepeatedOutcomes, APodFinishingRunsTheActions) {
 // grouped the cut, gives up (session_relayout.cpp), and the build that follows takes the pods'
 // groupings from the memo the relayout just filled, instead of grouping them all again.
 TEST(KeptSessions, ASessionThatCannotBeLaidOutAnewIsBuiltWithTheMemo) {
-  kai::gen::ClusterSpec spec = kai::gen::ClusterSpec::scaled(0.004);
-  spec.seed = 3;
   LiveCluster c;
-  c.base = kai::gen::generate(spec);
-  c.refs = model::ObjectRefs::of(c.base);
+  c.generate(3);
   SessionKeeper keeper;
   GroupingMemo memo;
   const std::shared_ptr<const void> alive(&c, [](const void*) {});
