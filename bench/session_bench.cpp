@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <deque>
 #include <map>
-#include <string>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "actors/scheduler/core/actions/allocate.hpp"
@@ -215,7 +215,8 @@ struct StatusEcho {
     for (const auto& w : writes) {
       if (w.settled || w.patch_json.empty()) continue;
       if (group_at.empty()) {
-        for (size_t i = 0; i < refs.pod_groups.size(); ++i) group_at[kai::model::object_key(refs.pod_groups[i]->meta)] = i;
+        for (size_t i = 0; i < refs.pod_groups.size(); ++i)
+          group_at[kai::model::object_key(refs.pod_groups[i]->meta)] = i;
         for (size_t i = 0; i < refs.queues.size(); ++i) queue_at[refs.queues[i]->meta.name] = i;
       }
       const bool group = w.kind == "PodGroup";
@@ -223,7 +224,8 @@ struct StatusEcho {
       auto it = at.find(w.object);
       if (it == at.end()) continue;
       if (group && refs.pod_groups[it->second]->meta.namespace_ == "bench") continue;
-      nlohmann::json j = group ? kai::model::encode(*refs.pod_groups[it->second]) : kai::model::encode(*refs.queues[it->second]);
+      nlohmann::json j = group ? kai::model::encode(*refs.pod_groups[it->second])
+                               : kai::model::encode(*refs.queues[it->second]);
       j.merge_patch(nlohmann::json::parse(w.patch_json));
       kai::model::ClusterObjects decoded;
       if (!kai::model::decode_object_into(j, decoded).is_ok()) continue;

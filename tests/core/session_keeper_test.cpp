@@ -3,6 +3,8 @@
 // deleted, PodGroups written, gangs arriving, pods relabelled, now and then a node), each cycle is run twice on the
 // same input, once with the keeper and once built afresh, and everything it records and leaves in
 // its session must be the same.
+#include "actors/scheduler/core/session_keeper.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,7 +17,6 @@
 
 #include "actors/scheduler/core/cycle.hpp"
 #include "actors/scheduler/core/grouping_memo.hpp"
-#include "actors/scheduler/core/session_keeper.hpp"
 #include "events/event_json.hpp"
 #include "events/projection.hpp"
 #include "k8s/model/codec.hpp"
@@ -349,8 +350,8 @@ int echo_statuses(LiveCluster& c, const std::vector<events::StatusWrite>& writes
 
 /// The input of cycle `cycle` on the live cluster with the keeper (kai-gen's defaults, the clock 7 s
 /// a cycle from kStart).
-CycleInput kept_cycle_input(const LiveCluster& c, const events::ScheduleRecords& records, SessionKeeper& keeper,
-                            uint64_t cycle, uint64_t seed) {
+CycleInput kept_cycle_input(const LiveCluster& c, const events::ScheduleRecords& records,
+                            SessionKeeper& keeper, uint64_t cycle, uint64_t seed) {
   const int64_t now = kStart + static_cast<int64_t>(cycle) * 7;
   CycleInput in;
   in.objects = c.refs;
@@ -365,11 +366,13 @@ CycleInput kept_cycle_input(const LiveCluster& c, const events::ScheduleRecords&
 }
 
 /// Logs the cycle's records as the daemon does: its CycleStart, then what it decided.
-void apply_cycle(events::ScheduleRecords& records, const CycleInput& in, const CycleResult& r, uint64_t& seq) {
-  std::vector<events::Payload> batch{events::CycleStart{in.cycle_id, 0, in.cycle_id, in.options.now, in.options.seed,
-                                                        "kai-scheduler", 0, in.options.now_ms}};
+void apply_cycle(events::ScheduleRecords& records, const CycleInput& in, const CycleResult& r,
+                 uint64_t& seq) {
+  std::vector<events::Payload> batch{events::CycleStart{
+      in.cycle_id, 0, in.cycle_id, in.options.now, in.options.seed, "kai-scheduler", 0, in.options.now_ms}};
   for (auto& p : cycle_records(r, in.cycle_id, 0)) batch.push_back(std::move(p));
-  for (auto& p : batch) ASSERT_TRUE(events::apply_record(records, events::Event{++seq, 0, events::kSchemaVersion, p}));
+  for (auto& p : batch)
+    ASSERT_TRUE(events::apply_record(records, events::Event{++seq, 0, events::kSchemaVersion, p}));
 }
 
 class KeptSessions : public ::testing::TestWithParam<uint64_t> {};
@@ -456,9 +459,9 @@ TEST(KeptSessions, TheStatusPassFollowsChangesInPlace) {
     ASSERT_EQ(records_of(kept, cycle), records_of(built, cycle))
         << "cycle " << cycle << ": " << first_difference(records_of(kept, cycle), records_of(built, cycle));
     if (cycle > 2) {
-      kept_writes += static_cast<int>(std::count_if(kept.status_writes.begin(), kept.status_writes.end(), [](const auto& w) {
-        return w.kind == "PodGroup" && !w.settled;
-      }));
+      kept_writes +=
+          static_cast<int>(std::count_if(kept.status_writes.begin(), kept.status_writes.end(),
+                                         [](const auto& w) { return w.kind == "PodGroup" && !w.settled; }));
     }
     apply_cycle(records, in, kept, seq);
     if (::testing::Test::HasFatalFailure()) return;
@@ -474,7 +477,8 @@ TEST(KeptSessions, TheStatusPassFollowsChangesInPlace) {
       model::Pod& p = c.change_pod(it->second);
       p.node_name = assumed.decision.node;
       p.phase = "Running";
-      if (assumed.decision.gpu_groups.size() == 1) p.meta.labels[model::kGpuGroupLabel] = assumed.decision.gpu_groups[0];
+      if (assumed.decision.gpu_groups.size() == 1)
+        p.meta.labels[model::kGpuGroupLabel] = assumed.decision.gpu_groups[0];
     }
     for (size_t i = 0; i < c.refs.pods.size(); ++i) {
       if (c.refs.pods[i]->phase == "Running" && u(rng) < 0.04) c.change_pod(i).phase = "Succeeded";

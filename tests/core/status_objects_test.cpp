@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <memory>
-
 #include <nlohmann/json.hpp>
 
 #include "actors/scheduler/core/cycle.hpp"
@@ -283,10 +282,11 @@ TEST(StatusObjects, AGroupWaitingBesideARunningPodGetsItsConditionOnceTheActions
                          {{"requested", {{"cpu", "2"}, {"nvidia.com/gpu", "8"}}},
                           {"allocated", {{"cpu", "1"}, {"nvidia.com/gpu", "4"}}}}}};
   const auto b = build_session({node("n1", 4), queue("team", ""), pod_group("elastic", 1, "train", in_sync),
-                                 pod("elastic-0", "elastic", 4, "n1"), pod("elastic-1", "elastic", 4)});
+                                pod("elastic-0", "elastic", 4, "n1"), pod("elastic-1", "elastic", 4)});
   Session& ssn = *b->ssn;
   const model::ObjectRefs& refs = b->refs;
-  const events::UnschedulableEvent why{5, "ns/elastic", "team", {{"Unschedulable", "0/1 nodes have 4 free GPUs"}}, {}};
+  const events::UnschedulableEvent why{
+      5, "ns/elastic", "team", {{"Unschedulable", "0/1 nodes have 4 free GPUs"}}, {}};
   auto group_write = [&](const StatusOutput& out) {
     return std::find_if(out.writes.begin(), out.writes.end(),
                         [](const events::StatusWrite& w) { return w.mark_key() == "PodGroup ns/elastic"; });
@@ -294,7 +294,8 @@ TEST(StatusObjects, AGroupWaitingBesideARunningPodGetsItsConditionOnceTheActions
   const StatusOutput first = status_writes(ssn, refs, {why}, nullptr, 5);
   EXPECT_EQ(group_write(first), first.writes.end()) << "in sync, and a pod runs: no condition";
   for (uint32_t t = 0; t < ssn.tasks.size(); ++t) {
-    if (ssn.tasks[t].key == "ns/elastic-0") ssn.set_task_state(t, PodStatus::kReleasing, ssn.tasks[t].node, {}, 0);
+    if (ssn.tasks[t].key == "ns/elastic-0")
+      ssn.set_task_state(t, PodStatus::kReleasing, ssn.tasks[t].node, {}, 0);
   }
   const StatusOutput second = status_writes(ssn, refs, {why}, nullptr, 6);
   const auto w = group_write(second);
@@ -307,22 +308,24 @@ TEST(StatusObjects, AGroupWaitingBesideARunningPodGetsItsConditionOnceTheActions
 /// condition stays, and when the next cycle's actions leave the pod pending again with another
 /// reason, the condition follows.
 TEST(StatusObjects, AGroupWithAConditionIsRevisitedAfterItsPodWasInFlight) {
-  const Json status = {{"resourcesStatus", {{"requested", {{"cpu", "1"}, {"nvidia.com/gpu", "4"}}}}},
-                       {"schedulingConditions",
-                        Json::array({{{"type", "UnschedulableOnNodePool"},
-                                      {"nodePool", "default"},
-                                      {"reason", "Unschedulable"},
-                                      {"message", "an older reason"},
-                                      {"status", "True"},
-                                      {"transitionID", "1"},
-                                      {"lastTransitionTime", "2027-01-15T08:00:00Z"}}})}};
-  const auto b = build_session({node("n1", 4), queue("team", ""), pod_group("one", 1, "train", status), pod("one-0", "one", 4)});
+  const Json status = {
+      {"resourcesStatus", {{"requested", {{"cpu", "1"}, {"nvidia.com/gpu", "4"}}}}},
+      {"schedulingConditions", Json::array({{{"type", "UnschedulableOnNodePool"},
+                                             {"nodePool", "default"},
+                                             {"reason", "Unschedulable"},
+                                             {"message", "an older reason"},
+                                             {"status", "True"},
+                                             {"transitionID", "1"},
+                                             {"lastTransitionTime", "2027-01-15T08:00:00Z"}}})}};
+  const auto b = build_session(
+      {node("n1", 4), queue("team", ""), pod_group("one", 1, "train", status), pod("one-0", "one", 4)});
   Session& ssn = *b->ssn;
   const model::ObjectRefs& refs = b->refs;
   ASSERT_EQ(ssn.tasks.size(), 1U);
   ssn.set_task_state(0, PodStatus::kPipelined, 0, {}, 0);
   const StatusOutput first = status_writes(ssn, refs, {}, nullptr, 5);
-  EXPECT_TRUE(first.writes.empty() || first.writes.front().mark_key() != "PodGroup ns/one") << "in flight: no write";
+  EXPECT_TRUE(first.writes.empty() || first.writes.front().mark_key() != "PodGroup ns/one")
+      << "in flight: no write";
   ssn.set_task_state(0, PodStatus::kPending, kNoNode, {}, 0);
   const events::UnschedulableEvent why{6, "ns/one", "team", {{"Unschedulable", "a newer reason"}}, {}};
   const StatusOutput second = status_writes(ssn, refs, {why}, nullptr, 6);
@@ -337,8 +340,8 @@ TEST(StatusObjects, AGroupWithAConditionIsRevisitedAfterItsPodWasInFlight) {
 /// pod-group controller writes.
 TEST(StatusObjects, AQueueSumsTheComputedAmountsOfAGroupWhoseWatchedListsAreStale) {
   const Json stale = {{"resourcesStatus", {{"requested", {{"cpu", "1"}, {"nvidia.com/gpu", "2"}}}}}};
-  const auto c = run({node("n1", 4), queue("team", ""), pod_group("big", 2, "train", stale), pod("big-0", "big", 4),
-                      pod("big-1", "big", 4)});
+  const auto c = run({node("n1", 4), queue("team", ""), pod_group("big", 2, "train", stale),
+                      pod("big-0", "big", 4), pod("big-1", "big", 4)});
   EXPECT_EQ(c->patch("PodGroup ns/big")["status"]["resourcesStatus"]["requested"],
             (Json{{"cpu", "2"}, {"nvidia.com/gpu", "8"}}));
   EXPECT_EQ(c->patch("Queue team")["status"]["requested"], (Json{{"cpu", "2"}, {"nvidia.com/gpu", "8"}}));

@@ -5,11 +5,11 @@
 
 #include "actors/scheduler/core/gpu_group_ids.hpp"
 #include "actors/scheduler/core/node_accounting.hpp"
-#include "actors/scheduler/core/sub_group_tree.hpp"
 #include "actors/scheduler/core/plugins/builtin.hpp"
 #include "actors/scheduler/core/session_builder.hpp"
-#include "actors/scheduler/core/workload_groupers.hpp"
+#include "actors/scheduler/core/sub_group_tree.hpp"
 #include "actors/scheduler/core/topology_scopes.hpp"
+#include "actors/scheduler/core/workload_groupers.hpp"
 #include "k8s/model/namespaced_key.hpp"
 #include "k8s/model/time.hpp"
 

@@ -151,7 +151,8 @@ bool Session::refresh(const model::ObjectRefs& objects, const SessionOptions& op
     if (previous == nullptr && !changed_pod_groups.empty()) {
       status_memo_.reset();
     } else {
-      for (uint32_t k : changed_pod_groups) status_memo_->replace_pod_group(*previous->pod_groups[k], *objects.pod_groups[k]);
+      for (uint32_t k : changed_pod_groups)
+        status_memo_->replace_pod_group(*previous->pod_groups[k], *objects.pod_groups[k]);
       for (uint32_t j : dirty) status_memo_->unsettle(j);
     }
   }
@@ -290,7 +291,8 @@ void Session::note_outcome(std::optional<int64_t> next_deadline, bool backing_of
   if (!outcome_.repeated) {
     outcome_.with_reasons.clear();
     for (uint32_t j = 0; j < jobs.size(); ++j) {
-      if (!jobs[j].fit_errors.empty() || jobs[j].invalid.size() != built_.invalid[j]) outcome_.with_reasons.push_back(j);
+      if (!jobs[j].fit_errors.empty() || jobs[j].invalid.size() != built_.invalid[j])
+        outcome_.with_reasons.push_back(j);
     }
   }
   outcome_.repeated = false;

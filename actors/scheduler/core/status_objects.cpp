@@ -218,7 +218,8 @@ StatusOutput status_writes(const Session& ssn, const model::ObjectRefs& objects,
   if (!memo.primed) {
     memo.settled.assign(ssn.jobs.size(), 0);
     memo.watched.clear();
-    for (const model::PodGroup* pg : objects.pod_groups) memo.watched[pg->queue].add(pg->resources_status, +1);
+    for (const model::PodGroup* pg : objects.pod_groups)
+      memo.watched[pg->queue].add(pg->resources_status, +1);
     memo.primed = true;
   }
   std::vector<char>& settled = memo.settled;
@@ -254,7 +255,9 @@ StatusOutput status_writes(const Session& ssn, const model::ObjectRefs& objects,
     const bool waiting = std::any_of(job.tasks.begin(), job.tasks.end(), [&](uint32_t t) {
       return ssn.tasks[t].status == PodStatus::kPending || ssn.tasks[t].status == PodStatus::kGated;
     });
-    settled[j] = !resources_changed && !conditions_changed && !is_awaited && !waiting && pg.scheduling_conditions.empty();
+    const bool now_settled = !resources_changed && !conditions_changed && !is_awaited && !waiting &&
+                             pg.scheduling_conditions.empty();
+    settled[j] = now_settled ? 1 : 0;
     // In sync and no write of it awaited: nothing to write or settle.
     if (!resources_changed && !conditions_changed && !is_awaited) continue;
     json status = json::object();
@@ -277,7 +280,8 @@ StatusOutput status_writes(const Session& ssn, const model::ObjectRefs& objects,
   // the last pass's sums again while neither the tree nor any sum's input changed.
   bool same_tree = memo.tree.size() == objects.queues.size();
   for (size_t i = 0; i < objects.queues.size() && same_tree; ++i) {
-    same_tree = memo.tree[i].first == objects.queues[i]->meta.name && memo.tree[i].second == objects.queues[i]->parent_queue;
+    same_tree = memo.tree[i].first == objects.queues[i]->meta.name &&
+                memo.tree[i].second == objects.queues[i]->parent_queue;
   }
   if (!same_tree) {
     memo.tree.clear();
@@ -287,7 +291,8 @@ StatusOutput status_writes(const Session& ssn, const model::ObjectRefs& objects,
       const model::Queue* q = objects.queues[i];
       memo.tree.emplace_back(q->meta.name, q->parent_queue);
       memo.queue_at.emplace(q->meta.name, i);
-      if (!q->parent_queue.empty() && q->parent_queue != q->meta.name) memo.children[q->parent_queue].push_back(q->meta.name);
+      if (!q->parent_queue.empty() && q->parent_queue != q->meta.name)
+        memo.children[q->parent_queue].push_back(q->meta.name);
     }
     for (auto& [parent, names] : memo.children) std::sort(names.begin(), names.end());
     memo.totals_current = false;
@@ -303,8 +308,8 @@ StatusOutput status_writes(const Session& ssn, const model::ObjectRefs& objects,
     total.clear();
     std::set<std::string> visiting;
     // Depth first; a parent cycle (refused by the session anyway) is cut where it closes.
-    std::function<const model::ResourcesStatus&(const std::string&)> sum = [&](const std::string& name)
-        -> const model::ResourcesStatus& {
+    std::function<const model::ResourcesStatus&(const std::string&)> sum =
+        [&](const std::string& name) -> const model::ResourcesStatus& {
       if (auto it = total.find(name); it != total.end()) return it->second;
       ResourceSums mine;
       if (auto w = memo.watched.find(name); w != memo.watched.end()) mine.add(w->second);
