@@ -381,7 +381,6 @@ class Session {
                         const std::vector<uint32_t>& dirty) const;
   /// The last cycle's outcome, for repeat_last_outcome.
   struct Outcome {
-    bool noted = false;  ///< A cycle ran on this session and noted its outcome.
     bool backing_off = false;
     std::optional<int64_t> next_deadline;
     /// Set by a refresh that found the actions' inputs unchanged since a quiet cycle.

@@ -127,7 +127,7 @@ bool Session::refresh(const model::ObjectRefs& objects, const SessionOptions& op
   const bool quiet = outcome_.scanned && decisions.empty() && annotation_updates.empty() && moved_no_task();
   std::vector<std::pair<uint32_t, std::vector<FitReason>>> reasons;
   if (quiet) {
-    // A noted outcome lists every job with reasons (note_outcome).
+    // The outcome noted lists every job with reasons (note_outcome).
     for (uint32_t j : outcome_.with_reasons) {
       if (!jobs[j].fit_errors.empty()) reasons.emplace_back(j, std::move(jobs[j].fit_errors));
     }
@@ -285,7 +285,6 @@ bool Session::repeat_last_outcome(bool backing_off) {
 }
 
 void Session::note_outcome(std::optional<int64_t> next_deadline, bool backing_off) {
-  outcome_.noted = true;
   outcome_.backing_off = backing_off;
   outcome_.next_deadline = next_deadline;
   if (!outcome_.repeated) {

@@ -99,10 +99,12 @@ bool set_condition(std::vector<model::SchedulingCondition>& conditions, model::S
 /// The PodGroup's schedulingConditions after this cycle, as KAI's scheduler sets them: a pending
 /// group the cycle could not schedule (and not merely waiting for pods) gets its node pool's
 /// condition unless it has pods running or placed; a group with nothing pending and nothing in
-/// flight loses them all. Returns whether they changed.
+/// flight loses them all. Returns whether they changed; `pending` says whether a task waits (pending
+/// or gated).
 bool next_conditions(const Session& ssn, const JobInfo& job, const events::UnschedulableEvent* why,
-                     std::vector<model::SchedulingCondition>& conditions) {
-  bool pending = false, in_flight = false;
+                     std::vector<model::SchedulingCondition>& conditions, bool& pending) {
+  pending = false;
+  bool in_flight = false;
   for (uint32_t t : job.tasks) {
     const PodStatus s = ssn.tasks[t].status;
     pending |= s == PodStatus::kPending || s == PodStatus::kGated;
@@ -244,7 +246,9 @@ StatusOutput status_writes(const Session& ssn, const model::ObjectRefs& objects,
     model::ResourcesStatus resources = pod_group_resources(ssn, job, pg.resources_status);
     std::vector<model::SchedulingCondition> conditions = pg.scheduling_conditions;
     auto w = why.find(job.key);
-    const bool conditions_changed = next_conditions(ssn, job, w == why.end() ? nullptr : w->second, conditions);
+    bool waiting = false;
+    const bool conditions_changed =
+        next_conditions(ssn, job, w == why.end() ? nullptr : w->second, conditions, waiting);
     const bool resources_changed = resources != pg.resources_status;
     const bool is_awaited = awaited(job);
     if (resources_changed) {
@@ -252,9 +256,6 @@ StatusOutput status_writes(const Session& ssn, const model::ObjectRefs& objects,
       sums.add(pg.resources_status, -1);
       sums.add(resources, +1);
     }
-    const bool waiting = std::any_of(job.tasks.begin(), job.tasks.end(), [&](uint32_t t) {
-      return ssn.tasks[t].status == PodStatus::kPending || ssn.tasks[t].status == PodStatus::kGated;
-    });
     const bool now_settled = !resources_changed && !conditions_changed && !is_awaited && !waiting &&
                              pg.scheduling_conditions.empty();
     settled[j] = now_settled ? 1 : 0;
