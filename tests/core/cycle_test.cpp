@@ -411,6 +411,22 @@ TEST(Cycle, APodGroupThatSaysMarkUnschedulableFalseHasItsPendingPodsReportedWith
   }
 }
 
+// The PodGroup a pod names has not arrived: the pod is reported (event, kai-log why) but its
+// condition is left alone, since the PodGroup may turn out to say markUnschedulable: false.
+TEST(Cycle, APodWaitingForItsPodGroupIsReportedWithoutTheCondition) {
+  const auto objects = objects_of(Json::array({node("n1", 2), queue("q", "", -1),
+                                               pod("w1", "uw1", 1, "", {{"pod-group-name", "later"}}),
+                                               pod("b1", "ub1", 4, "")}));
+  const CycleResult r = cycle(objects, nullptr);
+  ASSERT_EQ(r.pending.size(), 2u);
+  for (const auto& p : r.pending) {
+    EXPECT_EQ(p.mark_condition, p.pod == "ns/b1") << p.pod;
+    if (p.pod == "ns/w1") {
+      EXPECT_NE(p.message.find("does not exist"), std::string::npos) << p.message;
+    }
+  }
+}
+
 TEST(Cycle, AStaleGangsOwnGracePeriodIsItsDeadline) {
   // The PodGroup's stalenessGracePeriod (30 s) overrides the session's (60 s): the scheduler wakes then.
   Json pg = pod_group("pg", "pg-uid", 2);

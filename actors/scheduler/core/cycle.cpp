@@ -343,7 +343,13 @@ void report(const CycleInput& in, const Session& ssn, CycleResult& out) {
       if (task.status != PodStatus::kPending) continue;
       const FitReason& why = job.fit_errors.front();
       const std::string reason = why.reason == kBindingErrorReason ? kBindingErrorReason : "Unschedulable";
-      const bool mark = job.object == nullptr || job.object->mark_unschedulable.value_or(true);
+      // A group whose PodGroup has not arrived leaves the condition alone: that PodGroup may say
+      // markUnschedulable: false, and KAI, which only schedules PodGroups it has seen, would not
+      // have touched the pod. The event and kai-log why still say why it waits.
+      const bool missing = std::any_of(job.invalid.begin(), job.invalid.end(), [](const FitReason& r) {
+        return r.reason == kPodGroupNotFoundReason;
+      });
+      const bool mark = !missing && (job.object == nullptr || job.object->mark_unschedulable.value_or(true));
       out.pending.push_back({task.key, task.uid, job.key, why.message, reason,
                              mark && condition_shows(*task.pod, reason, why.message), mark});
       u.pods.push_back({task.key, task.uid});

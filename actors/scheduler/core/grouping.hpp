@@ -20,6 +20,9 @@ namespace kai::core {
 
 class GroupingMemo;
 
+/// The reason a pod naming a PodGroup that does not exist yet waits with.
+inline constexpr const char* kPodGroupNotFoundReason = "PodGroupNotFound";
+
 struct PodGroupAssignment {
   std::string namespace_;
   std::string name;

@@ -294,7 +294,7 @@ void SessionBuilder::derive_job(const PodGroupAssignment& g, uint32_t job_id, ui
     job.creation = g.creation_timestamp;
     job.min_member = std::max(g.min_member, 1);
     if (g.missing_pod_group) {
-      job.invalid.push_back({"PodGroupNotFound",
+      job.invalid.push_back({kPodGroupNotFoundReason,
                              "PodGroup " + job.key + " does not exist; its pods wait until it is created"});
     }
     if (g.spec) {
