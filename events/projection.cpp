@@ -141,6 +141,7 @@ bool apply_record(ScheduleRecords& records, const Event& event) {
     return true;
   }
   if (const auto* j = std::get_if<JobStateChange>(&event.payload)) {
+    records.job_state_log.note(j->group_uid);
     if (j->source == JobStateSource::kForget) {
       records.job_states.erase(j->group_uid);
       return true;

@@ -15,6 +15,7 @@
 
 #include "events/allocation_history.hpp"
 #include "events/decision.hpp"
+#include "events/job_state_change_log.hpp"
 
 namespace kai::events {
 
@@ -97,7 +98,8 @@ struct GroupWriteMark {
 /// Everything the scheduler's records contribute to the next cycle's input.
 struct ScheduleRecords {
   std::map<uint64_t, AssumedDecision> assumed;  ///< By the decision's log sequence.
-  std::map<std::string, JobState> job_states;   ///< By group UID.
+  /// By group UID. Changed through apply_record only, which notes each change in job_state_log.
+  std::map<std::string, JobState> job_states;
   int64_t last_now_ms = 0;                      ///< The `now` of the last logged cycle, milliseconds.
   std::string scheduler_name = "kai-scheduler";  ///< The last logged cycle's.
   /// Pods whose last binds failed, by "namespace/name" (docs/one-truth.md "Bind backoff").
@@ -109,6 +111,8 @@ struct ScheduleRecords {
   /// Each queue's allocation and the cluster's capacity over time, for time-based fair share
   /// (docs/time-based-fair-share.md); empty without `usageDBConfig`.
   AllocationHistory usage_history = {};
+  /// The groups whose job_states entry changed lately; no part of the records' value.
+  JobStateChangeLog job_state_log = {};
   bool operator==(const ScheduleRecords&) const = default;
 
   /// Whether the next CycleStart changes the records by timing a failed bind or an unconfirmed

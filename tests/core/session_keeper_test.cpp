@@ -576,6 +576,62 @@ TEST(RepeatedOutcomes, AQuietCycleRepeatsUntilAVictimsProtectionEndsOrSomethingI
   EXPECT_GT(at_deadline.second, 0U) << "the reclaim the protection held back";
 }
 
+// A job without a uid has no job state in the records, so the times its actions set reach no
+// record the next cycle resolves again: a kept session takes them back all the same. A gang of two
+// with one running pod is found stale at each cycle; the built session finds it afresh each time.
+TEST(KeptSessions, TheTimesTheActionsSetAreTakenBackWithoutARecord) {
+  const nlohmann::json items = nlohmann::json::array(
+      {{{"apiVersion", "v1"},
+        {"kind", "Node"},
+        {"metadata", {{"name", "n1"}}},
+        {"status", {{"allocatable", {{"nvidia.com/gpu", "4"}, {"pods", "110"}}}}}},
+       {{"apiVersion", "scheduling.run.ai/v2"},
+        {"kind", "Queue"},
+        {"metadata", {{"name", "q"}}},
+        {"spec", nlohmann::json::object()}},
+       {{"apiVersion", "scheduling.run.ai/v2alpha2"},
+        {"kind", "PodGroup"},
+        {"metadata", {{"name", "gang"}, {"namespace", "ns"}}},
+        {"spec", {{"minMember", 2}, {"queue", "q"}}}},
+       {{"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata",
+         {{"name", "gang-0"},
+          {"namespace", "ns"},
+          {"annotations", {{"pod-group-name", "gang"}}},
+          {"labels", {{"kai.scheduler/queue", "q"}}}}},
+        {"spec",
+         {{"schedulerName", "kai-scheduler"},
+          {"nodeName", "n1"},
+          {"containers", nlohmann::json::array(
+                             {{{"name", "c"}, {"resources", {{"limits", {{"nvidia.com/gpu", "1"}}}}}}})}}},
+        {"status", {{"phase", "Running"}}}}});
+  auto decoded =
+      model::decode_snapshot(nlohmann::json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}}.dump());
+  ASSERT_TRUE(decoded) << decoded.message();
+  LiveCluster c;
+  c.base = std::move(decoded).value();
+  c.refs = model::ObjectRefs::of(c.base);
+  events::ScheduleRecords records;
+  SessionKeeper keeper;
+  uint64_t seq = 0;
+  int stale_marks = 0;
+  for (uint64_t cycle = 1; cycle <= 3; ++cycle) {
+    CycleInput in = kept_cycle_input(c, records, keeper, cycle, cycle);
+    in.options.stale_grace_period_seconds = 3600;  // stale, not yet evicted
+    CycleResult kept = run_cycle(in);
+    in.keeper = nullptr;
+    const CycleResult built = run_cycle(in);
+    ASSERT_EQ(session_state(*kept.session), session_state(*built.session)) << "cycle " << cycle;
+    ASSERT_EQ(kept.session->annotation_updates, built.session->annotation_updates) << "cycle " << cycle;
+    stale_marks += static_cast<int>(kept.session->annotation_updates.size());
+    apply_cycle(records, in, kept, seq);
+    keeper.keep(std::move(kept.session), std::move(kept.refs), kept.patched, nullptr);
+  }
+  EXPECT_EQ(keeper.kept(), 2U);
+  EXPECT_EQ(stale_marks, 3) << "each cycle marks the uid-less gang stale anew, kept or built";
+}
+
 // A change the actions read runs them: a running pod finishing frees its GPU for the waiting job.
 TEST(RepeatedOutcomes, APodFinishingRunsTheActions) {
   LiveCluster c;

@@ -35,15 +35,6 @@ uint64_t micros_since(std::chrono::steady_clock::time_point t) {
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t).count());
 }
 
-/// The annotation's time; an absent or unreadable one is no time (the session warns about the latter).
-std::optional<int64_t> annotation_time(const model::PodGroup& pg, JobField f) {
-  auto it = pg.meta.annotations.find(events::job_field_annotation(f));
-  if (it == pg.meta.annotations.end()) return std::nullopt;
-  auto t = model::parse_rfc3339(it->second);
-  if (!t) return std::nullopt;
-  return *t;
-}
-
 /// Pods by "namespace/name": a binary search when the refs are in key order (the daemon's cut and
 /// the projection's are), else an index built once.
 class PodFinder {
@@ -123,52 +114,10 @@ std::optional<int64_t> settle_and_assume(const events::ScheduleRecords& records,
   return hold_ends;
 }
 
-/// The cut's PodGroups by uid, which steps 2 and 4 look up. Up to 150,000 entries each cycle: open
-/// addressing, one allocation (one node at a time, freeing such tables took most of a kept cycle's
-/// time at 5,000 nodes).
-struct PodGroupsByUid {
-  explicit PodGroupsByUid(const model::ObjectRefs& refs) {
-    map.reserve(refs.pod_groups.size());
-    for (const auto* pg : refs.pod_groups) map.emplace(pg->meta.uid, pg);
-  }
-  boost::unordered_flat_map<std::string_view, const model::PodGroup*, std::hash<std::string_view>> map;
-};
-
-/// Step 2: the job state each group starts the cycle with. A PodGroup showing a value that is
-/// neither the records' nor one the records expect (an earlier write of ours, or what was there
-/// before it) was changed by someone else: that value is adopted, and logged. Once the PodGroup
-/// shows the records' value, the older expectations are dropped (logged the same way).
-JobTimesByUid resolve_job_state(const CycleInput& in, const PodGroupsByUid& pod_groups, CycleResult& out) {
-  JobTimesByUid times;
-  if (in.records == nullptr || in.records->job_states.empty()) return times;
-  times.reserve(in.records->job_states.size());
-  const auto& by_uid = pod_groups.map;
-  for (const auto& [uid, st] : in.records->job_states) {
-    JobTimes& t = times[std::string_view(uid)];
-    std::optional<int64_t>* slots[events::kJobFields] = {&t.last_start, &t.stale_since, &t.last_eviction};
-    auto pg = by_uid.find(uid);
-    for (int f = 0; f < events::kJobFields; ++f) {
-      const events::JobValue& v = st.fields[f];
-      *slots[f] = v.value;
-      if (pg == by_uid.end()) continue;
-      const auto field = static_cast<JobField>(f);
-      const std::optional<int64_t> shown = annotation_time(*pg->second, field);
-      const bool expected = std::find(v.expected.begin(), v.expected.end(), shown) != v.expected.end();
-      const bool foreign = shown != v.value && !expected;
-      const bool caught_up = shown == v.value && v.expected.size() > 1;
-      if (!foreign && !caught_up) continue;
-      *slots[f] = shown;
-      out.job_state_changes.push_back(
-          JobStateChange{in.cycle_id, uid, st.group, field, shown, std::nullopt, JobStateSource::kWatched});
-    }
-  }
-  return times;
-}
-
 /// Step 4: the session's annotation updates as records, and the job state of groups gone.
-void record_job_state(const CycleInput& in, const Session& ssn, const PodGroupsByUid& pod_groups,
-                      CycleResult& out) {
-  const auto& by_uid = pod_groups.map;
+void record_job_state(const CycleInput& in, const Session& ssn, const JobStateMemo& job_state,
+                      bool kept_in_place, CycleResult& out) {
+  const auto& by_uid = job_state.pod_groups();
   for (const auto& [job_id, updates] : ssn.annotation_updates) {
     const JobInfo& job = ssn.jobs[job_id];
     if (job.uid.empty()) continue;
@@ -192,15 +141,23 @@ void record_job_state(const CycleInput& in, const Session& ssn, const PodGroupsB
     }
   }
   if (in.records == nullptr || in.records->job_states.empty()) return;
-  // A job with a PodGroup has its uid (session_builder_jobs.cpp), which `by_uid` holds: only the
-  // groups synthesised from bare pods are asked of the session (up to 150,000 of them, indexed
-  // once per kept session rather than each cycle).
-  for (const auto& [uid, st] : in.records->job_states) {
-    if (by_uid.count(uid) || ssn.has_synthesised_job(uid)) continue;
+  auto forget_if_gone = [&](const std::string& uid, const events::JobState& st) {
+    if (by_uid.contains(uid) || ssn.has_job(uid)) return;
     out.job_state_changes.push_back(
         JobStateChange{in.cycle_id, uid, st.group, JobField::kLastStart, std::nullopt, std::nullopt,
                        JobStateSource::kForget});
+  };
+  // A session refreshed in place has the jobs and PodGroup uids of the last cycle, which kept every
+  // entry but those it asked to forget: only the entries the job state resolved again may be gone
+  // now (job_state_memo.hpp), and they are read in the records' order.
+  if (kept_in_place && !job_state.resolved_all()) {
+    for (const std::string& uid : job_state.changed()) {
+      if (auto st = in.records->job_states.find(uid); st != in.records->job_states.end())
+        forget_if_gone(uid, st->second);
+    }
+    return;
   }
+  for (const auto& [uid, st] : in.records->job_states) forget_if_gone(uid, st);
 }
 
 bool finished(const model::Pod& pod) {
@@ -383,11 +340,19 @@ CycleResult run_cycle(const CycleInput& in) {
   if (in.records != nullptr) {
     hold_ends = settle_and_assume(*in.records, in.options.now_ms != 0 ? in.options.now_ms : in.options.now * 1000, out);
   }
-  const PodGroupsByUid pod_groups_by_uid(out.refs);
-  out.job_times = std::make_unique<JobTimesByUid>(resolve_job_state(in, pod_groups_by_uid, out));
+  // Step 2, kept between the keeper's cycles.
+  JobStateMemo* job_state = in.keeper != nullptr ? &in.keeper->job_state() : nullptr;
+  if (job_state == nullptr) {
+    out.own_job_state = std::make_unique<JobStateMemo>();
+    job_state = out.own_job_state.get();
+  }
+  job_state->update(in.records, out.refs.pod_groups, in.cycle_id, out.job_state_changes);
+  out.job_times = &job_state->times();
 
   SessionOptions options = in.options;
-  options.job_times = out.job_times.get();
+  options.job_times = &job_state->times();
+  options.job_times_changed = job_state->resolved_all() ? nullptr : &job_state->changed();
+  options.job_times_generation = job_state->generation();
   // The PodGroups' labels and annotations are read only by the writes.
   options.grouper.pod_group_metadata = options.grouper.pod_group_metadata && in.pod_group_writes;
   // The grouping memo keys its entries by pod address: the patched copies must outlive them too.
@@ -423,7 +388,8 @@ CycleResult run_cycle(const CycleInput& in) {
   out.decisions = ssn.decisions;
   out.warnings = ssn.warnings;
 
-  record_job_state(in, ssn, pod_groups_by_uid, out);
+  record_job_state(in, ssn, *job_state, in.keeper != nullptr && in.keeper->last_take_in_place(), out);
+  job_state->note_asked(out.job_state_changes);
   if (in.reservation_cleanup) find_orphaned_reservations(ssn, out);
   if (in.pod_group_writes) {
     out.group_writes = pod_group_writes(ssn.groups, out.refs.pods, in.records, options.pod_group_objects,

@@ -29,6 +29,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "actors/scheduler/core/job_state_memo.hpp"
 #include "actors/scheduler/core/session.hpp"
 #include "actors/scheduler/core/status_objects.hpp"
 #include "actors/scheduler/core/usage_history.hpp"
@@ -132,8 +133,10 @@ struct CycleResult {
   /// pods they change are copies held in `patched`).
   model::ObjectRefs refs;
   std::shared_ptr<std::deque<model::Pod>> patched;
-  /// The job state the session started from (its options point here).
-  std::unique_ptr<JobTimesByUid> job_times;
+  /// The job state the session started from (its options point here): the keeper's, valid until
+  /// its next cycle, or `own_job_state`'s.
+  const JobTimesByUid* job_times = nullptr;
+  std::unique_ptr<JobStateMemo> own_job_state;
   std::unique_ptr<Session> session;
 };
 

@@ -32,6 +32,7 @@ Session::Session(const model::ObjectRefs& objects, SessionOptions options)
   builder_->retarget(nullptr);  // the objects are the caller's: a refresh names the next ones
   built_.tasks = tasks.size();
   built_.warnings = warnings.size();
+  times_generation_ = options_.job_times_generation;
   gpu_free_index.build(nodes, [](const NodeInfo& n) { return n.has_gpus(); });
   shared_room_index.build(nodes, [](const NodeInfo& n) {
     for (const auto& g : n.shared_gpus) {
@@ -44,27 +45,31 @@ Session::Session(const model::ObjectRefs& objects, SessionOptions options)
   open_plugins();
 }
 
-
-struct Session::SynthesisedUids {
-  boost::unordered_flat_set<std::string_view, std::hash<std::string_view>> uids;
-};
-
 Session::~Session() = default;
 
-bool Session::has_synthesised_job(std::string_view uid) const {
-  if (!synthesised_uids_) {
-    synthesised_uids_ = std::make_unique<SynthesisedUids>();
-    synthesised_uids_->uids.reserve(groups.size());
-    // A job's uid is its group's (session_builder_jobs.cpp); a refresh moves no group and changes
-    // no synthesised group's uid, so the views stay valid until a relayout replaces the groups.
-    for (const auto& g : groups) {
-      if (g.pod_group == nullptr) synthesised_uids_->uids.insert(g.uid);
+const Session::JobsByUid& Session::jobs_by_uid() const {
+  if (!jobs_by_uid_) {
+    jobs_by_uid_ = std::make_unique<JobsByUid>();
+    jobs_by_uid_->jobs.reserve(groups.size());
+    // A job's uid is its PodGroup's, else its group's (session_builder_jobs.cpp): viewed where the
+    // group holds it, which a refresh moves not; a replaced PodGroup's entry is re-pointed by it.
+    for (uint32_t j = 0; j < groups.size(); ++j) {
+      const auto& g = groups[j];
+      const std::string& uid = g.pod_group != nullptr ? g.pod_group->meta.uid : g.uid;
+      if (uid.empty()) continue;
+      if (!jobs_by_uid_->jobs.emplace(uid, j).second) jobs_by_uid_->unique = false;
     }
   }
-  return synthesised_uids_->uids.contains(uid);
+  return *jobs_by_uid_;
 }
 
-void Session::forget_synthesised_uids() { synthesised_uids_.reset(); }
+bool Session::has_job(std::string_view uid) const {
+  return jobs_by_uid().jobs.contains(uid);
+}
+
+void Session::forget_jobs_by_uid() {
+  jobs_by_uid_.reset();
+}
 
 const std::vector<uint32_t>& Session::reservation_pod_positions(const model::ObjectRefs& objects) const {
   if (!reservation_pods_) {

@@ -37,11 +37,16 @@ struct JobTimes {
   bool operator==(const JobTimes&) const = default;
 };
 
-/// Job state by group UID (SessionOptions::job_times). The keys view the UIDs of the records the
-/// cycle read (events::ScheduleRecords::job_states): a cycle's table, read while those records are
-/// unchanged. Open addressing: at 150,000 groups a table of nodes and strings made and freed each
-/// cycle cost more than the lookups.
-using JobTimesByUid = boost::unordered_flat_map<std::string_view, JobTimes, std::hash<std::string_view>>;
+/// Hashes a uid held or viewed alike, so that a table of held uids is searched with a view.
+struct UidHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view uid) const noexcept { return std::hash<std::string_view>{}(uid); }
+};
+
+/// Job state by group UID (SessionOptions::job_times), kept between cycles (job_state_memo.hpp),
+/// so it holds its keys. Open addressing: at 150,000 groups a table of nodes cost more than the
+/// lookups.
+using JobTimesByUid = boost::unordered_flat_map<std::string, JobTimes, UidHash, std::equal_to<>>;
 
 struct SessionOptions {
   SchedulerConfig config = SchedulerConfig::defaults();
@@ -73,6 +78,12 @@ struct SessionOptions {
   /// takes these values; others read the PodGroup annotations, then their pods' PodScheduled time.
   /// Not owned. Default: null (annotations only, as kai-sim's first round).
   const JobTimesByUid* job_times = nullptr;
+  /// The uids whose `job_times` entry may differ from the table's at generation
+  /// `job_times_generation - 1`; null: any may. A kept session that took the times of that
+  /// generation takes those groups' only (Session::refresh). Not owned. Default: null.
+  const std::vector<std::string>* job_times_changed = nullptr;
+  /// Which state of `job_times` this is (JobStateMemo::generation); 0: not counted. Default: 0.
+  uint64_t job_times_generation = 0;
   /// Each queue's historical usage by name (time-based fair share, docs/time-based-fair-share.md):
   /// the proportion plugin lowers the over-quota share of queues that used more. Not owned.
   /// Default: null (every usage 0).
@@ -280,11 +291,10 @@ class Session {
   /// note_outcome found them: the report reads them, and the next cycle's undo clears only them.
   const std::vector<uint32_t>& jobs_with_reasons() const { return outcome_.with_reasons; }
 
-  /// Whether `uid` is that of a job synthesised from bare pods (no PodGroup object), which the cycle
-  /// asks of every group with recorded job state. Indexed at the first question after a build or a
-  /// relayout and kept through refreshes, which change no group's uid: a kept cycle does not index
-  /// 150,000 uids again (session.cpp).
-  bool has_synthesised_job(std::string_view uid) const;
+  /// Whether a job has uid `uid`, which the cycle asks of the groups with recorded job state.
+  /// Indexed at the first question after a build or a relayout and kept through refreshes, which
+  /// change no group's uid: a kept cycle does not index 150,000 uids again (session.cpp).
+  bool has_job(std::string_view uid) const;
 
   /// The positions in `objects.pods` (the cut the session was built, laid out or refreshed from) of
   /// the pods in the GPU reservation namespace, which the cycle's clean-up reads (cycle.cpp). Indexed
@@ -299,12 +309,21 @@ class Session {
  private:
   friend class SessionBuilder;
   friend class SessionKeeper;
-  struct SynthesisedUids;
-  /// Views of `groups`' uids; null until asked, and again after a relayout.
-  mutable std::unique_ptr<SynthesisedUids> synthesised_uids_;
+  struct JobsByUid {
+    boost::unordered_flat_map<std::string_view, uint32_t, std::hash<std::string_view>> jobs;
+    bool unique = true;  ///< No two jobs share a uid (else each job's times are taken, not a uid's).
+  };
+  /// The jobs by uid, viewing their groups' (or PodGroups') uids; null until asked, and again after
+  /// a relayout. A refresh re-points the entries of replaced PodGroups.
+  mutable std::unique_ptr<JobsByUid> jobs_by_uid_;
+  const JobsByUid& jobs_by_uid() const;
+  /// The generation of job times (SessionOptions::job_times_generation) the jobs hold.
+  uint64_t times_generation_ = 0;
+  /// The jobs whose times the last cycle's actions set, until a refresh takes them back.
+  std::vector<uint32_t> times_set_;
   mutable std::unique_ptr<StatusMemo> status_memo_;
   mutable std::optional<std::vector<uint32_t>> reservation_pods_;
-  void forget_synthesised_uids();
+  void forget_jobs_by_uid();
   void open_plugins();
   /// Takes back what the last cycle's actions and plugins changed: every task to its built state
   /// (ghosts removed), the jobs' reasons, the decisions, the hooks. See session_keeper.hpp.
@@ -330,9 +349,10 @@ class Session {
   /// A refresh's start after the undo: the replaced nodes' new objects, the options, the seed.
   void take_objects(const SessionOptions& options,
                     const std::vector<std::pair<const model::Node*, const model::Node*>>& replaced_nodes);
-  /// A refresh's end: every job's times and every queue's usage from the options; whether they are
-  /// the same as before.
-  bool take_times_and_usage();
+  /// A refresh's end: the jobs' times and every queue's usage from the options; whether they are
+  /// the same as before. Only the jobs of the groups the options list as changed, when the session
+  /// holds the times of the generation before and `every_job` is false.
+  bool take_times_and_usage(bool every_job);
 
   SessionOptions options_;
   const char* refusal_ = "";

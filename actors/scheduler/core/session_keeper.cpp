@@ -58,6 +58,7 @@ bool same_for_session(const model::Queue& a, const model::Queue& b) {
 
 void SessionKeeper::keep(std::unique_ptr<Session> session, model::ObjectRefs refs,
                          std::shared_ptr<std::deque<model::Pod>> patched, std::shared_ptr<const void> owner) {
+  job_state_.hold(refs.pod_groups);
   session_ = std::move(session);
   refs_ = std::move(refs);
   patched_ = std::move(patched);
@@ -65,6 +66,7 @@ void SessionKeeper::keep(std::unique_ptr<Session> session, model::ObjectRefs ref
 }
 
 std::unique_ptr<Session> SessionKeeper::miss(std::string reason) {
+  in_place_ = false;
   session_.reset();
   refs_ = {};
   patched_.reset();
@@ -127,6 +129,7 @@ std::unique_ptr<Session> SessionKeeper::take(const model::ObjectRefs& refs, cons
                                 : "a changed job cannot be derived in place: " + why);
   }
   if (changes.regroup) ++regrouped_;
+  in_place_ = !changes.regroup;
   std::unique_ptr<Session> ssn = std::move(session_);
   // The session reads the new objects only: the old ones may go.
   refs_ = {};

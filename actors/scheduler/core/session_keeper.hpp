@@ -46,6 +46,10 @@ class SessionKeeper {
   uint64_t regrouped() const { return regrouped_; }
   /// Why the last take built afresh ("" after a kept one).
   const std::string& last_rebuild_reason() const { return last_reason_; }
+  /// Whether the last take refreshed the kept session in place (no relayout, no build).
+  bool last_take_in_place() const { return in_place_; }
+  /// The job state kept between the cycles (cycle.hpp step 2), whose PodGroups `keep` holds.
+  JobStateMemo& job_state() { return job_state_; }
 
  private:
   /// What changed in place between the kept session's objects and the next cut's.
@@ -69,6 +73,8 @@ class SessionKeeper {
   uint64_t built_ = 0;
   uint64_t regrouped_ = 0;
   std::string last_reason_;
+  bool in_place_ = false;
+  JobStateMemo job_state_;
 };
 
 }  // namespace kai::core

@@ -75,6 +75,9 @@ void Session::undo_cycle() {
   outcome_.with_reasons.clear();
   outcome_.repeated = false;
   for (auto& q : queues) q.fair_share = {};
+  // The jobs whose times the actions set (each with an annotation to write): a refresh takes them
+  // back from the options, whatever else changed.
+  for (const auto& [j, updates] : annotation_updates) times_set_.push_back(j);
   annotation_updates.clear();
   decisions.clear();
   warnings.resize(built_.warnings);
@@ -156,7 +159,19 @@ bool Session::refresh(const model::ObjectRefs& objects, const SessionOptions& op
       for (uint32_t j : dirty) status_memo_->unsettle(j);
     }
   }
-  for (uint32_t k : changed_pod_groups) groups[static_cast<uint32_t>(built_.pod_group_job[k])].pod_group = objects.pod_groups[k];
+  for (uint32_t k : changed_pod_groups) {
+    const auto j = static_cast<uint32_t>(built_.pod_group_job[k]);
+    // The index of jobs by uid views the old object's uid (alive until the refresh returns): the
+    // new object holds the same uid (session_keeper.cpp compares it).
+    if (jobs_by_uid_) {
+      auto it = jobs_by_uid_->jobs.find(groups[j].pod_group->meta.uid);
+      if (it != jobs_by_uid_->jobs.end() && it->second == j) {
+        jobs_by_uid_->jobs.erase(it);
+        jobs_by_uid_->jobs.emplace(objects.pod_groups[k]->meta.uid, j);
+      }
+    }
+    groups[j].pod_group = objects.pod_groups[k];
+  }
   builder_->retarget(&objects);
   // What a changed pod of another scheduler holds on its node, taken back and put anew (a build
   // accounts them after the jobs: sums and counts, whose order does not matter).
@@ -178,7 +193,7 @@ bool Session::refresh(const model::ObjectRefs& objects, const SessionOptions& op
     if (built_.warned[j] != 0) return refuse("a changed job warns");
   }
   const bool same = quiet && !foreign_changed && same_for_actions(jobs_before, tasks_before, dirty);
-  if (take_times_and_usage() && same) {
+  if (take_times_and_usage(false) && same) {
     outcome_.same_inputs = true;
     outcome_.reasons = std::move(reasons);
   }
@@ -193,7 +208,7 @@ bool Session::relayout(const model::ObjectRefs& objects, const SessionOptions& o
   outcome_.reasons.clear();
   undo_cycle();
   take_objects(options, replaced_nodes);
-  forget_synthesised_uids();  // views of the groups the relayout replaces
+  forget_jobs_by_uid();       // views of the groups the relayout replaces
   status_memo_.reset();       // by job id, and the relayout numbers the jobs anew
   reservation_pods_.reset();  // by position, and pods came or went
   builder_->retarget(&objects);
@@ -203,7 +218,7 @@ bool Session::relayout(const model::ObjectRefs& objects, const SessionOptions& o
     refusal_ = refusal;
     return false;
   }
-  take_times_and_usage();
+  take_times_and_usage(true);
   open_plugins();
   return true;
 }
@@ -220,18 +235,34 @@ void Session::take_objects(const SessionOptions& options,
   rng_.seed(options_.seed);
 }
 
-bool Session::take_times_and_usage() {
+bool Session::take_times_and_usage(bool every_job) {
   bool same = true;
   for (auto& q : queues) {
     const QueueQuantities usage = SessionBuilder::queue_usage_of(q.name, options_);
     same = same && usage.gpu == q.usage.gpu && usage.cpu == q.usage.cpu && usage.memory == q.usage.memory;
     q.usage = usage;
   }
-  for (size_t j = 0; j < jobs.size(); ++j) {
+  auto take = [&](uint32_t j) {
     const JobTimes before{jobs[j].last_start, jobs[j].stale_since, jobs[j].last_eviction};
     SessionBuilder::set_job_times(jobs[j], built_.base_times[j], options_);
     same = same && before == JobTimes{jobs[j].last_start, jobs[j].stale_since, jobs[j].last_eviction};
+  };
+  // The other jobs' entries are those the session took last time (JobStateMemo), and their base
+  // times are their build's or derivation's, which a job derived again took with the new table.
+  const bool changed_only = !every_job && options_.job_times_changed != nullptr &&
+                            options_.job_times_generation != 0 &&
+                            options_.job_times_generation == times_generation_ + 1 && jobs_by_uid().unique;
+  if (changed_only) {
+    const auto& by_uid = jobs_by_uid().jobs;
+    for (const std::string& uid : *options_.job_times_changed) {
+      if (auto it = by_uid.find(uid); it != by_uid.end()) take(it->second);
+    }
+    for (uint32_t j : times_set_) take(j);
+  } else {
+    for (uint32_t j = 0; j < jobs.size(); ++j) take(j);
   }
+  times_generation_ = options_.job_times_generation;
+  times_set_.clear();
   return same;
 }
 
