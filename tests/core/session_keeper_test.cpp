@@ -387,6 +387,7 @@ TEST_P(KeptSessions, EqualBuiltOnesAfterEveryStep) {
   int decided = 0;
   int repeated = 0;
   int echoed = 0;  // status writes the next cycle's objects show (the status pass's memo follows them)
+  int deadlines = 0;  // cycles with a deadline to come (the kept deadline index answered)
   // Whether the next cycle must repeat the last one's outcome: it decided nothing and wrote no
   // annotation, the step since changed nothing the actions read, no deadline of it has come, and no
   // group is backing off (Session::repeat_last_outcome).
@@ -406,6 +407,8 @@ TEST_P(KeptSessions, EqualBuiltOnesAfterEveryStep) {
     const CycleResult built = run_cycle(in);
     ASSERT_EQ(records_of(kept, cycle), records_of(built, cycle))
         << "cycle " << cycle << ": " << first_difference(records_of(kept, cycle), records_of(built, cycle));
+    ASSERT_EQ(kept.next_deadline, built.next_deadline) << "cycle " << cycle;
+    deadlines += kept.next_deadline.has_value() ? 1 : 0;
     const std::string a = session_state(*kept.session);
     const std::string b = session_state(*built.session);
     ASSERT_EQ(a, b) << "cycle " << cycle << " (" << keeper.last_rebuild_reason() << "): " << first_difference(a, b);
@@ -429,6 +432,8 @@ TEST_P(KeptSessions, EqualBuiltOnesAfterEveryStep) {
   EXPECT_GT(decided, 0) << "nothing was decided: the property is vacuous";
   EXPECT_GT(echoed, 0) << "no status write reached the objects: the property is vacuous there";
   RecordProperty("echoed", echoed);
+  EXPECT_GT(deadlines, 0) << "no cycle had a deadline to come: the property is vacuous there";
+  RecordProperty("deadlines", deadlines);
   EXPECT_GT(keeper.kept(), 0U) << "no cycle kept its session: the property is vacuous";
   RecordProperty("repeated", repeated);
   EXPECT_GT(keeper.regrouped(), 0U) << "no kept session was laid out anew: the property is vacuous there";
@@ -458,6 +463,7 @@ TEST(KeptSessions, TheStatusPassFollowsChangesInPlace) {
     const CycleResult built = run_cycle(in);
     ASSERT_EQ(records_of(kept, cycle), records_of(built, cycle))
         << "cycle " << cycle << ": " << first_difference(records_of(kept, cycle), records_of(built, cycle));
+    ASSERT_EQ(kept.next_deadline, built.next_deadline) << "cycle " << cycle;
     if (cycle > 2) {
       kept_writes +=
           static_cast<int>(std::count_if(kept.status_writes.begin(), kept.status_writes.end(),
@@ -553,6 +559,7 @@ TEST(RepeatedOutcomes, AQuietCycleRepeatsUntilAVictimsProtectionEndsOrSomethingI
     EXPECT_FALSE(built.outcome_repeated);
     EXPECT_EQ(records_of(kept, cycle), records_of(built, cycle))
         << "cycle " << cycle << ": " << first_difference(records_of(kept, cycle), records_of(built, cycle));
+    EXPECT_EQ(kept.next_deadline, built.next_deadline) << "cycle " << cycle;
     EXPECT_EQ(session_state(*kept.session), session_state(*built.session)) << "cycle " << cycle;
     std::vector<events::Payload> batch{
         events::CycleStart{cycle, 0, cycle, in.options.now, in.options.seed, "kai-scheduler", 0, now_ms}};
@@ -630,6 +637,79 @@ TEST(KeptSessions, TheTimesTheActionsSetAreTakenBackWithoutARecord) {
   }
   EXPECT_EQ(keeper.kept(), 2U);
   EXPECT_EQ(stale_marks, 3) << "each cycle marks the uid-less gang stale anew, kept or built";
+}
+
+// The next deadline follows a job whose pod finishes with nothing else changing (no record): two
+// running jobs protected by a 10-minute reclaimMinRuntime until 12:05 and 12:08; once the first one's
+// pod has succeeded, the next deadline is the second's, kept or built.
+TEST(KeptSessions, TheNextDeadlineFollowsAJobWhosePodFinished) {
+  auto running_job = [](const std::string& name, const std::string& started) {
+    return nlohmann::json::array(
+        {{{"apiVersion", "scheduling.run.ai/v2alpha2"},
+          {"kind", "PodGroup"},
+          {"metadata",
+           {{"name", name},
+            {"namespace", "ns"},
+            {"uid", name + "-uid"},
+            {"annotations", {{model::kLastStartAnnotation, started}}}}},
+          {"spec", {{"minMember", 1}, {"queue", "q"}}}},
+         {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata",
+           {{"name", name + "-0"},
+            {"namespace", "ns"},
+            {"uid", name + "-0-uid"},
+            {"annotations", {{"pod-group-name", name}}},
+            {"labels", {{"kai.scheduler/queue", "q"}}}}},
+          {"spec",
+           {{"schedulerName", "kai-scheduler"},
+            {"nodeName", "n1"},
+            {"containers", nlohmann::json::array(
+                               {{{"name", "c"}, {"resources", {{"limits", {{"nvidia.com/gpu", "1"}}}}}}})}}},
+          {"status", {{"phase", "Running"}}}}});
+  };
+  nlohmann::json items =
+      nlohmann::json::array({{{"apiVersion", "v1"},
+                              {"kind", "Node"},
+                              {"metadata", {{"name", "n1"}}},
+                              {"status", {{"allocatable", {{"nvidia.com/gpu", "4"}, {"pods", "110"}}}}}},
+                             {{"apiVersion", "scheduling.run.ai/v2"},
+                              {"kind", "Queue"},
+                              {"metadata", {{"name", "q"}}},
+                              {"spec", {{"reclaimMinRuntime", "10m"}}}}});
+  for (const auto& o : running_job("early", "2026-01-01T11:55:00Z")) items.push_back(o);
+  for (const auto& o : running_job("late", "2026-01-01T11:58:00Z")) items.push_back(o);
+  auto decoded =
+      model::decode_snapshot(nlohmann::json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}}.dump());
+  ASSERT_TRUE(decoded) << decoded.message();
+  LiveCluster c;
+  c.base = std::move(decoded).value();
+  c.refs = model::ObjectRefs::of(c.base);
+  const int64_t noon = model::parse_rfc3339("2026-01-01T12:00:00Z").value();
+  events::ScheduleRecords records;
+  SessionKeeper keeper;
+  uint64_t seq = 0;
+  std::vector<std::optional<int64_t>> deadlines;
+  for (uint64_t cycle = 1; cycle <= 3; ++cycle) {
+    CycleInput in = kept_cycle_input(c, records, keeper, cycle, cycle);
+    in.options.now = noon + static_cast<int64_t>(cycle) * 10;
+    in.options.now_ms = in.options.now * 1000;
+    CycleResult kept = run_cycle(in);
+    in.keeper = nullptr;
+    const CycleResult built = run_cycle(in);
+    ASSERT_EQ(kept.next_deadline, built.next_deadline) << "cycle " << cycle;
+    deadlines.push_back(kept.next_deadline);
+    apply_cycle(records, in, kept, seq);
+    keeper.keep(std::move(kept.session), std::move(kept.refs), kept.patched, nullptr);
+    if (cycle == 1) {
+      for (size_t i = 0; i < c.refs.pods.size(); ++i) {
+        if (c.refs.pods[i]->meta.name == "early-0") c.change_pod(i).phase = "Succeeded";
+      }
+    }
+  }
+  EXPECT_EQ(keeper.kept(), 2U);
+  const int64_t five_past = model::parse_rfc3339("2026-01-01T12:05:00Z").value();
+  EXPECT_EQ(deadlines, (std::vector<std::optional<int64_t>>{five_past, five_past + 180, five_past + 180}));
 }
 
 // A change the actions read runs them: a running pod finishing frees its GPU for the waiting job.

@@ -247,24 +247,22 @@ void find_orphaned_reservations(const Session& ssn, CycleResult& out) {
 /// delay ends. Rounded up to the second.
 std::optional<int64_t> next_deadline(const Session& ssn) {
   const int64_t now_ms = ssn.now_ms();
-  std::optional<int64_t> best;
-  auto offer = [&](double seconds) {
-    const auto t = static_cast<int64_t>(std::ceil(seconds));
-    if (t * 1000 > now_ms && (!best || t < *best)) best = t;
-  };
   const auto session_grace = static_cast<double>(ssn.options().stale_grace_period_seconds);
   // A last start is rounded up to the second (Session::record_time), so a job started this second
   // has it after now: until then even no min-runtime (0) protects it.
-  std::set<double> runtimes{0.0};
+  std::set<double> runtime_set{0.0};
   for (const auto& q : ssn.queues) {
     for (const auto& r : {q.preempt_min_runtime, q.reclaim_min_runtime}) {
-      if (r && *r > 0) runtimes.insert(*r);
+      if (r && *r > 0) runtime_set.insert(*r);
     }
   }
   for (double r : plugins::min_runtime_defaults(ssn.options().config.plugins)) {
-    if (r > 0) runtimes.insert(r);
+    if (r > 0) runtime_set.insert(r);
   }
-  for (const auto& job : ssn.jobs) {
+  const std::vector<double> runtimes(runtime_set.begin(), runtime_set.end());
+  auto deadlines = [&](uint32_t j, std::vector<int64_t>& out) {
+    const JobInfo& job = ssn.jobs[j];
+    auto offer = [&](double seconds) { out.push_back(static_cast<int64_t>(std::ceil(seconds))); };
     const double grace = job.staleness_grace_seconds.value_or(session_grace);
     if (job.stale_since && grace >= 0) offer(static_cast<double>(*job.stale_since) + grace);
     if (job.last_start && ssn.active_allocated_count(job) > 0) {
@@ -274,8 +272,10 @@ std::optional<int64_t> next_deadline(const Session& ssn) {
     if (ssn.has_pending_tasks(job)) {
       if (const auto end = preemption_delay_end_ms(job)) offer(static_cast<double>(*end) / 1000.0);
     }
-  }
-  return best;
+  };
+  // The first whole second after now: t * 1000 > now_ms.
+  const int64_t first_second = static_cast<int64_t>(std::floor(static_cast<double>(now_ms) / 1000.0)) + 1;
+  return ssn.deadline_index().next(static_cast<uint32_t>(ssn.jobs.size()), first_second, runtimes, deadlines);
 }
 
 /// Whether `pod`'s PodScheduled condition is False with `reason` and `message`.

@@ -82,6 +82,14 @@ const std::vector<uint32_t>& Session::reservation_pod_positions(const model::Obj
   return *reservation_pods_;
 }
 
+DeadlineIndex& Session::deadline_index() const {
+  for (const auto& e : journal_) {
+    if (e.task < tasks.size()) deadline_index_.mark(tasks[e.task].job);
+  }
+  for (const auto& [j, updates] : annotation_updates) deadline_index_.mark(j);
+  return deadline_index_;
+}
+
 StatusMemo& Session::status_memo() const {
   if (!status_memo_) status_memo_ = std::make_unique<StatusMemo>();
   return *status_memo_;

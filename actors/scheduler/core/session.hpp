@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "actors/scheduler/core/cluster_info.hpp"
+#include "actors/scheduler/core/deadline_index.hpp"
 #include "actors/scheduler/core/gpu_free_index.hpp"
 #include "actors/scheduler/core/grouping.hpp"
 #include "actors/scheduler/core/pod_group_objects_flag.hpp"
@@ -305,6 +306,9 @@ class Session {
   /// What the status pass remembers of this session between cycles (status_memo.hpp); empty (not
   /// primed) until the first pass after a build or a relayout.
   StatusMemo& status_memo() const;
+  /// The jobs' deadlines kept between cycles (deadline_index.hpp), with the jobs this cycle's
+  /// actions moved a task of or set the times of marked.
+  DeadlineIndex& deadline_index() const;
 
  private:
   friend class SessionBuilder;
@@ -322,6 +326,8 @@ class Session {
   /// The jobs whose times the last cycle's actions set, until a refresh takes them back.
   std::vector<uint32_t> times_set_;
   mutable std::unique_ptr<StatusMemo> status_memo_;
+  /// Unprimed after a build or a relayout; a refresh marks the jobs it derives or gives times.
+  mutable DeadlineIndex deadline_index_;
   mutable std::optional<std::vector<uint32_t>> reservation_pods_;
   void forget_jobs_by_uid();
   void open_plugins();

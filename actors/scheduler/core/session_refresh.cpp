@@ -51,6 +51,10 @@ void Session::undo_cycle() {
   inter_pod_predicates = false;
   pod_affinity_scoring = false;
   // Each task back to its state before its first change; the sums follow, as for a rollback.
+  // The jobs the last cycle's actions moved a task of: their deadlines are read again.
+  for (const auto& e : journal_) {
+    if (e.task < tasks.size()) deadline_index_.mark(tasks[e.task].job);
+  }
   undoing_ = true;
   for (auto it = journal_.rbegin(); it != journal_.rend(); ++it) {
     set_task_state(it->task, it->status, it->node, it->gpu_groups, it->placed_portion);
@@ -77,7 +81,10 @@ void Session::undo_cycle() {
   for (auto& q : queues) q.fair_share = {};
   // The jobs whose times the actions set (each with an annotation to write): a refresh takes them
   // back from the options, whatever else changed.
-  for (const auto& [j, updates] : annotation_updates) times_set_.push_back(j);
+  for (const auto& [j, updates] : annotation_updates) {
+    times_set_.push_back(j);
+    deadline_index_.mark(j);
+  }
   annotation_updates.clear();
   decisions.clear();
   warnings.resize(built_.warnings);
@@ -211,6 +218,7 @@ bool Session::relayout(const model::ObjectRefs& objects, const SessionOptions& o
   forget_jobs_by_uid();       // views of the groups the relayout replaces
   status_memo_.reset();       // by job id, and the relayout numbers the jobs anew
   reservation_pods_.reset();  // by position, and pods came or went
+  deadline_index_.reset();    // by job id
   builder_->retarget(&objects);
   const char* refusal = builder_->relayout(old_objects);
   builder_->retarget(nullptr);
@@ -243,6 +251,7 @@ bool Session::take_times_and_usage(bool every_job) {
     q.usage = usage;
   }
   auto take = [&](uint32_t j) {
+    deadline_index_.mark(j);
     const JobTimes before{jobs[j].last_start, jobs[j].stale_since, jobs[j].last_eviction};
     SessionBuilder::set_job_times(jobs[j], built_.base_times[j], options_);
     same = same && before == JobTimes{jobs[j].last_start, jobs[j].stale_since, jobs[j].last_eviction};
@@ -260,6 +269,7 @@ bool Session::take_times_and_usage(bool every_job) {
     for (uint32_t j : times_set_) take(j);
   } else {
     for (uint32_t j = 0; j < jobs.size(); ++j) take(j);
+    deadline_index_.reset();
   }
   times_generation_ = options_.job_times_generation;
   times_set_.clear();
@@ -330,6 +340,7 @@ void Session::note_outcome(std::optional<int64_t> next_deadline, bool backing_of
 }
 
 void SessionBuilder::rederive_job(uint32_t job_id) {
+  ssn_.deadline_index_.mark(job_id);
   std::vector<uint32_t> nodes;
   // Out with the job's tasks as they stand (their built state: the cycle was undone)...
   take_out_tasks(job_id, nodes);
