@@ -427,6 +427,48 @@ TEST(Cycle, APodWaitingForItsPodGroupIsReportedWithoutTheCondition) {
   }
 }
 
+// A pod scheduled before its PodGroup exists has its group's last start kept under the grouper's
+// uid; once the PodGroup the grouper wrote arrives, the state moves to the PodGroup's uid, as a
+// decision (so it is written on the PodGroup, where KAI keeps it), and the old entry is forgotten.
+TEST(Cycle, AGroupsJobStateMovesToItsPodGroupOnceThatArrives) {
+  events::ScheduleRecords records;
+  uint64_t seq = 0;
+  auto log = [&](const CycleResult& r, uint64_t cycle_id) {
+    for (auto& p : cycle_records(r, cycle_id, 0)) {
+      ASSERT_TRUE(events::apply_record(records, events::Event{++seq, 0, events::kSchemaVersion, p}));
+    }
+  };
+  const CycleResult first =
+      cycle(objects_of(Json::array({node("n1", 2), queue("q", "", -1), pod("p", "up", 1)})), &records);
+  ASSERT_EQ(first.decisions.size(), 1u);
+  ASSERT_EQ(first.group_writes.size(), 1u);
+  log(first, 7);
+  ASSERT_EQ(records.job_states.size(), 1u);
+  const std::string old_uid = records.job_states.begin()->first;
+  const std::optional<int64_t> started = records.job_states.begin()->second.fields[0].value;
+  ASSERT_TRUE(started.has_value());
+  // The pod bound, and its PodGroup written by the grouper (name from the cycle's write).
+  const std::string group = first.group_writes[0].group;
+  const std::string name = group.substr(group.find('/') + 1);
+  Json pg = pod_group(name, "pg-uid", 1);
+  const auto second = cycle(objects_of(Json::array({node("n1", 2), queue("q", "", -1), pg,
+                                                    pod("p", "up", 1, "n1", {{"pod-group-name", name}})})),
+                            &records, kNow + 10, 8);
+  std::vector<std::string> changes;
+  for (const auto& c : second.job_state_changes) {
+    changes.push_back(c.group_uid + " " +
+                      std::string(c.source == events::JobStateSource::kForget ? "forget" : "set") + " " +
+                      (c.value ? std::to_string(*c.value - kNow) : "-"));
+  }
+  EXPECT_EQ(changes, (std::vector<std::string>{"pg-uid set " + std::to_string(*started - kNow),
+                                               old_uid + " forget -"}));
+  EXPECT_EQ(second.job_times->count("pg-uid"), 0u) << "the move is the next cycle's input";
+  log(second, 8);
+  EXPECT_EQ(records.job_states.count(old_uid), 0u);
+  ASSERT_EQ(records.job_states.count("pg-uid"), 1u);
+  EXPECT_EQ(records.job_states.at("pg-uid").fields[0].value, started);
+}
+
 TEST(Cycle, AStaleGangsOwnGracePeriodIsItsDeadline) {
   // The PodGroup's stalenessGracePeriod (30 s) overrides the session's (60 s): the scheduler wakes then.
   Json pg = pod_group("pg", "pg-uid", 2);

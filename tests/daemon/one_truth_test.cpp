@@ -160,6 +160,23 @@ TEST_F(JobState, TheRestOfAStaleGangIsEvictedAfterTheGraceAndAHealthyGangIsUntou
 }
 
 // With reclaimMinRuntime a victim keeps its pods until it has run that long; then reclaim happens.
+// A bare pod is bound before the PodGroup the grouper writes for it is seen: its last start, kept
+// under the grouper's uid until then, ends on that PodGroup, as KAI (whose PodGroup comes first)
+// keeps it.
+TEST_F(JobState, ABarePodsLastStartEndsOnThePodGroupTheGrouperWrote) {
+  cluster_.node("n1", 8);
+  cluster_.queue("test", "default", -1);
+  start_daemon(1s);
+  cluster_.create(cluster_.pod("team-a", "bare", "test", 1));
+  ASSERT_TRUE(Cluster::eventually([&] { return bound("team-a", "bare"); }));
+  const std::string uid = cluster_.get_pod("team-a", "bare")["metadata"].value("uid", "");
+  const std::string group = "pg-bare-" + uid;
+  EXPECT_TRUE(Cluster::eventually([&] {
+    return !annotation(get_pod_group(cluster_, "team-a", group), "kai.scheduler/last-start-timestamp")
+                .empty();
+  })) << get_pod_group(cluster_, "team-a", group).dump();
+}
+
 TEST_F(JobState, MinRuntimeProtectsTheVictimUntilItEnds) {
   cluster_.node("n1", 4);
   queue_with_min_runtime(cluster_, "qa", 0, "6s");

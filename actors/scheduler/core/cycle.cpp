@@ -141,8 +141,37 @@ void record_job_state(const CycleInput& in, const Session& ssn, const JobStateMe
     }
   }
   if (in.records == nullptr || in.records->job_states.empty()) return;
+  // A group scheduled before its PodGroup was seen keeps its job state under the uid the grouper
+  // gave it (session_builder_jobs.cpp); once the PodGroup the grouper wrote for it arrives, the job
+  // goes by the PodGroup's uid. The state moves there, as KAI, whose PodGroup exists from the
+  // start, keeps it on the PodGroup: each field the PodGroup does not show, and for which neither the
+  // records nor this cycle hold a value under the new uid, is decided for it (and so written to it).
+  std::unordered_map<std::string_view, uint32_t> pod_group_job_by_key;  // made at the first need
+  auto move_to_pod_group = [&](const events::JobState& st) {
+    if (pod_group_job_by_key.empty()) {
+      for (uint32_t j = 0; j < ssn.jobs.size(); ++j) {
+        if (ssn.jobs[j].object != nullptr) pod_group_job_by_key.emplace(ssn.jobs[j].key, j);
+      }
+    }
+    auto it = pod_group_job_by_key.find(st.group);
+    if (it == pod_group_job_by_key.end()) return;
+    const JobInfo& job = ssn.jobs[it->second];
+    if (job.uid.empty() || in.records->job_states.count(job.uid) != 0) return;
+    auto decided = ssn.annotation_updates.find(it->second);
+    for (int f = 0; f < events::kJobFields; ++f) {
+      const auto field = static_cast<JobField>(f);
+      const std::optional<int64_t>& value = st.fields[f].value;
+      if (!value || annotation_time(*job.object, field)) continue;
+      if (decided != ssn.annotation_updates.end() &&
+          decided->second.count(events::job_field_annotation(field)))
+        continue;
+      out.job_state_changes.push_back(JobStateChange{in.cycle_id, job.uid, job.key, field, value,
+                                                     std::nullopt, JobStateSource::kDecided});
+    }
+  };
   auto forget_if_gone = [&](const std::string& uid, const events::JobState& st) {
     if (by_uid.contains(uid) || ssn.has_job(uid)) return;
+    move_to_pod_group(st);
     out.job_state_changes.push_back(
         JobStateChange{in.cycle_id, uid, st.group, JobField::kLastStart, std::nullopt, std::nullopt,
                        JobStateSource::kForget});
