@@ -264,9 +264,7 @@ void CycleDriver::schedule(const CutPtr& cut_ptr) {
                   out.outcome_repeated ? "; the last cycle's outcome repeated, no action run" : "");
   }
   // What /get-snapshot serves is the cut: its job state, not the one this cycle is about to log.
-  events::ScheduleRecords records_at_cut;
-  records_at_cut.job_states = records_.job_states;
-  records_at_cut.scheduler_name = session_.scheduler_name;
+  std::shared_ptr<const JobStatesAtCut::Table> job_states_at_cut = job_states_at_cut_.take(records_);
 
   std::vector<events::Event> batch;
   auto add = [&](events::Payload p) {
@@ -360,7 +358,8 @@ void CycleDriver::schedule(const CutPtr& cut_ptr) {
   last->cut = cut_ptr;
   last->patched = out.patched;
   last->refs = std::move(out.refs);
-  last->records = std::move(records_at_cut);
+  last->job_states = std::move(job_states_at_cut);
+  last->scheduler_name = session_.scheduler_name;
   // The next cycle starts from this one's session when only pods and PodGroups changed.
   session_keeper_.keep(std::move(out.session), last->refs, out.patched, cut_ptr);
   if (ports_.publish) ports_.publish(std::move(last));

@@ -23,12 +23,13 @@
 #include "actors/daemon/cycle.hpp"
 #include "actors/daemon/daemon.hpp"
 #include "actors/daemon/entity_store.hpp"
+#include "actors/daemon/job_states_at_cut.hpp"
 #include "actors/daemon/leadership.hpp"
 #include "actors/daemon/snapshotter.hpp"
 #include "actors/endpoints/metrics.hpp"
 #include "actors/scheduler/core/grouping_memo.hpp"
-#include "actors/scheduler/core/session_keeper.hpp"
 #include "actors/scheduler/core/session.hpp"
+#include "actors/scheduler/core/session_keeper.hpp"
 #include "actors/scheduler/core/usage_history.hpp"
 #include "events/state_codec.hpp"
 #include "storage/event_log.hpp"
@@ -56,7 +57,9 @@ struct LastCycle {
   CutPtr cut;
   std::shared_ptr<const std::deque<model::Pod>> patched;
   model::ObjectRefs refs;
-  events::ScheduleRecords records;  ///< At the cut: the job state goes out on PodGroups.
+  /// The job states at the cut (they go out on PodGroups), and the scheduler's name.
+  std::shared_ptr<const JobStatesAtCut::Table> job_states;
+  std::string scheduler_name;
 };
 
 /// Where a cycle's effects go.
@@ -177,6 +180,7 @@ class CycleDriver {
   /// The pod grouper's decisions of the last cycle, reused for pods whose objects did not change.
   core::GroupingMemo grouping_memo_;
   core::SessionKeeper session_keeper_;
+  JobStatesAtCut job_states_at_cut_;
   /// What the last cycle that decided nothing (and logged nothing) saw: its cut (kept, so that an
   /// object list of a later cut is the same list only if no watch event changed that kind), the
   /// records appended by then, and its clock.

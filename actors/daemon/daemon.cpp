@@ -374,7 +374,9 @@ model::Status Daemon::start() {
         to.reserve(from.size());
         for (const auto* x : from) to.push_back(*x);
       });
-      core::export_job_state(objects, last->records, last->records.scheduler_name, "default-queue");
+      events::ScheduleRecords records;
+      if (last->job_states) records.job_states = *last->job_states;
+      core::export_job_state(objects, records, last->scheduler_name, "default-queue");
       return model::encode_snapshot_json(objects);
     };
     m.endpoints = std::make_unique<endpoints::DaemonEndpoints>(eo, cb, *m.metrics);
