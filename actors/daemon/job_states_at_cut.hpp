@@ -40,12 +40,11 @@ class JobStatesAtCut {
       std::sort(changed_.begin(), changed_.end());
       changed_.erase(std::unique(changed_.begin(), changed_.end()), changed_.end());
       for (const std::string& uid : changed_) {
+        // Erased and copied in, not assigned: clang-tidy reads JobState's implicit assignment
+        // (an array member) as declaring a reserved identifier.
+        turn.table->erase(uid);
         auto now = records.job_states.find(uid);
-        if (now == records.job_states.end()) {
-          turn.table->erase(uid);
-        } else {
-          (*turn.table)[uid] = now->second;
-        }
+        if (now != records.job_states.end()) turn.table->emplace(uid, now->second);
       }
     }
     turn.log_id = log.id();
