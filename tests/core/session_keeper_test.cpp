@@ -583,42 +583,60 @@ TEST(RepeatedOutcomes, AQuietCycleRepeatsUntilAVictimsProtectionEndsOrSomethingI
   EXPECT_GT(at_deadline.second, 0U) << "the reclaim the protection held back";
 }
 
+/// A live cluster of `items` (JSON objects) with node n1 (4 GPUs) and queue q (spec `queue_spec`).
+LiveCluster cluster_on_one_node(nlohmann::json items, const nlohmann::json& queue_spec) {
+  items.push_back({{"apiVersion", "v1"},
+                   {"kind", "Node"},
+                   {"metadata", {{"name", "n1"}}},
+                   {"status", {{"allocatable", {{"nvidia.com/gpu", "4"}, {"pods", "110"}}}}}});
+  items.push_back({{"apiVersion", "scheduling.run.ai/v2"},
+                   {"kind", "Queue"},
+                   {"metadata", {{"name", "q"}}},
+                   {"spec", queue_spec}});
+  auto decoded =
+      model::decode_snapshot(nlohmann::json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}}.dump());
+  EXPECT_TRUE(decoded) << decoded.message();
+  LiveCluster c;
+  if (decoded) c.base = std::move(decoded).value();
+  c.refs = model::ObjectRefs::of(c.base);
+  return c;
+}
+
+/// PodGroup `group` (minMember `min_member`, annotations `annotations`; no uid when `uid` is empty)
+/// and its one-GPU pod `group`-0 running on n1.
+nlohmann::json running_group(const std::string& group, int min_member, const std::string& uid,
+                             const nlohmann::json& annotations = nlohmann::json::object()) {
+  nlohmann::json pg_meta = {{"name", group}, {"namespace", "ns"}, {"annotations", annotations}};
+  nlohmann::json pod_meta = {{"name", group + "-0"},
+                             {"namespace", "ns"},
+                             {"annotations", {{"pod-group-name", group}}},
+                             {"labels", {{"kai.scheduler/queue", "q"}}}};
+  if (!uid.empty()) {
+    pg_meta["uid"] = uid;
+    pod_meta["uid"] = uid + "-0";
+  }
+  const nlohmann::json gpu = {{"limits", {{"nvidia.com/gpu", "1"}}}};
+  return nlohmann::json::array(
+      {{{"apiVersion", "scheduling.run.ai/v2alpha2"},
+        {"kind", "PodGroup"},
+        {"metadata", pg_meta},
+        {"spec", {{"minMember", min_member}, {"queue", "q"}}}},
+       {{"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata", pod_meta},
+        {"spec",
+         {{"schedulerName", "kai-scheduler"},
+          {"nodeName", "n1"},
+          {"containers", nlohmann::json::array({{{"name", "c"}, {"resources", gpu}}})}}},
+        {"status", {{"phase", "Running"}}}}});
+}
+
 // A job without a uid has no job state in the records, so the times its actions set reach no
 // record the next cycle resolves again: a kept session takes them back all the same. A gang of two
 // with one running pod is found stale at each cycle; the built session finds it afresh each time.
 TEST(KeptSessions, TheTimesTheActionsSetAreTakenBackWithoutARecord) {
-  const nlohmann::json items = nlohmann::json::array(
-      {{{"apiVersion", "v1"},
-        {"kind", "Node"},
-        {"metadata", {{"name", "n1"}}},
-        {"status", {{"allocatable", {{"nvidia.com/gpu", "4"}, {"pods", "110"}}}}}},
-       {{"apiVersion", "scheduling.run.ai/v2"},
-        {"kind", "Queue"},
-        {"metadata", {{"name", "q"}}},
-        {"spec", nlohmann::json::object()}},
-       {{"apiVersion", "scheduling.run.ai/v2alpha2"},
-        {"kind", "PodGroup"},
-        {"metadata", {{"name", "gang"}, {"namespace", "ns"}}},
-        {"spec", {{"minMember", 2}, {"queue", "q"}}}},
-       {{"apiVersion", "v1"},
-        {"kind", "Pod"},
-        {"metadata",
-         {{"name", "gang-0"},
-          {"namespace", "ns"},
-          {"annotations", {{"pod-group-name", "gang"}}},
-          {"labels", {{"kai.scheduler/queue", "q"}}}}},
-        {"spec",
-         {{"schedulerName", "kai-scheduler"},
-          {"nodeName", "n1"},
-          {"containers", nlohmann::json::array(
-                             {{{"name", "c"}, {"resources", {{"limits", {{"nvidia.com/gpu", "1"}}}}}}})}}},
-        {"status", {{"phase", "Running"}}}}});
-  auto decoded =
-      model::decode_snapshot(nlohmann::json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}}.dump());
-  ASSERT_TRUE(decoded) << decoded.message();
-  LiveCluster c;
-  c.base = std::move(decoded).value();
-  c.refs = model::ObjectRefs::of(c.base);
+  LiveCluster c = cluster_on_one_node(running_group("gang", 2, ""), nlohmann::json::object());
+  ASSERT_EQ(c.refs.pods.size(), 1U);
   events::ScheduleRecords records;
   SessionKeeper keeper;
   uint64_t seq = 0;
@@ -643,48 +661,13 @@ TEST(KeptSessions, TheTimesTheActionsSetAreTakenBackWithoutARecord) {
 // running jobs protected by a 10-minute reclaimMinRuntime until 12:05 and 12:08; once the first one's
 // pod has succeeded, the next deadline is the second's, kept or built.
 TEST(KeptSessions, TheNextDeadlineFollowsAJobWhosePodFinished) {
-  auto running_job = [](const std::string& name, const std::string& started) {
-    return nlohmann::json::array(
-        {{{"apiVersion", "scheduling.run.ai/v2alpha2"},
-          {"kind", "PodGroup"},
-          {"metadata",
-           {{"name", name},
-            {"namespace", "ns"},
-            {"uid", name + "-uid"},
-            {"annotations", {{model::kLastStartAnnotation, started}}}}},
-          {"spec", {{"minMember", 1}, {"queue", "q"}}}},
-         {{"apiVersion", "v1"},
-          {"kind", "Pod"},
-          {"metadata",
-           {{"name", name + "-0"},
-            {"namespace", "ns"},
-            {"uid", name + "-0-uid"},
-            {"annotations", {{"pod-group-name", name}}},
-            {"labels", {{"kai.scheduler/queue", "q"}}}}},
-          {"spec",
-           {{"schedulerName", "kai-scheduler"},
-            {"nodeName", "n1"},
-            {"containers", nlohmann::json::array(
-                               {{{"name", "c"}, {"resources", {{"limits", {{"nvidia.com/gpu", "1"}}}}}}})}}},
-          {"status", {{"phase", "Running"}}}}});
-  };
   nlohmann::json items =
-      nlohmann::json::array({{{"apiVersion", "v1"},
-                              {"kind", "Node"},
-                              {"metadata", {{"name", "n1"}}},
-                              {"status", {{"allocatable", {{"nvidia.com/gpu", "4"}, {"pods", "110"}}}}}},
-                             {{"apiVersion", "scheduling.run.ai/v2"},
-                              {"kind", "Queue"},
-                              {"metadata", {{"name", "q"}}},
-                              {"spec", {{"reclaimMinRuntime", "10m"}}}}});
-  for (const auto& o : running_job("early", "2026-01-01T11:55:00Z")) items.push_back(o);
-  for (const auto& o : running_job("late", "2026-01-01T11:58:00Z")) items.push_back(o);
-  auto decoded =
-      model::decode_snapshot(nlohmann::json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}}.dump());
-  ASSERT_TRUE(decoded) << decoded.message();
-  LiveCluster c;
-  c.base = std::move(decoded).value();
-  c.refs = model::ObjectRefs::of(c.base);
+      running_group("early", 1, "early-uid", {{model::kLastStartAnnotation, "2026-01-01T11:55:00Z"}});
+  for (const auto& o :
+       running_group("late", 1, "late-uid", {{model::kLastStartAnnotation, "2026-01-01T11:58:00Z"}}))
+    items.push_back(o);
+  LiveCluster c = cluster_on_one_node(items, {{"reclaimMinRuntime", "10m"}});
+  ASSERT_EQ(c.refs.pods.size(), 2U);
   const int64_t noon = model::parse_rfc3339("2026-01-01T12:00:00Z").value();
   events::ScheduleRecords records;
   SessionKeeper keeper;
