@@ -146,9 +146,12 @@ void record_job_state(const CycleInput& in, const Session& ssn, const JobStateMe
   // goes by the PodGroup's uid. The state moves there, as KAI, whose PodGroup exists from the
   // start, keeps it on the PodGroup: each field the PodGroup does not show, and for which neither the
   // records nor this cycle hold a value under the new uid, is decided for it (and so written to it).
-  std::unordered_map<std::string_view, uint32_t> pod_group_job_by_key;  // made at the first need
+  // Made at the first group gone (a pass over every job, in a cycle that forgets a group).
+  std::unordered_map<std::string_view, uint32_t> pod_group_job_by_key;
+  bool indexed = false;
   auto move_to_pod_group = [&](const events::JobState& st) {
-    if (pod_group_job_by_key.empty()) {
+    if (!indexed) {
+      indexed = true;
       for (uint32_t j = 0; j < ssn.jobs.size(); ++j) {
         if (ssn.jobs[j].object != nullptr) pod_group_job_by_key.emplace(ssn.jobs[j].key, j);
       }
