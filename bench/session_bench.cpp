@@ -20,6 +20,7 @@
 #include "k8s/model/json_codec.hpp"
 #include "k8s/model/kinds.hpp"
 #include "k8s/model/well_known_names.hpp"
+#include "tools/common/huge_pages.hpp"
 #include "tools/kai-gen/generator.hpp"
 
 namespace {
@@ -532,4 +533,13 @@ BENCHMARK(BM_AllocateOnly)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMilli
 BENCHMARK(BM_BuildAndAllocate)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GangAttempt3Pods)->Arg(20)->Arg(1000)->Unit(benchmark::kMicrosecond);
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  // The sessions run on huge pages, as in kai-scheduler and kai-sim (tools/common/huge_pages.hpp);
+  // GLIBC_TUNABLES=glibc.malloc.hugetlb=0 gives the figures on 4 KB pages.
+  kai::tools::run_with_huge_pages(argv);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
