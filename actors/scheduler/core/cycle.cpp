@@ -14,6 +14,7 @@
 #include "actors/scheduler/core/grouping.hpp"
 #include "actors/scheduler/core/grouping_memo.hpp"
 #include "actors/scheduler/core/plugins/builtin.hpp"
+#include "actors/scheduler/core/pod_finder.hpp"
 #include "actors/scheduler/core/pod_group_objects.hpp"
 #include "actors/scheduler/core/pod_status.hpp"
 #include "actors/scheduler/core/preemption_delay.hpp"
@@ -34,37 +35,6 @@ uint64_t micros_since(std::chrono::steady_clock::time_point t) {
   return static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t).count());
 }
-
-/// Pods by "namespace/name": a binary search when the refs are in key order (the daemon's cut and
-/// the projection's are), else an index built once.
-class PodFinder {
- public:
-  explicit PodFinder(const std::vector<const model::Pod*>& pods) : pods_(pods) {
-    sorted_ = std::is_sorted(pods.begin(), pods.end(), [](const model::Pod* a, const model::Pod* b) {
-      return model::object_key(a->meta) < model::object_key(b->meta);
-    });
-    if (!sorted_) {
-      for (size_t i = 0; i < pods.size(); ++i) index_.emplace(model::object_key(pods[i]->meta), i);
-    }
-  }
-  /// The position of pod `key` in the refs, or npos.
-  size_t find(const std::string& key) const {
-    if (!sorted_) {
-      auto it = index_.find(key);
-      return it == index_.end() ? npos : it->second;
-    }
-    auto at = std::lower_bound(pods_.begin(), pods_.end(), key,
-                               [](const model::Pod* p, const std::string& k) { return model::object_key(p->meta) < k; });
-    if (at == pods_.end() || model::object_key((*at)->meta) != key) return npos;
-    return static_cast<size_t>(at - pods_.begin());
-  }
-  static constexpr size_t npos = static_cast<size_t>(-1);
-
- private:
-  const std::vector<const model::Pod*>& pods_;
-  bool sorted_ = true;
-  std::unordered_map<std::string, size_t> index_;
-};
 
 /// Whether the watched pod shows the assumed decision done: bound (bind), deleting (evict), or the
 /// pod it was about is gone or replaced. Once true it stays true, so settling at any later cut

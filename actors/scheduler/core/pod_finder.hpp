@@ -1,0 +1,42 @@
+#pragma once
+// A pod of a cut by its key "namespace/name", without building a key per pod: a binary search,
+// exact when the pods are in key order (the daemon's cut and the projection's are), then, for a key
+// it misses, an index of the pods by (namespace, name) made once (refs in another order, a pod gone).
+// The cycle asks it for each decision still assumed (cycle.cpp): a few, against 150,000 pods.
+
+#include <boost/unordered/unordered_flat_map.hpp>
+#include <cstddef>
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "k8s/model/objects.hpp"
+
+namespace kai::core {
+
+class PodFinder {
+ public:
+  explicit PodFinder(const std::vector<const model::Pod*>& pods) : pods_(pods) {}
+
+  /// The position of pod `key` in the pods, or npos.
+  size_t find(std::string_view key);
+
+  /// The order of "namespace/name" of `meta` against `key`, as strings compare (negative, 0, positive).
+  static int compare_key(const model::ObjectMeta& meta, std::string_view key);
+
+  static constexpr size_t npos = static_cast<size_t>(-1);
+
+ private:
+  using NameKey = std::pair<std::string_view, std::string_view>;
+  struct NameKeyHash {
+    size_t operator()(const NameKey& k) const {
+      const size_t h = std::hash<std::string_view>{}(k.first);
+      return h ^ (std::hash<std::string_view>{}(k.second) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+    }
+  };
+  const std::vector<const model::Pod*>& pods_;
+  std::optional<boost::unordered_flat_map<NameKey, size_t, NameKeyHash>> index_;
+};
+
+}  // namespace kai::core
