@@ -12,6 +12,7 @@
 #include <deque>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -395,11 +396,23 @@ TEST_P(KeptSessions, EqualBuiltOnesAfterEveryStep) {
   std::optional<int64_t> last_deadline;
   // Random steps, then three that change nothing the actions read.
   constexpr uint64_t kRandomSteps = 8, kCycles = 11;
+  // The grouping memo, as the daemon keeps it beside the keeper: a relayout then groups only the
+  // pods that came or changed (regrouping.hpp). The cluster's objects outlive it.
+  GroupingMemo memo;
+  const std::shared_ptr<const void> alive(&c, [](const void*) {});
   for (uint64_t cycle = 1; cycle <= kCycles; ++cycle) {
     const int64_t now = kStart + static_cast<int64_t>(cycle) * 7;
     CycleInput in = kept_cycle_input(c, records, keeper, cycle, cycle * 31 + 1);
+    in.options.grouping_memo = &memo;
+    memo.hold(alive);
     const uint64_t kept_before = keeper.kept();
     CycleResult kept = run_cycle(in);
+    in.options.grouping_memo = nullptr;
+    // The memo's entries name only this cycle's pods (the cut's, or the copies the cycle patched):
+    // older objects may be freed once the memo holds this cycle's (regrouping.hpp).
+    const std::set<const model::Pod*> alive_pods(kept.refs.pods.begin(), kept.refs.pods.end());
+    for (const model::Pod* p : memo.pods())
+      ASSERT_TRUE(alive_pods.count(p)) << "cycle " << cycle << ": an entry of a pod gone";
     const bool should_repeat = keeper.kept() > kept_before && last_quiet && unread && records.bind_failures.empty() &&
                                (!last_deadline || in.options.now_ms < (*last_deadline - 1) * 1000);
     EXPECT_EQ(kept.outcome_repeated, should_repeat) << "cycle " << cycle;
@@ -438,6 +451,9 @@ TEST_P(KeptSessions, EqualBuiltOnesAfterEveryStep) {
   RecordProperty("repeated", repeated);
   EXPECT_GT(keeper.regrouped(), 0U) << "no kept session was laid out anew: the property is vacuous there";
   RecordProperty("regrouped", static_cast<int>(keeper.regrouped()));
+  RecordProperty("continued", static_cast<int>(memo.continued()));
+  EXPECT_GT(memo.continued(), 0U)
+      << "no relayout grouped only the pods that changed: the property is vacuous there";
 }
 
 /// The status pass of a kept session visits only the groups that may have something to write

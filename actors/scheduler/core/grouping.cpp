@@ -1,6 +1,7 @@
 #include "actors/scheduler/core/grouping.hpp"
 
 #include <algorithm>
+#include <boost/unordered/unordered_flat_map.hpp>
 #include <map>
 #include <memory>
 #include <set>
@@ -8,9 +9,8 @@
 #include <tuple>
 #include <unordered_map>
 
-#include <boost/unordered/unordered_flat_map.hpp>
-
 #include "actors/scheduler/core/grouping_memo.hpp"
+#include "actors/scheduler/core/grouping_steps.hpp"
 #include "actors/scheduler/core/workload_groupers.hpp"
 #include "k8s/model/kinds.hpp"
 
@@ -27,47 +27,9 @@ bool is_own_group_name(std::string_view group, std::string_view name, std::strin
   return group.substr(0, name.size()) == name && group[name.size()] == '-' && group.substr(name.size() + 1) == uid;
 }
 
-/// A group's (namespace, name), viewing strings that outlive the map.
-using NameKey = std::pair<std::string_view, std::string_view>;
-
-struct NameKeyHash {
-  size_t operator()(const NameKey& k) const {
-    const size_t h = std::hash<std::string_view>{}(k.first);
-    return h ^ (std::hash<std::string_view>{}(k.second) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
-  }
-};
-
 std::string label(const model::Pod& pod, const char* key) {
   const std::string* v = find_in(pod.meta.labels, key);
   return v == nullptr ? std::string() : *v;
-}
-
-OwnerIndex index_owners(const model::ObjectRefs& objects) {
-  OwnerIndex index;
-  for (const model::WorkloadOwner* o : objects.owners) index.owners.emplace(model::key_of(*o), o);
-  index.served = &objects.served_owner_kinds;
-  for (const model::PriorityClass* pc : objects.priority_classes) index.priority_classes.insert(pc->meta.name);
-  for (const char* builtin : {"train", "build-preemptible", "build", "inference"}) {
-    index.priority_classes.insert(builtin);
-  }
-  // Pods as owners (Spark executors) and the MPI launcher lookup need the pods by name; most
-  // clusters need neither, so the index is built only when something will read it.
-  bool needs_pods = false;
-  for (const model::WorkloadOwner* o : objects.owners) {
-    needs_pods |= o->kind == "MPIJob" ||
-                  (!o->meta.owner_references.empty() && o->meta.owner_references.front().kind == "Pod");
-  }
-  for (size_t i = 0; i < objects.pods.size() && !needs_pods; ++i) {
-    const auto& refs = objects.pods[i]->meta.owner_references;
-    needs_pods = !refs.empty() && refs.front().kind == "Pod";
-  }
-  if (needs_pods) {
-    for (const model::Pod* p : objects.pods) {
-      index.pods.emplace(model::object_key(p->meta), p);
-      index.pods_by_namespace.emplace(p->meta.namespace_, p);
-    }
-  }
-  return index;
 }
 
 /// Knative revisions whose pods an earlier grouper gave one PodGroup each (KAI keeps them so): two
@@ -107,9 +69,41 @@ void find_per_pod_revisions(const model::ObjectRefs& objects, OwnerIndex& index)
   }
 }
 
-/// Starts a grouping on `memo` with what the grouper reads besides the pods and their PodGroups.
-bool begin_memo(GroupingMemo& memo, const model::ObjectRefs& objects, const std::string& scheduler_name,
-                const std::string& default_queue, const GrouperFlags& flags, bool reads_other_pods) {
+}  // namespace
+
+namespace grouping_steps {
+
+OwnerIndex index_owners(const model::ObjectRefs& objects) {
+  OwnerIndex index;
+  for (const model::WorkloadOwner* o : objects.owners) index.owners.emplace(model::key_of(*o), o);
+  index.served = &objects.served_owner_kinds;
+  for (const model::PriorityClass* pc : objects.priority_classes)
+    index.priority_classes.insert(pc->meta.name);
+  for (const char* builtin : {"train", "build-preemptible", "build", "inference"}) {
+    index.priority_classes.insert(builtin);
+  }
+  // Pods as owners (Spark executors) and the MPI launcher lookup need the pods by name; most
+  // clusters need neither, so the index is built only when something will read it.
+  bool needs_pods = false;
+  for (const model::WorkloadOwner* o : objects.owners) {
+    needs_pods |= o->kind == "MPIJob" ||
+                  (!o->meta.owner_references.empty() && o->meta.owner_references.front().kind == "Pod");
+  }
+  for (size_t i = 0; i < objects.pods.size() && !needs_pods; ++i) {
+    const auto& refs = objects.pods[i]->meta.owner_references;
+    needs_pods = !refs.empty() && refs.front().kind == "Pod";
+  }
+  if (needs_pods) {
+    for (const model::Pod* p : objects.pods) {
+      index.pods.emplace(model::object_key(p->meta), p);
+      index.pods_by_namespace.emplace(p->meta.namespace_, p);
+    }
+  }
+  return index;
+}
+
+GroupingMemo::Context memo_context(const model::ObjectRefs& objects, const std::string& scheduler_name,
+                                   const std::string& default_queue, const GrouperFlags& flags) {
   GroupingMemo::Context context;
   context.priority_classes = objects.priority_classes;
   context.served_owner_kinds.assign(objects.served_owner_kinds.begin(), objects.served_owner_kinds.end());
@@ -118,10 +112,88 @@ bool begin_memo(GroupingMemo& memo, const model::ObjectRefs& objects, const std:
   context.search_legacy_pod_groups = flags.search_legacy_pod_groups;
   context.knative_gang_schedule = flags.knative_gang_schedule;
   context.pod_group_metadata = flags.pod_group_metadata;
-  return memo.begin(std::move(context), objects.owners, reads_other_pods);
+  return context;
 }
 
-}  // namespace
+PodDecision decide_pod(
+    const model::Pod& pod, OwnerIndex& index, const std::string& default_queue, GroupingMemo* memo,
+    const std::function<const model::PodGroup*(const std::string&, const std::string&)>& find_pod_group) {
+  PodDecision d;
+  if (auto it = pod.meta.annotations.find(model::kPodGroupNameAnnotation);
+      it != pod.meta.annotations.end() && !it->second.empty()) {
+    d.named = &it->second;
+  }
+  // KAI's pod grouper leaves alone a bare pod that names its group, and every pod that skips it;
+  // a bare pod that names the group the grouper itself named (its annotation, written by the
+  // PodGroup writer) is still the grouper's, so it never waits for the object.
+  // Held apart from the start: the assignment keeps it without moving its 600 bytes again.
+  bool skip = skips_pod_grouper(pod.meta);
+  const bool user_named = d.named != nullptr && pod.meta.owner_references.empty() &&
+                          !is_own_group_name(*d.named, pod.meta.name, pod.meta.uid);
+  if (!skip && !user_named) {
+    if (memo != nullptr) d.spec = memo->find(&pod, find_pod_group);
+    if (!d.spec) {
+      std::vector<PodGroupLookup> lookups;
+      index.pod_group_lookups = memo != nullptr ? &lookups : nullptr;
+      d.spec = std::make_shared<const GroupSpec>(decide_group(pod, index, default_queue));
+      index.pod_group_lookups = nullptr;
+      if (memo != nullptr) memo->keep(&pod, d.spec, std::move(lookups));
+    }
+    skip = d.spec->skipped;
+    if (skip) d.spec.reset();
+  }
+  if (d.spec && !d.spec->rare->waiting_for.empty())
+    d.invalid = {"PodGrouperWarning", d.spec->rare->waiting_for};
+  if (d.spec && !d.spec->rare->error.empty()) d.invalid = {"PodGrouperWarning", d.spec->rare->error};
+  if (skip && d.named == nullptr) {
+    d.invalid = {"PodGrouperWarning", "pod " + pod.meta.namespace_ + "/" + pod.meta.name + " sets " +
+                                          model::kSkipPodGrouperAnnotation +
+                                          " and names no PodGroup (annotation pod-group-name)"};
+  }
+  // A pod-group-name other than the grouper's own is the user's choice, honoured as written.
+  if (d.named != nullptr && d.spec && *d.named != d.spec->name) d.spec.reset();
+  // The group's name is viewed where it is held; only a pod that skips the grouper has it spelt.
+  if (d.named == nullptr && !d.spec) d.skipped_name = "pg-" + pod.meta.name + "-" + pod.meta.uid;
+  return d;
+}
+
+void start_group(PodGroupAssignment& a, const model::Pod& pod, const PodDecision& d,
+                 const std::string& default_queue) {
+  const std::string& group_name = d.group_name();
+  a.namespace_ = pod.meta.namespace_;
+  a.name = group_name;
+  a.missing_pod_group = d.named != nullptr && !d.spec;
+  a.uid = d.spec ? d.spec->owner.uid : pod.meta.uid;
+  if (d.spec && !is_own_group_name(group_name, d.spec->owner.name, d.spec->owner.uid))
+    a.uid += ":" + group_name;
+  if (d.spec) {
+    a.min_member = d.spec->min_member;  // its queue, class and preemptibility are read from a.spec
+  } else {
+    std::string queue = label(pod, model::kQueueLabel);
+    const bool defaulted = queue.empty();
+    if (defaulted) queue = default_queue;
+    a.set_own(std::move(queue), defaulted,
+              pod.priority_class_name.empty() ? "train" : pod.priority_class_name,
+              label(pod, model::kPreemptibilityLabel));
+  }
+  a.creation_timestamp = pod.meta.creation_timestamp;
+}
+
+void join_group(PodGroupAssignment& a, uint32_t position, const model::Pod& pod, PodDecision&& d) {
+  a.add_pod(position, d.spec && !d.spec->rare->sub_group.empty() ? d.spec->rare->sub_group
+                                                                 : label(pod, model::kSubGroupLabel));
+  if (!d.invalid.first.empty() &&
+      std::find(a.invalid.begin(), a.invalid.end(), d.invalid) == a.invalid.end()) {
+    a.invalid.push_back(std::move(d.invalid));
+  }
+  if (d.spec && !a.spec) a.spec = std::move(d.spec);
+  if (a.pod_group == nullptr) {
+    a.creation_timestamp = std::min(a.creation_timestamp, pod.meta.creation_timestamp);
+    if (a.spec && a.spec->size_from_pods) a.min_member = static_cast<int32_t>(a.pods.size());
+  }
+}
+
+}  // namespace grouping_steps
 
 void PodGroupAssignment::add_pod(uint32_t pod, std::string sub_group) {
   pods.push_back(pod);
@@ -154,18 +226,19 @@ std::vector<PodGroupAssignment> group_pods(const model::ObjectRefs& objects,
   // (namespace, name) -> index into out. The keys view the PodGroup objects' names and the
   // assignments' own (which never move: `out` is reserved), so no key is built per group.
   // Open addressing: a node per group, allocated and freed each grouping, cost more than the lookups.
-  boost::unordered_flat_map<NameKey, size_t, NameKeyHash> by_name;
+  boost::unordered_flat_map<grouping_steps::NameKey, size_t, grouping_steps::NameKeyHash> by_name;
   by_name.reserve(objects.pod_groups.size() + objects.pods.size());
   for (const model::PodGroup* pg_ptr : objects.pod_groups) {
     const model::PodGroup& pg = *pg_ptr;
     // A duplicate object: the first one wins.
-    if (!by_name.emplace(NameKey{pg.meta.namespace_, pg.meta.name}, out.size()).second) continue;
+    if (!by_name.emplace(grouping_steps::NameKey{pg.meta.namespace_, pg.meta.name}, out.size()).second)
+      continue;
     PodGroupAssignment& a = out.emplace_back();
     a.namespace_ = pg.meta.namespace_;
     a.name = pg.meta.name;
     a.pod_group = &pg;
   }
-  OwnerIndex index = index_owners(objects);
+  OwnerIndex index = grouping_steps::index_owners(objects);
   index.search_legacy_pod_groups = flags.search_legacy_pod_groups;
   index.knative_gang_schedule = flags.knative_gang_schedule;
   index.pod_group_metadata = flags.pod_group_metadata;
@@ -176,7 +249,7 @@ std::vector<PodGroupAssignment> group_pods(const model::ObjectRefs& objects,
     // by_name holds only PodGroup objects until the pods are grouped, and later entries are
     // synthesised groups without one, so it answers for the objects throughout.
     index.find_pod_group = [&](const std::string& ns, const std::string& name) -> const model::PodGroup* {
-      auto it = by_name.find(NameKey{ns, name});
+      auto it = by_name.find(grouping_steps::NameKey{ns, name});
       return it == by_name.end() ? nullptr : out[it->second].pod_group;
     };
     if (has_revisions) find_per_pod_revisions(objects, index);
@@ -187,89 +260,41 @@ std::vector<PodGroupAssignment> group_pods(const model::ObjectRefs& objects,
       return o->kind == "LeaderWorkerSet" && o->startup_policy == "LeaderReady";
     });
   }
-  const bool memo_on =
-      memo != nullptr && begin_memo(*memo, objects, scheduler_name, default_queue, flags, other_pods);
+  const bool memo_on = memo != nullptr && memo->begin(grouping_steps::memo_context(objects, scheduler_name,
+                                                                                   default_queue, flags),
+                                                      objects.owners, other_pods);
   auto find_pod_group = [&](const std::string& ns, const std::string& name) -> const model::PodGroup* {
     return index.find_pod_group ? index.find_pod_group(ns, name) : nullptr;
   };
-  std::vector<PodGroupLookup> lookups;
+  const std::function<const model::PodGroup*(const std::string&, const std::string&)> find_for_memo =
+      find_pod_group;
   for (uint32_t i = 0; i < objects.pods.size(); ++i) {
     const model::Pod& pod = *objects.pods[i];
     if (pod.scheduler_name != scheduler_name) continue;
-    const std::string* named = nullptr;
-    if (auto it = pod.meta.annotations.find(model::kPodGroupNameAnnotation);
-        it != pod.meta.annotations.end() && !it->second.empty()) {
-      named = &it->second;
-    }
-    // KAI's pod grouper leaves alone a bare pod that names its group, and every pod that skips it;
-    // a bare pod that names the group the grouper itself named (its annotation, written by the
-    // PodGroup writer) is still the grouper's, so it never waits for the object.
-    // Held apart from the start: the assignment keeps it without moving its 600 bytes again.
-    std::shared_ptr<const GroupSpec> spec;
-    std::pair<std::string, std::string> invalid;
-    bool skip = skips_pod_grouper(pod.meta);
-    const bool user_named = named != nullptr && pod.meta.owner_references.empty() &&
-                            !is_own_group_name(*named, pod.meta.name, pod.meta.uid);
-    if (!skip && !user_named) {
-      if (memo_on) spec = memo->find(&pod, find_pod_group);
-      if (!spec) {
-        lookups.clear();
-        index.pod_group_lookups = memo_on ? &lookups : nullptr;
-        spec = std::make_shared<const GroupSpec>(decide_group(pod, index, default_queue));
-        index.pod_group_lookups = nullptr;
-        if (memo_on) memo->keep(&pod, spec, lookups);
-      }
-      skip = spec->skipped;
-      if (skip) spec.reset();
-    }
-    if (spec && !spec->rare->waiting_for.empty()) invalid = {"PodGrouperWarning", spec->rare->waiting_for};
-    if (spec && !spec->rare->error.empty()) invalid = {"PodGrouperWarning", spec->rare->error};
-    if (skip && named == nullptr) {
-      invalid = {"PodGrouperWarning", "pod " + pod.meta.namespace_ + "/" + pod.meta.name + " sets " +
-                                          model::kSkipPodGrouperAnnotation +
-                                          " and names no PodGroup (annotation pod-group-name)"};
-    }
-    // A pod-group-name other than the grouper's own is the user's choice, honoured as written.
-    if (named != nullptr && spec && *named != spec->name) spec.reset();
-    // The group's name is viewed where it is held; only a pod that skips the grouper has it spelt.
-    std::string skipped_name;
-    if (named == nullptr && !spec) skipped_name = "pg-" + pod.meta.name + "-" + pod.meta.uid;
-    const std::string& group_name = named != nullptr ? *named : spec ? spec->name : skipped_name;
-    auto it = by_name.find(NameKey{pod.meta.namespace_, group_name});
+    grouping_steps::PodDecision d =
+        grouping_steps::decide_pod(pod, index, default_queue, memo_on ? memo : nullptr, find_for_memo);
+    const std::string& group_name = d.group_name();
+    auto it = by_name.find(grouping_steps::NameKey{pod.meta.namespace_, group_name});
     if (it == by_name.end()) {
       PodGroupAssignment& a = out.emplace_back();  // reserved above: nothing moves
-      a.namespace_ = pod.meta.namespace_;
-      a.name = group_name;
-      it = by_name.emplace(NameKey{a.namespace_, a.name}, out.size() - 1).first;
-      a.missing_pod_group = named != nullptr && !spec;
-      a.uid = spec ? spec->owner.uid : pod.meta.uid;
-      if (spec && !is_own_group_name(group_name, spec->owner.name, spec->owner.uid)) a.uid += ":" + group_name;
-      if (spec) {
-        a.min_member = spec->min_member;  // its queue, class and preemptibility are read from a.spec
-      } else {
-        std::string queue = label(pod, model::kQueueLabel);
-        const bool defaulted = queue.empty();
-        if (defaulted) queue = default_queue;
-        a.set_own(std::move(queue), defaulted,
-                  pod.priority_class_name.empty() ? "train" : pod.priority_class_name,
-                  label(pod, model::kPreemptibilityLabel));
-      }
-      a.creation_timestamp = pod.meta.creation_timestamp;
+      grouping_steps::start_group(a, pod, d, default_queue);
+      it = by_name.emplace(grouping_steps::NameKey{a.namespace_, a.name}, out.size() - 1).first;
     }
-    PodGroupAssignment& a = out[it->second];
-    a.add_pod(i, spec && !spec->rare->sub_group.empty() ? spec->rare->sub_group
-                                                        : label(pod, model::kSubGroupLabel));
-    if (!invalid.first.empty() &&
-        std::find(a.invalid.begin(), a.invalid.end(), invalid) == a.invalid.end()) {
-      a.invalid.push_back(std::move(invalid));
-    }
-    if (spec && !a.spec) a.spec = std::move(spec);
-    if (a.pod_group == nullptr) {
-      a.creation_timestamp = std::min(a.creation_timestamp, pod.meta.creation_timestamp);
-      if (a.spec && a.spec->size_from_pods) a.min_member = static_cast<int32_t>(a.pods.size());
-    }
+    grouping_steps::join_group(out[it->second], i, pod, std::move(d));
   }
-  if (memo_on) memo->end();
+  if (memo_on) {
+    memo->end();
+    GroupingMemo::Layout& layout = memo->layout();
+    layout.group_of_pod.assign(objects.pods.size(), -1);
+    for (size_t g = 0; g < out.size(); ++g) {
+      for (uint32_t p : out[g].pods) layout.group_of_pod[p] = static_cast<int32_t>(g);
+    }
+    layout.name_hash.resize(out.size());
+    for (size_t g = 0; g < out.size(); ++g)
+      layout.name_hash[g] = GroupingMemo::name_hash(out[g].namespace_, out[g].name);
+    layout.index_names();
+    layout.valid = true;
+  }
   return out;
 }
 

@@ -10,13 +10,14 @@
 // an owner of the objects (`hold`) before each grouping, and the memo keeps the owner of the last
 // one. A grouping without an owner neither reads nor writes the memo.
 
+#include <boost/unordered/unordered_flat_map.hpp>
+#include <boost/unordered/unordered_flat_set.hpp>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
-
-#include <boost/unordered/unordered_flat_map.hpp>
 
 #include "actors/scheduler/core/pod_grouper.hpp"
 #include "k8s/model/objects.hpp"
@@ -68,6 +69,48 @@ class GroupingMemo {
   /// objects (and no longer the previous ones).
   void end();
 
+  /// Whether a grouping of objects with `context` and `owners` may go on from the last one instead of
+  /// grouping every pod (regroup_pods, regrouping.hpp): the last grouping kept its entries, the next
+  /// objects have an owner, and the context and owners are the same.
+  bool can_continue(const Context& context, const std::vector<const model::WorkloadOwner*>& owners) const {
+    return owner_ != nullptr && next_owner_ != nullptr && context == context_ && owners == owners_;
+  }
+  /// Starts a grouping that decides only some pods (after can_continue): the entries of the others
+  /// stay, whether or not it sees them, so the caller forgets those of pods gone (`forget`).
+  void begin_continued() {
+    ++continued_;
+    ++grouping_;
+    reused_ = 0;
+    active_ = true;
+    owners_same_ = true;
+  }
+  /// Ends a grouping begun with begin_continued: like `end`, but no entry is dropped for not being seen.
+  void end_continued();
+  /// Drops the entry of `pod`, an object the next grouping will not see (gone, or replaced by an
+  /// object the grouper reads the same: SessionKeeper's refresh in place).
+  void forget(const model::Pod* pod) { entries_.erase(pod); }
+  /// Whether some pod's spec may have looked up the PodGroup `ns`/`name` (its absence included) since
+  /// the last grouping that saw every pod: a PodGroup of that name that came or went may change it.
+  /// Never false for one that did; now and then true for one that did not (names are hashed).
+  bool may_have_looked_up(std::string_view ns, std::string_view name) const {
+    return looked_up_.contains(lookup_hash(ns, name));
+  }
+
+  /// Where the last grouping put each pod and each group's name, for a grouping that goes on from it
+  /// (regroup_pods): set by group_pods and regroup_pods when they use the memo.
+  struct Layout {
+    bool valid = false;
+    std::vector<int32_t> group_of_pod;  ///< By position in the grouped objects' pods: its group, or -1.
+    std::vector<uint64_t> name_hash;    ///< By group: name_hash(namespace, name).
+    /// By name hash: the group, or kSeveral when groups share the hash.
+    boost::unordered_flat_map<uint64_t, int32_t> group_by_hash;
+    static constexpr int32_t kSeveral = -2;
+    /// Indexes `name_hash` into `group_by_hash`.
+    void index_names();
+  };
+  Layout& layout() { return layout_; }
+  static uint64_t name_hash(std::string_view ns, std::string_view name) { return lookup_hash(ns, name); }
+
   /// Holds the last grouping's objects for one more grouping of the very same objects: a kept
   /// session that grouped the cut and then could not be kept (session_relayout.cpp), whose cycle
   /// builds a session from that cut next. The caller's next `hold` replaces it.
@@ -76,8 +119,16 @@ class GroupingMemo {
     next_also_ = also_;
   }
 
+  /// The pods that have entries (for tests: each must be an object the memo holds).
+  std::vector<const model::Pod*> pods() const {
+    std::vector<const model::Pod*> out;
+    for (const auto& [pod, entry] : entries_) out.push_back(pod);
+    return out;
+  }
   /// Entries held (for tests and the bench).
   size_t size() const { return entries_.size(); }
+  /// Groupings that went on from the last one (for tests and the bench).
+  uint64_t continued() const { return continued_; }
   /// Specs reused by the last grouping (for tests and the bench).
   size_t reused() const { return reused_; }
 
@@ -87,8 +138,13 @@ class GroupingMemo {
     std::vector<PodGroupLookup> lookups;
     uint64_t seen = 0;  ///< The grouping that last saw the pod.
   };
+  static uint64_t lookup_hash(std::string_view ns, std::string_view name);
   /// Open addressing: a session's 150,000 entries without a node each.
   boost::unordered_flat_map<const model::Pod*, Entry> entries_;
+  /// The hashes of the PodGroups the entries looked up, since the last `end` (which makes it anew
+  /// from the entries); entries forgotten since leave theirs.
+  boost::unordered_flat_set<uint64_t> looked_up_;
+  Layout layout_;
   std::shared_ptr<const void> owner_;
   std::shared_ptr<const void> next_owner_;
   std::vector<std::shared_ptr<const void>> also_;
@@ -99,6 +155,7 @@ class GroupingMemo {
   bool active_ = false;
   uint64_t grouping_ = 0;
   size_t reused_ = 0;
+  uint64_t continued_ = 0;
 };
 
 template <class Find>

@@ -62,8 +62,10 @@ class SessionBuilder {
   /// relayout's first step: the pods of other schedulers that came, went or changed since
   /// `old_objects`, followed on their nodes (replace_foreign_pod). Null when followed, else why not.
   const char* follow_foreign_pods(const model::ObjectRefs& old_objects);
-  /// relayout's second half, from the new grouping.
-  const char* lay_out(std::vector<PodGroupAssignment> fresh, const model::ObjectRefs& old_objects);
+  /// relayout's second half, from the new grouping. With `kept_from` (regroup_pods'), the groups
+  /// taken from the last grouping are those it names; without, they are found by matching.
+  const char* lay_out(std::vector<PodGroupAssignment> fresh, const model::ObjectRefs& old_objects,
+                      const std::vector<int32_t>* kept_from = nullptr);
   /// Takes job `job`'s tasks, as they stand, off their nodes and queues; their nodes go to `nodes`.
   void take_out_tasks(uint32_t job, std::vector<uint32_t>& nodes);
   /// Counts job `job`'s tasks, just derived, in their queues and the job's counters (derive_job put

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "actors/scheduler/core/grouping_memo.hpp"
 #include "actors/scheduler/core/inter_pod_constraints.hpp"
 
 namespace kai::core {
@@ -130,6 +131,12 @@ std::unique_ptr<Session> SessionKeeper::take(const model::ObjectRefs& refs, cons
   }
   if (changes.regroup) ++regrouped_;
   in_place_ = !changes.regroup;
+  // The pods replaced in place are grouped as before, but the grouping memo's entries name the old
+  // objects, which may be freed once the memo holds newer ones: a continued grouping
+  // (regrouping.hpp) would not see them go.
+  if (in_place_ && options.grouping_memo != nullptr) {
+    for (uint32_t p : changes.pods) options.grouping_memo->forget(refs_.pods[p]);
+  }
   std::unique_ptr<Session> ssn = std::move(session_);
   // The session reads the new objects only: the old ones may go.
   refs_ = {};

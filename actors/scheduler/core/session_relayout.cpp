@@ -2,14 +2,15 @@
 // pods are grouped again, each group whose pods and PodGroup are the very objects of the last build
 // keeps its job and tasks, moved to where a build would put them, and only the other groups are
 // derived. The result is the session a build from the same objects gives.
+#include <boost/unordered/unordered_flat_map.hpp>
+#include <optional>
 #include <unordered_set>
 #include <vector>
-
-#include <boost/unordered/unordered_flat_map.hpp>
 
 #include "actors/scheduler/core/grouping.hpp"
 #include "actors/scheduler/core/grouping_memo.hpp"
 #include "actors/scheduler/core/inter_pod_constraints.hpp"
+#include "actors/scheduler/core/regrouping.hpp"
 #include "actors/scheduler/core/session.hpp"
 #include "actors/scheduler/core/session_builder.hpp"
 
@@ -71,6 +72,17 @@ const char* SessionBuilder::relayout(const model::ObjectRefs& old_objects) {
   if (const char* refusal = follow_foreign_pods(old_objects)) return refusal;
   bool reads_beyond_pod = false;
   GroupingMemo* memo = ssn_.options().grouping_memo;
+  // Most cuts add, remove or replace a few pods: only they are grouped, from the last grouping.
+  if (memo != nullptr) {
+    std::optional<Regrouping> regrouped =
+        regroup_pods(ssn_.groups, old_objects, objects, ssn_.options().scheduler_name,
+                     ssn_.options().default_queue, ssn_.options().grouper, *memo);
+    if (regrouped) {
+      const char* refusal = lay_out(std::move(regrouped->groups), old_objects, &regrouped->kept_from);
+      if (refusal != nullptr) memo->rehold();
+      return refusal;
+    }
+  }
   std::vector<PodGroupAssignment> fresh = group_pods(objects, ssn_.options().scheduler_name,
                                                      ssn_.options().default_queue, ssn_.options().grouper, memo,
                                                      &reads_beyond_pod);
@@ -104,7 +116,9 @@ const char* SessionBuilder::follow_foreign_pods(const model::ObjectRefs& old_obj
   return nullptr;
 }
 
-const char* SessionBuilder::lay_out(std::vector<PodGroupAssignment> fresh, const model::ObjectRefs& old_objects) {
+const char* SessionBuilder::lay_out(std::vector<PodGroupAssignment> fresh,
+                                    const model::ObjectRefs& old_objects,
+                                    const std::vector<int32_t>* kept_from) {
   const model::ObjectRefs& objects = *objects_;
 
   // The old job of each new group that has one, unchanged. Both groupings list the groups in the
@@ -139,7 +153,13 @@ const char* SessionBuilder::lay_out(std::vector<PodGroupAssignment> fresh, const
   // A reused job's warning stays where the build put it, which holds because matches only go
   // forward (the reused jobs keep their order); no other job may have warned or warn now.
   size_t expected = 0;
-  for (size_t i = 0; i < fresh.size(); ++i) {
+  for (size_t i = 0; i < fresh.size() && kept_from != nullptr; ++i) {
+    const int32_t j = (*kept_from)[i];
+    if (j < 0) continue;
+    reused[i] = j;
+    old_reused[static_cast<size_t>(j)] = 1;
+  }
+  for (size_t i = 0; i < fresh.size() && kept_from == nullptr; ++i) {
     const void* id = identity(fresh[i], objects);
     const int64_t found = id == nullptr ? -1 : find_old(id, expected);
     if (found < 0) continue;
