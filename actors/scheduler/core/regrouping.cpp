@@ -166,11 +166,7 @@ std::optional<Regrouping> regroup_pods(std::vector<PodGroupAssignment>& last,
     auto it = pod_groups_by_name->find(steps::NameKey{ns, name});
     return it == pod_groups_by_name->end() ? nullptr : it->second;
   };
-  std::vector<std::pair<uint32_t, steps::PodDecision>> decided;
-  decided.reserve(pods_added.size());
-  for (uint32_t k : pods_added) {
-    const model::Pod& pod = *objects.pods[k];
-    if (pod.scheduler_name != scheduler_name) continue;
+  auto owner_index = [&]() -> OwnerIndex& {
     if (!index) {
       index = steps::index_owners(objects);
       index->search_legacy_pod_groups = flags.search_legacy_pod_groups;
@@ -178,7 +174,14 @@ std::optional<Regrouping> regroup_pods(std::vector<PodGroupAssignment>& last,
       index->pod_group_metadata = flags.pod_group_metadata;
       if (!objects.pod_groups.empty()) index->find_pod_group = find_pod_group;
     }
-    decided.emplace_back(k, steps::decide_pod(pod, *index, default_queue, &memo, find_pod_group));
+    return *index;
+  };
+  std::vector<std::pair<uint32_t, steps::PodDecision>> decided;
+  decided.reserve(pods_added.size());
+  for (uint32_t k : pods_added) {
+    const model::Pod& pod = *objects.pods[k];
+    if (pod.scheduler_name != scheduler_name) continue;
+    decided.emplace_back(k, steps::decide_pod(pod, owner_index(), default_queue, &memo, find_pod_group));
   }
   for (auto& [k, d] : decided) {
     const std::string& ns = objects.pods[k]->meta.namespace_;
@@ -214,14 +217,7 @@ std::optional<Regrouping> regroup_pods(std::vector<PodGroupAssignment>& last,
       if (auto it = decision_of.find(r.pods[m]); it != decision_of.end()) {
         d = *it->second;
       } else {
-        if (!index) {
-          index = steps::index_owners(objects);
-          index->search_legacy_pod_groups = flags.search_legacy_pod_groups;
-          index->knative_gang_schedule = flags.knative_gang_schedule;
-          index->pod_group_metadata = flags.pod_group_metadata;
-          if (!objects.pod_groups.empty()) index->find_pod_group = find_pod_group;
-        }
-        d = steps::decide_pod(pod, *index, default_queue, &memo, find_pod_group);
+        d = steps::decide_pod(pod, owner_index(), default_queue, &memo, find_pod_group);
       }
       if (m == 0 && r.object == nullptr) steps::start_group(a, pod, d, default_queue);
       steps::join_group(a, r.pods[m], pod, std::move(d));
