@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "actors/scheduler/core/bind_backoff.hpp"
@@ -302,6 +303,24 @@ TEST(Cycle, AReservationPodWhoseGroupNoPodUsesIsDeletedAndOneInUseIsKept) {
   EXPECT_EQ(r.cleanups[0].action, kCleanupAction);
   EXPECT_NE(r.cleanups[0].reason.find("no pod uses the group"), std::string::npos) << r.cleanups[0].reason;
   EXPECT_EQ(r.cleanups[0].seq, r.decisions.size() + 1);
+}
+
+TEST(Cycle, AReservationPodsGroupCountsAsUsedOnlyByPodsOnItsNode) {
+  // "g" is used on n2, not on n1 where the reservation pod is: the reservation is an orphan. Its twin
+  // for "g2" on n1 is the second one of its group, the first having reported its device.
+  Json second = reservation_pod("r-second", "g2");
+  Json first = reservation_pod("r-first", "g2");
+  first["metadata"]["annotations"]["run.ai/reserve_for_gpu_index"] = "0";
+  const auto objects = objects_of(Json::array(
+      {node("n1", 4), node("n2", 4), queue("q", "", -1), reservation_pod("r-elsewhere", "g"), first, second,
+       pod("frac", "u-frac", 0, "n2", {{"gpu-fraction", "0.5"}}, {{"runai-gpu-group", "g"}}),
+       pod("frac2", "u-frac2", 0, "n1", {{"gpu-fraction", "0.5"}}, {{"runai-gpu-group", "g2"}})}));
+  const CycleResult r = cycle(objects, nullptr);
+  std::map<std::string, std::string> cleaned;
+  for (const auto& d : r.cleanups) cleaned[d.pod] = d.reason;
+  ASSERT_EQ(cleaned.size(), 2u);
+  EXPECT_NE(cleaned["kai-resource-reservation/r-elsewhere"].find("no pod uses the group"), std::string::npos);
+  EXPECT_NE(cleaned["kai-resource-reservation/r-second"].find("second reservation pod"), std::string::npos);
 }
 
 TEST(Cycle, AnOrphanedReservationPodHoldsItsDeviceUntilItIsCleanedUp) {

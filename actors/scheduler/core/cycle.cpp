@@ -1,6 +1,7 @@
 #include "actors/scheduler/core/cycle.hpp"
 
 #include <algorithm>
+#include <boost/unordered/unordered_flat_set.hpp>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -169,22 +170,30 @@ bool finished(const model::Pod& pod) {
 }
 
 /// The GPU groups a pod's labels name.
-std::vector<std::string> gpu_groups_of(const model::Pod& pod) {
-  // Asked of every placed pod each cycle: nothing is allocated for a pod that names no group, and
-  // the labels are ordered, so only those from the label's name on are read.
+template <class Visit>
+void for_each_gpu_group(const model::Pod& pod, const Visit& visit) {
+  // Asked of every placed pod on a node with a reservation pod each cycle: nothing is allocated,
+  // and the labels are ordered, so only those from the label's name on are read.
   const std::string_view label = model::kGpuGroupLabel;
-  std::vector<std::string> groups;
   for (auto it = pod.meta.labels.lower_bound(std::string(label)); it != pod.meta.labels.end(); ++it) {
     const auto& [k, v] = *it;
     if (!std::string_view(k).starts_with(label)) break;
     if (k.size() == label.size()) {
-      groups.push_back(v);
+      visit(std::string_view(v));
     } else if (k[label.size()] == '/') {
-      groups.push_back(v.empty() ? k.substr(label.size() + 1) : v);
+      visit(v.empty() ? std::string_view(k).substr(label.size() + 1) : std::string_view(v));
     }
   }
-  return groups;
 }
+
+/// A (node, GPU group) pair, viewing strings the cycle's objects and decisions hold.
+using NodeGroup = std::pair<std::string_view, std::string_view>;
+struct NodeGroupHash {
+  size_t operator()(const NodeGroup& k) const {
+    const size_t h = std::hash<std::string_view>{}(k.first);
+    return h ^ (std::hash<std::string_view>{}(k.second) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+  }
+};
 
 /// Step 5: a reservation pod holds a device for its GPU group (KAI's SyncForNode). One whose group
 /// no pod on its node uses, bound, assumed or placed by this cycle, holds it for nothing; of two for one group, the one
@@ -195,21 +204,28 @@ void find_orphaned_reservations(const Session& ssn, CycleResult& out) {
   for (uint32_t at : ssn.reservation_pod_positions(out.refs)) {
     const model::Pod* pod = out.refs.pods[at];
     if (pod->node_name.empty() || finished(*pod) || pod->meta.deletion_timestamp) continue;
-    auto groups = gpu_groups_of(*pod);
-    if (!groups.empty()) reservations.emplace_back(pod, std::move(groups.front()));
+    std::optional<std::string_view> group;
+    for_each_gpu_group(*pod, [&](std::string_view g) {
+      if (!group) group = g;
+    });
+    if (group) reservations.emplace_back(pod, std::string(*group));
   }
   // A cluster without reservation pods (no GPU sharing) has nothing to clean: the pods' groups are
   // read only when there is one.
   if (reservations.empty()) return;
-  std::map<std::string, std::set<std::string>> in_use;  // node -> groups
+  // The groups in use on the reservations' nodes: the other pods are read no further than their node.
+  boost::unordered_flat_set<std::string_view> reservation_nodes;
+  for (const auto& [pod, group] : reservations) reservation_nodes.insert(pod->node_name);
+  boost::unordered_flat_set<NodeGroup, NodeGroupHash> in_use;
   for (const model::Pod* pod : out.refs.pods) {
-    if (pod->node_name.empty() || finished(*pod) || pod->meta.namespace_ == reservation_namespace) continue;
-    for (auto& g : gpu_groups_of(*pod)) in_use[pod->node_name].insert(std::move(g));
+    if (pod->node_name.empty() || !reservation_nodes.contains(pod->node_name)) continue;
+    if (finished(*pod) || pod->meta.namespace_ == reservation_namespace) continue;
+    for_each_gpu_group(*pod, [&](std::string_view g) { in_use.emplace(pod->node_name, g); });
   }
   // This cycle's binds may have joined an orphan's group (adopting its reservation pod).
   for (const auto& d : out.decisions) {
     if (d.kind != events::DecisionKind::kBind) continue;
-    for (const auto& g : d.gpu_groups) in_use[d.node].insert(g);
+    for (const auto& g : d.gpu_groups) in_use.emplace(d.node, g);
   }
   std::map<std::pair<std::string, std::string>, const model::Pod*> keep;  // (node, group) -> kept
   auto reported = [](const model::Pod* p) {
@@ -223,7 +239,7 @@ void find_orphaned_reservations(const Session& ssn, CycleResult& out) {
   uint64_t seq = out.decisions.size();
   for (const auto& [pod, group] : reservations) {
     std::string reason;
-    if (!in_use[pod->node_name].count(group)) {
+    if (!in_use.contains(NodeGroup{pod->node_name, group})) {
       reason = "reservation pod of GPU group " + group + " on " + pod->node_name + ": no pod uses the group";
     } else if (keep[{pod->node_name, group}] != pod) {
       reason = "second reservation pod of GPU group " + group + " on " + pod->node_name;
