@@ -56,11 +56,18 @@ struct Remade {
 
 }  // namespace
 
+PodPairing pair_pods(const std::vector<const model::Pod*>& before,
+                     const std::vector<const model::Pod*>& after) {
+  PodPairing out;
+  pair_up(before, after, out.at, out.added);
+  return out;
+}
+
 std::optional<Regrouping> regroup_pods(std::vector<PodGroupAssignment>& last,
                                        const model::ObjectRefs& last_objects,
                                        const model::ObjectRefs& objects, const std::string& scheduler_name,
                                        const std::string& default_queue, const GrouperFlags& flags,
-                                       GroupingMemo& memo) {
+                                       GroupingMemo& memo, const PodPairing* pods) {
   namespace steps = grouping_steps;
   GroupingMemo::Layout& layout = memo.layout();
   if (!memo.can_continue(steps::memo_context(objects, scheduler_name, default_queue, flags),
@@ -75,11 +82,11 @@ std::optional<Regrouping> regroup_pods(std::vector<PodGroupAssignment>& last,
   for (const model::WorkloadOwner* o : objects.owners) {
     if (o->kind == "LeaderWorkerSet" && o->startup_policy == "LeaderReady") return std::nullopt;
   }
-  std::vector<int32_t> pod_at;
+  const PodPairing paired = pods != nullptr ? PodPairing{} : pair_pods(last_objects.pods, objects.pods);
+  const std::vector<int32_t>& pod_at = pods != nullptr ? pods->at : paired.at;
+  const std::vector<uint32_t>& pods_added = pods != nullptr ? pods->added : paired.added;
   std::vector<int32_t> pod_group_at;
-  std::vector<uint32_t> pods_added;
   std::vector<uint32_t> pod_groups_added;
-  pair_up(last_objects.pods, objects.pods, pod_at, pods_added);
   pair_up(last_objects.pod_groups, objects.pod_groups, pod_group_at, pod_groups_added);
   // A pod owned by a Pod (a Spark executor) makes the grouper index the pods (grouping.cpp).
   for (uint32_t k : pods_added) {

@@ -19,6 +19,8 @@
 
 namespace kai::core {
 
+struct PodPairing;  // regrouping.hpp
+
 /// Builds a Session from model objects (kept separate from Session's methods for readability).
 class SessionBuilder {
  public:
@@ -60,8 +62,9 @@ class SessionBuilder {
   static bool parse_int64(const std::string& s, int64_t& out);
 
   /// relayout's first step: the pods of other schedulers that came, went or changed since
-  /// `old_objects`, followed on their nodes (replace_foreign_pod). Null when followed, else why not.
-  const char* follow_foreign_pods(const model::ObjectRefs& old_objects);
+  /// `old_objects` (among those `pods`, pair_pods of the two, did not pair), followed on their nodes
+  /// (replace_foreign_pod). Null when followed, else why not.
+  const char* follow_foreign_pods(const model::ObjectRefs& old_objects, const PodPairing& pods);
   /// relayout's second half, from the new grouping. With `kept_from` (regroup_pods'), the groups
   /// taken from the last grouping are those it names; without, they are found by matching.
   const char* lay_out(std::vector<PodGroupAssignment> fresh, const model::ObjectRefs& old_objects,

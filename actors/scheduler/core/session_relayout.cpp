@@ -2,9 +2,9 @@
 // pods are grouped again, each group whose pods and PodGroup are the very objects of the last build
 // keeps its job and tasks, moved to where a build would put them, and only the other groups are
 // derived. The result is the session a build from the same objects gives.
+#include <algorithm>
 #include <boost/unordered/unordered_flat_map.hpp>
 #include <optional>
-#include <unordered_set>
 #include <vector>
 
 #include "actors/scheduler/core/grouping.hpp"
@@ -51,16 +51,6 @@ void grow_with_room(std::vector<T>& table, size_t size) {
   if (table.size() < size) table.resize(size);
 }
 
-/// The pods of other schedulers that hold node resources (SessionBuilder::account_foreign_pods), in
-/// the objects' order.
-std::vector<const model::Pod*> foreign_pods(const model::ObjectRefs& objects, const std::string& scheduler_name) {
-  std::vector<const model::Pod*> out;
-  for (const model::Pod* pod : objects.pods) {
-    if (SessionBuilder::holds_node_as_foreign(*pod, scheduler_name)) out.push_back(pod);
-  }
-  return out;
-}
-
 /// How far past the expected old group a new one is looked for (the groups that went just before
 /// it), and how many new groups in a row may go unmatched before the rest are matched by a table.
 constexpr size_t kLookAhead = 16;
@@ -69,14 +59,15 @@ constexpr size_t kLookAhead = 16;
 
 const char* SessionBuilder::relayout(const model::ObjectRefs& old_objects) {
   const model::ObjectRefs& objects = *objects_;
-  if (const char* refusal = follow_foreign_pods(old_objects)) return refusal;
+  const PodPairing pods = pair_pods(old_objects.pods, objects.pods);
+  if (const char* refusal = follow_foreign_pods(old_objects, pods)) return refusal;
   bool reads_beyond_pod = false;
   GroupingMemo* memo = ssn_.options().grouping_memo;
   // Most cuts add, remove or replace a few pods: only they are grouped, from the last grouping.
   if (memo != nullptr) {
     std::optional<Regrouping> regrouped =
         regroup_pods(ssn_.groups, old_objects, objects, ssn_.options().scheduler_name,
-                     ssn_.options().default_queue, ssn_.options().grouper, *memo);
+                     ssn_.options().default_queue, ssn_.options().grouper, *memo, &pods);
     if (regrouped) {
       const char* refusal = lay_out(std::move(regrouped->groups), old_objects, &regrouped->kept_from);
       if (refusal != nullptr) memo->rehold();
@@ -93,23 +84,35 @@ const char* SessionBuilder::relayout(const model::ObjectRefs& old_objects) {
   return refusal;
 }
 
-const char* SessionBuilder::follow_foreign_pods(const model::ObjectRefs& old_objects) {
+const char* SessionBuilder::follow_foreign_pods(const model::ObjectRefs& old_objects,
+                                                const PodPairing& pods) {
   const std::string& mine = ssn_.options().scheduler_name;
-  const std::vector<const model::Pod*> before = foreign_pods(old_objects, mine);
-  const std::vector<const model::Pod*> after = foreign_pods(*objects_, mine);
-  if (before == after) return nullptr;  // the usual case: the same objects
-  // The pods that went or changed (a new object) give back what they held; those that came or
-  // changed take it. Sums and counts: the order does not matter (a build adds them after the jobs).
-  const std::unordered_set<const model::Pod*> old_set(before.begin(), before.end());
-  const std::unordered_set<const model::Pod*> new_set(after.begin(), after.end());
+  // Only pods that did not pair can have come, gone or changed; a pod both gone and come (moved in
+  // the list) holds what it held.
+  std::vector<const model::Pod*> went;
+  std::vector<const model::Pod*> came;
+  for (size_t i = 0; i < old_objects.pods.size(); ++i) {
+    if (pods.at[i] < 0 && holds_node_as_foreign(*old_objects.pods[i], mine))
+      went.push_back(old_objects.pods[i]);
+  }
+  for (uint32_t k : pods.added) {
+    if (holds_node_as_foreign(*objects_->pods[k], mine)) came.push_back(objects_->pods[k]);
+  }
+  if (went.empty() && came.empty()) return nullptr;  // the usual case
+  std::sort(went.begin(), went.end());
+  std::sort(came.begin(), came.end());
+  // What went gives back what it held; what came takes it. Sums and counts: the order does not
+  // matter (a build adds them after the jobs).
   std::vector<uint32_t> nodes;
   const size_t scalars = ssn_.scalar_names_.size();
   bool changed = false;
-  for (const model::Pod* pod : before) {
-    if (!new_set.count(pod)) changed |= replace_foreign_pod(pod, nullptr, nodes);
+  for (const model::Pod* pod : went) {
+    if (!std::binary_search(came.begin(), came.end(), pod))
+      changed |= replace_foreign_pod(pod, nullptr, nodes);
   }
-  for (const model::Pod* pod : after) {
-    if (!old_set.count(pod)) changed |= replace_foreign_pod(nullptr, pod, nodes);
+  for (const model::Pod* pod : came) {
+    if (!std::binary_search(went.begin(), went.end(), pod))
+      changed |= replace_foreign_pod(nullptr, pod, nodes);
   }
   if (ssn_.scalar_names_.size() != scalars) return "a pod of another scheduler requests a resource new to the session";
   if (changed) foreign_pods_replaced(nodes);
