@@ -14,6 +14,7 @@
 #include "actors/scheduler/core/gpu_request.hpp"
 #include "actors/scheduler/core/grouping.hpp"
 #include "actors/scheduler/core/grouping_memo.hpp"
+#include "actors/scheduler/core/name_key.hpp"
 #include "actors/scheduler/core/plugins/builtin.hpp"
 #include "actors/scheduler/core/pod_finder.hpp"
 #include "actors/scheduler/core/pod_group_objects.hpp"
@@ -186,15 +187,6 @@ void for_each_gpu_group(const model::Pod& pod, const Visit& visit) {
   }
 }
 
-/// A (node, GPU group) pair, viewing strings the cycle's objects and decisions hold.
-using NodeGroup = std::pair<std::string_view, std::string_view>;
-struct NodeGroupHash {
-  size_t operator()(const NodeGroup& k) const {
-    const size_t h = std::hash<std::string_view>{}(k.first);
-    return h ^ (std::hash<std::string_view>{}(k.second) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
-  }
-};
-
 /// Step 5: a reservation pod holds a device for its GPU group (KAI's SyncForNode). One whose group
 /// no pod on its node uses, bound, assumed or placed by this cycle, holds it for nothing; of two for one group, the one
 /// that did not report its device (or the later one) is a double reservation. Both are deleted.
@@ -216,7 +208,8 @@ void find_orphaned_reservations(const Session& ssn, CycleResult& out) {
   // The groups in use on the reservations' nodes: the other pods are read no further than their node.
   boost::unordered_flat_set<std::string_view> reservation_nodes;
   for (const auto& [pod, group] : reservations) reservation_nodes.insert(pod->node_name);
-  boost::unordered_flat_set<NodeGroup, NodeGroupHash> in_use;
+  // (node, group), viewing strings the cycle's objects and decisions hold.
+  boost::unordered_flat_set<NameKey, NameKeyHash> in_use;
   for (const model::Pod* pod : out.refs.pods) {
     if (pod->node_name.empty() || !reservation_nodes.contains(pod->node_name)) continue;
     if (finished(*pod) || pod->meta.namespace_ == reservation_namespace) continue;
@@ -239,7 +232,7 @@ void find_orphaned_reservations(const Session& ssn, CycleResult& out) {
   uint64_t seq = out.decisions.size();
   for (const auto& [pod, group] : reservations) {
     std::string reason;
-    if (!in_use.contains(NodeGroup{pod->node_name, group})) {
+    if (!in_use.contains(NameKey{pod->node_name, group})) {
       reason = "reservation pod of GPU group " + group + " on " + pod->node_name + ": no pod uses the group";
     } else if (keep[{pod->node_name, group}] != pod) {
       reason = "second reservation pod of GPU group " + group + " on " + pod->node_name;

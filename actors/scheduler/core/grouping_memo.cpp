@@ -1,6 +1,6 @@
 #include "actors/scheduler/core/grouping_memo.hpp"
 
-#include <functional>
+#include "actors/scheduler/core/name_key.hpp"
 
 namespace kai::core {
 
@@ -71,8 +71,7 @@ void GroupingMemo::Layout::index_names() {
 }
 
 uint64_t GroupingMemo::lookup_hash(std::string_view ns, std::string_view name) {
-  const uint64_t h = std::hash<std::string_view>{}(ns);
-  return h ^ (std::hash<std::string_view>{}(name) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+  return name_key_hash(ns, name);
 }
 
 }  // namespace kai::core

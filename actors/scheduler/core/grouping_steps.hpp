@@ -13,18 +13,13 @@
 
 #include "actors/scheduler/core/grouping.hpp"
 #include "actors/scheduler/core/grouping_memo.hpp"
+#include "actors/scheduler/core/name_key.hpp"
 
 namespace kai::core::grouping_steps {
 
 /// A group's (namespace, name), viewing strings that outlive the map.
-using NameKey = std::pair<std::string_view, std::string_view>;
-
-struct NameKeyHash {
-  size_t operator()(const NameKey& k) const {
-    const size_t h = std::hash<std::string_view>{}(k.first);
-    return h ^ (std::hash<std::string_view>{}(k.second) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
-  }
-};
+using core::NameKey;
+using core::NameKeyHash;
 
 /// The owners, priority classes and owner kinds the grouper reads, indexed.
 OwnerIndex index_owners(const model::ObjectRefs& objects);

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "actors/scheduler/core/name_key.hpp"
 #include "k8s/model/objects.hpp"
 
 namespace kai::core {
@@ -28,13 +29,6 @@ class PodFinder {
   static constexpr size_t npos = static_cast<size_t>(-1);
 
  private:
-  using NameKey = std::pair<std::string_view, std::string_view>;
-  struct NameKeyHash {
-    size_t operator()(const NameKey& k) const {
-      const size_t h = std::hash<std::string_view>{}(k.first);
-      return h ^ (std::hash<std::string_view>{}(k.second) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
-    }
-  };
   const std::vector<const model::Pod*>& pods_;
   std::optional<boost::unordered_flat_map<NameKey, size_t, NameKeyHash>> index_;
 };

@@ -1,7 +1,8 @@
 // A kept session whose pods or PodGroups were added, removed or regrouped (session_keeper.hpp): the
-// pods are grouped again, each group whose pods and PodGroup are the very objects of the last build
-// keeps its job and tasks, moved to where a build would put them, and only the other groups are
-// derived. The result is the session a build from the same objects gives.
+// pods are grouped again (with the grouping memo, from the last grouping: regrouping.hpp), each group
+// whose pods and PodGroup are the very objects of the last build keeps its job and tasks, moved to
+// where a build would put them, and only the other groups are derived. The result is the session a
+// build from the same objects gives.
 #include <algorithm>
 #include <boost/unordered/unordered_flat_map.hpp>
 #include <optional>
