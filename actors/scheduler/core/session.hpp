@@ -139,7 +139,7 @@ using EvictionMessageFn =
 class Statement;
 class Plugin;
 class SessionBuilder;
-struct VictimPool;
+struct EvictionCache;
 class InterPodConstraints;
 struct StatusMemo;
 
@@ -219,8 +219,9 @@ class Session {
   /// The predicates plugin filters with `inter_pod`; the podaffinity plugin scores with it.
   bool inter_pod_predicates = false;
   bool pod_affinity_scoring = false;
-  /// The eviction actions' victim order, cached while nothing is committed (actions/eviction_common.cpp).
-  std::shared_ptr<VictimPool> victim_pool;
+  /// What the eviction actions read of every job (their census and victim order), kept while nothing is
+  /// committed (actions/eviction_common.cpp).
+  std::shared_ptr<EvictionCache> eviction_cache;
 
   // --- ordering helpers over the hooks ---
   bool job_less(const JobInfo& a, const JobInfo& b) const;

@@ -88,7 +88,7 @@ void Session::undo_cycle() {
   annotation_updates.clear();
   decisions.clear();
   warnings.resize(built_.warnings);
-  victim_pool.reset();
+  eviction_cache.reset();
 }
 
 bool Session::refresh(const model::ObjectRefs& objects, const SessionOptions& options,

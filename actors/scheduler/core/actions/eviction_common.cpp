@@ -8,23 +8,60 @@
 
 namespace kai::core {
 
-std::vector<uint32_t> pending_jobs(Session& ssn, bool preemptible_only) {
-  std::vector<uint32_t> out;
+EvictionCache& eviction_cache(Session& ssn) {
+  if (!ssn.eviction_cache || ssn.eviction_cache->taken_at_decision != ssn.decisions.size()) {
+    ssn.eviction_cache = std::make_shared<EvictionCache>();
+    ssn.eviction_cache->taken_at_decision = ssn.decisions.size();
+  }
+  return *ssn.eviction_cache;
+}
+
+namespace {
+
+bool every_pod_set_alive(const Session& ssn, const JobInfo& job) {
+  for (const auto& ps : job.pod_sets) {
+    int32_t alive = 0;
+    for (uint32_t t : ps.tasks)
+      alive += is_alive(ssn.tasks[t].status) && ssn.tasks[t].status != PodStatus::kGated;
+    if (alive < ps.min_available) return false;
+  }
+  return true;
+}
+
+JobCensus take_census(const Session& ssn) {
+  JobCensus c;
+  c.running_preemptible.resize(ssn.queues.size());
+  c.lowest_victim_priority.resize(ssn.queues.size());
   for (uint32_t j = 0; j < ssn.jobs.size(); ++j) {
     const JobInfo& job = ssn.jobs[j];
-    if (!job.invalid.empty() || job.queue == kNoQueue || !ssn.has_pending_tasks(job)) continue;
-    if (preemptible_only && !job.preemptible) continue;
-    bool ready = true;
-    for (const auto& ps : job.pod_sets) {
-      int32_t alive = 0;
-      for (uint32_t t : ps.tasks)
-        alive += is_alive(ssn.tasks[t].status) && ssn.tasks[t].status != PodStatus::kGated;
-      ready = ready && alive >= ps.min_available;
+    if (job.queue == kNoQueue) continue;
+    const auto q = static_cast<size_t>(job.queue);
+    if (job.preemptible && ssn.active_allocated_count(job) > 0) {
+      c.running_preemptible[q].push_back(j);
+      std::optional<int32_t>& lowest = c.lowest_victim_priority[q];
+      lowest = std::min(lowest.value_or(job.priority), job.priority);
     }
-    if (!ready) continue;
+    if (job.invalid.empty() && ssn.has_pending_tasks(job) && every_pod_set_alive(ssn, job))
+      c.ready_pending.push_back(j);
+  }
+  return c;
+}
+
+}  // namespace
+
+const JobCensus& job_census(Session& ssn) {
+  EvictionCache& cache = eviction_cache(ssn);
+  if (!cache.census) cache.census = take_census(ssn);
+  return *cache.census;
+}
+
+std::vector<uint32_t> pending_jobs(Session& ssn, bool preemptible_only) {
+  std::vector<uint32_t> out;
+  for (uint32_t j : job_census(ssn).ready_pending) {
+    if (preemptible_only && !ssn.jobs[j].preemptible) continue;
     // Last, as KAI's job filter has it: a group within its preemption delay may still be placed into
     // free capacity (allocate) but triggers no eviction, and says so.
-    if (within_preemption_delay(job, ssn.now_ms())) {
+    if (within_preemption_delay(ssn.jobs[j], ssn.now_ms())) {
       record_preemption_delay(ssn.jobs[j]);
       continue;
     }
@@ -35,26 +72,17 @@ std::vector<uint32_t> pending_jobs(Session& ssn, bool preemptible_only) {
 
 namespace {
 
-/// Preemptible jobs with pods on nodes: the possible victims of every eviction action.
-std::vector<uint32_t> running_preemptible_jobs(const Session& ssn) {
-  std::vector<uint32_t> out;
-  for (uint32_t j = 0; j < ssn.jobs.size(); ++j) {
-    const JobInfo& job = ssn.jobs[j];
-    if (job.preemptible && job.queue != kNoQueue && ssn.active_allocated_count(job) > 0) out.push_back(j);
-  }
-  return out;
-}
-
 /// Victim order (docs/kai-compatibility.md "Job and queue order", both comparisons reversed): the most over-served queue first (over its fair
 /// share in every resource, then lower queue priority, then the larger share of its fair share in use),
 /// and within it the job that would be scheduled last (lower priority, then newer). As in KAI, a queue's
 /// standing is re-evaluated with the victims already taken from it removed, so victims alternate
 /// between equally over-served queues.
-void order_victims(const Session& ssn, std::vector<uint32_t>& jobs, size_t limit) {
+std::vector<uint32_t> order_victims(const Session& ssn, const std::vector<std::vector<uint32_t>>& by_queue,
+                                    size_t limit) {
   using Field = double QueueQuantities::*;
   constexpr Field kFields[] = {&QueueQuantities::gpu, &QueueQuantities::cpu, &QueueQuantities::memory};
   struct QueueState {
-    std::vector<uint32_t> jobs;  // in reverse job order
+    std::vector<uint32_t> jobs;  // in reverse job order, copied once the queue gives a victim
     size_t next = 0;
     QueueQuantities allocated;
     bool over = false;  // cached from allocated
@@ -72,10 +100,9 @@ void order_victims(const Session& ssn, std::vector<uint32_t>& jobs, size_t limit
       st.usage = std::max(st.usage, fs > 0 ? a / fs : (a > 0 ? 1e12 : 0));
     }
   };
-  for (uint32_t j : jobs) state[ssn.jobs[j].queue].jobs.push_back(j);
   std::vector<char> sorted(state.size(), 0);  // a queue's jobs are sorted when it first gives a victim
   for (int32_t q = 0; q < static_cast<int32_t>(state.size()); ++q) {
-    if (state[q].jobs.empty()) continue;
+    if (by_queue[q].empty()) continue;
     state[q].allocated = ssn.queues[q].allocated;
     refresh(q);
   }
@@ -92,14 +119,15 @@ void order_victims(const Session& ssn, std::vector<uint32_t>& jobs, size_t limit
   auto cmp = [&](int32_t a, int32_t b) { return first(a, b); };
   std::set<int32_t, decltype(cmp)> ready(cmp);
   for (int32_t q = 0; q < static_cast<int32_t>(state.size()); ++q) {
-    if (!state[q].jobs.empty()) ready.insert(q);
+    if (!by_queue[q].empty()) ready.insert(q);
   }
-  jobs.clear();
+  std::vector<uint32_t> jobs;
   while (!ready.empty() && jobs.size() < limit) {
     const int32_t best = *ready.begin();
     ready.erase(ready.begin());
     QueueState& st = state[best];
     if (!sorted[best]) {
+      st.jobs = by_queue[best];
       std::stable_sort(st.jobs.begin(), st.jobs.end(),
                        [&](uint32_t a, uint32_t b) { return ssn.job_less(ssn.jobs[b], ssn.jobs[a]); });
       sorted[best] = 1;
@@ -113,6 +141,7 @@ void order_victims(const Session& ssn, std::vector<uint32_t>& jobs, size_t limit
     refresh(best);
     if (st.next < st.jobs.size()) ready.insert(best);
   }
+  return jobs;
 }
 
 bool victim_allowed(const Session& ssn, const std::string& action, const JobInfo& preemptor,
@@ -123,9 +152,8 @@ bool victim_allowed(const Session& ssn, const std::string& action, const JobInfo
   return true;
 }
 
-VictimPool build_victim_pool(const Session& ssn, size_t limit) {
-  std::vector<uint32_t> victims = running_preemptible_jobs(ssn);
-  order_victims(ssn, victims, limit);
+VictimPool build_victim_pool(const Session& ssn, const JobCensus& census, size_t limit) {
+  const std::vector<uint32_t> victims = order_victims(ssn, census.running_preemptible, limit);
   VictimPool pool;
   pool.by_queue.resize(ssn.queues.size());
   for (uint32_t v : victims) {
@@ -139,24 +167,26 @@ VictimPool build_victim_pool(const Session& ssn, size_t limit) {
 
 }  // namespace
 
-const VictimPool& victim_pool(Session& ssn, size_t limit) {
-  if (ssn.victim_pool && ssn.victim_pool->built_at_decision == ssn.decisions.size() &&
-      ssn.victim_pool->limit >= limit) {
-    return *ssn.victim_pool;
+std::shared_ptr<const VictimPool> victim_pool(Session& ssn, size_t limit) {
+  const JobCensus& census = job_census(ssn);
+  std::shared_ptr<const VictimPool>& pool = ssn.eviction_cache->pool;
+  if (!pool || pool->limit < limit) {
+    auto built = std::make_shared<VictimPool>(build_victim_pool(ssn, census, limit));
+    built->limit = limit;
+    pool = std::move(built);
   }
-  ssn.victim_pool = std::make_shared<VictimPool>(build_victim_pool(ssn, limit));
-  ssn.victim_pool->built_at_decision = ssn.decisions.size();
-  ssn.victim_pool->limit = limit;
-  return *ssn.victim_pool;
+  return pool;
 }
 
-std::vector<std::optional<VictimEntry>> first_victim_entries(const Session& ssn, bool& exact) {
+std::vector<std::optional<VictimEntry>> first_victim_entries(Session& ssn, bool& exact) {
   exact = true;
+  const JobCensus& census = job_census(ssn);
   std::vector<int64_t> best(ssn.queues.size(), -1);
-  for (uint32_t j : running_preemptible_jobs(ssn)) {
-    int64_t& b = best[ssn.jobs[j].queue];
-    // Stable order: a later job goes first only when it is strictly "scheduled later".
-    if (b < 0 || ssn.job_less(ssn.jobs[b], ssn.jobs[j])) b = j;
+  for (size_t q = 0; q < census.running_preemptible.size(); ++q) {
+    for (uint32_t j : census.running_preemptible[q]) {
+      // Stable order: a later job goes first only when it is strictly "scheduled later".
+      if (best[q] < 0 || ssn.job_less(ssn.jobs[best[q]], ssn.jobs[j])) best[q] = j;
+    }
   }
   std::vector<std::optional<VictimEntry>> out(ssn.queues.size());
   for (size_t q = 0; q < best.size(); ++q) {

@@ -41,7 +41,8 @@ void reclaim_action(Session& ssn) {
     }
     if (!any) return;
   }
-  const VictimPool& pool = victim_pool(ssn);
+  const std::shared_ptr<const VictimPool> pool_held = victim_pool(ssn);
+  const VictimPool& pool = *pool_held;
   for_each_preemptor(ssn, action, reclaimers, [&](uint32_t j, Statement& stmt) {
     const JobInfo& job = ssn.jobs[j];
     const auto tasks = ssn.tasks_to_allocate(job);

@@ -9,20 +9,32 @@
 
 namespace kai::core {
 
+namespace {
+
+/// A job with pods running (or bound) below some pod set's minimum that has not succeeded.
+bool is_stale(const Session& ssn, const JobInfo& job) {
+  // The common single-pod workload: running, it meets a minimum of at most one (no pass over its
+  // pods, which costs a cache miss per job at 150,000 jobs).
+  if (job.tasks.size() == 1 && job.pod_sets.size() == 1 && job.pod_sets.front().min_available <= 1)
+    return false;
+  for (uint32_t t : job.tasks) {
+    if (ssn.tasks[t].status == PodStatus::kSucceeded) return false;
+  }
+  if (ssn.active_used_count(job) == 0) return false;
+  for (const auto& ps : job.pod_sets) {
+    int32_t used = 0;
+    for (uint32_t t : ps.tasks) used += is_active_used(ssn.tasks[t].status);
+    if (used < ps.min_available) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void stale_gang_eviction_action(Session& ssn) {
   for (uint32_t j = 0; j < ssn.jobs.size(); ++j) {
     JobInfo& job = ssn.jobs[j];
-    const double grace = job.staleness_grace_seconds.value_or(static_cast<double>(ssn.options().stale_grace_period_seconds));
-    bool succeeded = false;
-    for (uint32_t t : job.tasks) succeeded = succeeded || ssn.tasks[t].status == PodStatus::kSucceeded;
-    bool stale = false;
-    if (!succeeded && ssn.active_used_count(job) > 0) {
-      for (const auto& ps : job.pod_sets) {
-        int32_t used = 0;
-        for (uint32_t t : ps.tasks) used += is_active_used(ssn.tasks[t].status);
-        stale = stale || used < ps.min_available;
-      }
-    }
+    const bool stale = is_stale(ssn, job);
     if (!stale) {
       if (job.stale_since) {
         job.stale_since.reset();
@@ -30,6 +42,8 @@ void stale_gang_eviction_action(Session& ssn) {
       }
       continue;
     }
+    const double grace =
+        job.staleness_grace_seconds.value_or(static_cast<double>(ssn.options().stale_grace_period_seconds));
     if (!job.stale_since) {
       job.stale_since = ssn.record_time();
       ssn.annotation_updates[j][model::kStaleSinceAnnotation] = model::format_rfc3339(*job.stale_since);

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "actors/scheduler/core/actions/allocate.hpp"
+#include "actors/scheduler/core/actions/eviction_common.hpp"
 #include "actors/scheduler/core/grouping.hpp"
 #include "actors/scheduler/core/node_fit.hpp"
 #include "actors/scheduler/core/topology_placement.hpp"
@@ -31,45 +32,66 @@ int64_t copies_fitting(const Resources& req, const NodeInfo& n) {
 /// were gone; simulation runs only once the total reaches the number of tasks.
 class RoomTracker {
  public:
-  RoomTracker(Session& ssn, const std::vector<uint32_t>& tasks) : ssn_(ssn), need_(tasks.size()) {
+  /// `committed`: the session holds only committed state (no operation of the preemptor's statement
+  /// yet), so the count may come from, and go to, the eviction cache.
+  RoomTracker(Session& ssn, const std::vector<uint32_t>& tasks, bool committed)
+      : ssn_(ssn), need_(tasks.size()) {
     // The smallest request per resource: the bound must never rule out a feasible scenario.
+    Resources min_req;
     bool first = true;
     for (uint32_t t : tasks) {
       const Resources& r = ssn.tasks[t].req;
       if (first) {
-        min_req_ = r;
-        min_req_.scalars.clear();
+        min_req.milli_cpu = r.milli_cpu;
+        min_req.memory = r.memory;
+        min_req.milli_gpu = r.milli_gpu;
+        min_req.pods = r.pods;
         first = false;
       } else {
-        min_req_.milli_cpu = std::min(min_req_.milli_cpu, r.milli_cpu);
-        min_req_.memory = std::min(min_req_.memory, r.memory);
-        min_req_.milli_gpu = std::min(min_req_.milli_gpu, r.milli_gpu);
-        min_req_.pods = std::min(min_req_.pods, r.pods);
+        min_req.milli_cpu = std::min(min_req.milli_cpu, r.milli_cpu);
+        min_req.memory = std::min(min_req.memory, r.memory);
+        min_req.milli_gpu = std::min(min_req.milli_gpu, r.milli_gpu);
+        min_req.pods = std::min(min_req.pods, r.pods);
       }
     }
     const std::vector<char>& mask = ssn.static_fit_mask(ssn.tasks[tasks.front()]);
-    mask_ = &mask;
-    room_.assign(ssn.nodes.size(), 0);
-    for (uint32_t n = 0; n < ssn.nodes.size(); ++n) {
-      if (mask[n]) room_[n] = copies_fitting(min_req_, ssn.nodes[n]);
-      total_ += room_[n];
+    auto same = [&](const NodeRoom& r) {
+      return r.mask == &mask && r.request.milli_cpu == min_req.milli_cpu &&
+             r.request.memory == min_req.memory && r.request.milli_gpu == min_req.milli_gpu &&
+             r.request.pods == min_req.pods;
+    };
+    std::vector<NodeRoom>* kept = committed ? &eviction_cache(ssn).rooms : nullptr;
+    if (kept) {
+      for (const NodeRoom& r : *kept) {
+        if (same(r)) {
+          counted_ = r;
+          return;
+        }
+      }
     }
+    counted_.mask = &mask;
+    counted_.request = std::move(min_req);
+    counted_.room.assign(ssn.nodes.size(), 0);
+    for (uint32_t n = 0; n < ssn.nodes.size(); ++n) {
+      if (mask[n]) counted_.room[n] = copies_fitting(counted_.request, ssn.nodes[n]);
+      counted_.total += counted_.room[n];
+    }
+    if (kept && kept->size() < kKeptRooms) kept->push_back(counted_);
   }
   void node_changed(int32_t n) {
-    if (n == kNoNode || !(*mask_)[n]) return;
-    total_ -= room_[n];
-    room_[n] = copies_fitting(min_req_, ssn_.nodes[n]);
-    total_ += room_[n];
+    if (n == kNoNode || !(*counted_.mask)[n]) return;
+    counted_.total -= counted_.room[n];
+    counted_.room[n] = copies_fitting(counted_.request, ssn_.nodes[n]);
+    counted_.total += counted_.room[n];
   }
-  bool maybe_enough() const { return total_ >= static_cast<int64_t>(need_); }
+  bool maybe_enough() const { return counted_.total >= static_cast<int64_t>(need_); }
 
  private:
+  /// Enough for the shapes of a cluster's pending groups, bounded so the cache stays small.
+  static constexpr size_t kKeptRooms = 32;
   Session& ssn_;
   size_t need_;
-  Resources min_req_;
-  const std::vector<char>* mask_ = nullptr;
-  std::vector<int64_t> room_;
-  int64_t total_ = 0;
+  NodeRoom counted_;
 };
 
 /// The preemptor's tasks, pipelined, inside one domain of its topology constraint when it has one.
@@ -144,7 +166,7 @@ bool solve_with_victims(Session& ssn, Statement& stmt, uint32_t preemptor,
   if (tasks.empty() || entries.empty()) return false;
   const std::string by = ssn.jobs[preemptor].key;
   const auto start = stmt.checkpoint();
-  RoomTracker room(ssn, tasks);
+  RoomTracker room(ssn, tasks, start == 0);
 
   auto evict_entries = [&](const std::vector<size_t>& chosen, std::vector<uint32_t>& evicted) {
     for (size_t e : chosen) {

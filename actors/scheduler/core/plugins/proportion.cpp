@@ -1,6 +1,7 @@
 // The proportion plugin (docs/kai-compatibility.md "Fair share"): hierarchical fair share, the queue order ("Job and queue order"), and
 // the capacity policy (OverLimit, NonPreemptibleOverQuota) checked before and during allocation.
 #include <algorithm>
+#include <boost/container/small_vector.hpp>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -16,6 +17,8 @@ namespace kai::core::plugins {
 namespace {
 
 using Field = double QueueQuantities::*;
+/// A queue and its ancestors, root first (queue trees are a few levels deep).
+using QueuePath = boost::container::small_vector<int32_t, 8>;
 constexpr Field kResources[] = {&QueueQuantities::gpu, &QueueQuantities::cpu, &QueueQuantities::memory};
 constexpr double kEpsilon = 1e-9;
 
@@ -204,8 +207,8 @@ class ProportionPlugin final : public Plugin {
     return true;
   }
 
-  static std::vector<int32_t> path_of(const Session& ssn, int32_t leaf) {
-    std::vector<int32_t> path;
+  static QueuePath path_of(const Session& ssn, int32_t leaf) {
+    QueuePath path;
     for (int32_t q = leaf; q != kNoQueue; q = ssn.queues[q].parent) path.push_back(q);
     std::reverse(path.begin(), path.end());  // root first
     return path;
@@ -226,7 +229,7 @@ class ProportionPlugin final : public Plugin {
   static bool reclaimable(const Session& ssn, const JobInfo& reclaimer, const QueueQuantities& req,
                           std::span<const uint32_t> victims, double multiplier, bool still_placed = false) {
     if (reclaimer.queue == kNoQueue) return false;
-    const std::vector<int32_t> rpath = path_of(ssn, reclaimer.queue);
+    const QueuePath rpath = path_of(ssn, reclaimer.queue);
     // Entries: per victim job, its tasks beyond minAvailable one by one, the rest together. The jobs
     // in the order the victims came (victim order), as the check below consumes each leveled queue's
     // remaining allocation entry by entry: ordered by job index, the same victims passed or failed
@@ -243,7 +246,7 @@ class ProportionPlugin final : public Plugin {
     // the check starts from the allocation before the scenario (current + what the victims held).
     struct VictimEntries {
       size_t level;
-      std::vector<int32_t> vpath;
+      QueuePath vpath;
       std::vector<QueueQuantities> entries;
     };
     std::vector<VictimEntries> plan;
@@ -307,8 +310,9 @@ class ProportionPlugin final : public Plugin {
   static bool reclaimable_probe(const Session& ssn, const JobInfo& reclaimer, const QueueQuantities& req,
                                 uint32_t victim_task, double multiplier) {
     if (reclaimer.queue == kNoQueue) return false;
-    const std::vector<int32_t> rpath = path_of(ssn, reclaimer.queue);
-    const std::vector<int32_t> vpath = path_of(ssn, ssn.jobs[ssn.tasks[victim_task].job].queue);
+    // Called for every reclaimer and victim queue before any victim is ordered: paths without the heap.
+    const QueuePath rpath = path_of(ssn, reclaimer.queue);
+    const QueuePath vpath = path_of(ssn, ssn.jobs[ssn.tasks[victim_task].job].queue);
     size_t level = 0;
     while (level < rpath.size() && level < vpath.size() && rpath[level] == vpath[level]) ++level;
     if (level >= vpath.size() || level >= rpath.size()) return false;  // same queue: not a reclaim
@@ -333,7 +337,7 @@ class ProportionPlugin final : public Plugin {
   }
 
   /// A non-preemptible reclaimer's queues stay within their deserved quota with `req` added.
-  static bool non_preemptible_within_deserved(const Session& ssn, const std::vector<int32_t>& rpath,
+  static bool non_preemptible_within_deserved(const Session& ssn, const QueuePath& rpath,
                                               const QueueQuantities& req) {
     for (int32_t q : rpath) {
       const QueueInfo& qi = ssn.queues[q];
