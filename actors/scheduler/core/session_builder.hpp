@@ -65,6 +65,9 @@ class SessionBuilder {
   /// `old_objects` (among those `pods`, pair_pods of the two, did not pair), followed on their nodes
   /// (replace_foreign_pod). Null when followed, else why not.
   const char* follow_foreign_pods(const model::ObjectRefs& old_objects, const PodPairing& pods);
+  /// The reservation pods' positions (Session::reservation_pod_positions), when asked since the last
+  /// build, moved to the new cut's: a pass over every pod's namespace saved at each relayout.
+  void renumber_reservation_pods(const PodPairing& pods);
   /// relayout's second half, from the new grouping. With `kept_from` (regroup_pods'), the groups
   /// taken from the last grouping are those it names; without, they are found by matching.
   const char* lay_out(std::vector<PodGroupAssignment> fresh, const model::ObjectRefs& old_objects,

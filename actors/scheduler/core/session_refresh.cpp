@@ -217,7 +217,7 @@ bool Session::relayout(const model::ObjectRefs& objects, const SessionOptions& o
   take_objects(options, replaced_nodes);
   forget_jobs_by_uid();       // views of the groups the relayout replaces
   status_memo_.reset();       // by job id, and the relayout numbers the jobs anew
-  reservation_pods_.reset();  // by position, and pods came or went
+  // reservation_pods_: by position, renumbered by the relayout (session_relayout.cpp).
   deadline_index_.reset();    // by job id
   builder_->retarget(&objects);
   const char* refusal = builder_->relayout(old_objects);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <boost/unordered/unordered_flat_map.hpp>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "actors/scheduler/core/grouping.hpp"
@@ -61,6 +62,7 @@ constexpr size_t kLookAhead = 16;
 const char* SessionBuilder::relayout(const model::ObjectRefs& old_objects) {
   const model::ObjectRefs& objects = *objects_;
   const PodPairing pods = pair_pods(old_objects.pods, objects.pods);
+  renumber_reservation_pods(pods);
   if (const char* refusal = follow_foreign_pods(old_objects, pods)) return refusal;
   bool reads_beyond_pod = false;
   GroupingMemo* memo = ssn_.options().grouping_memo;
@@ -83,6 +85,23 @@ const char* SessionBuilder::relayout(const model::ObjectRefs& old_objects) {
   // The build that follows groups the same objects again: the memo serves it too.
   if (refusal != nullptr && memo != nullptr) memo->rehold();
   return refusal;
+}
+
+void SessionBuilder::renumber_reservation_pods(const PodPairing& pods) {
+  std::optional<std::vector<uint32_t>>& positions = ssn_.reservation_pods_;
+  if (!positions) return;
+  std::vector<uint32_t> renumbered;
+  renumbered.reserve(positions->size());
+  // A pod paired is the same object, so in the same namespace.
+  for (uint32_t old : *positions) {
+    if (pods.at[old] >= 0) renumbered.push_back(static_cast<uint32_t>(pods.at[old]));
+  }
+  const std::string_view reservation_namespace = model::kReservationNamespace;
+  for (uint32_t k : pods.added) {
+    if (objects_->pods[k]->meta.namespace_ == reservation_namespace) renumbered.push_back(k);
+  }
+  std::sort(renumbered.begin(), renumbered.end());
+  *positions = std::move(renumbered);
 }
 
 const char* SessionBuilder::follow_foreign_pods(const model::ObjectRefs& old_objects,
