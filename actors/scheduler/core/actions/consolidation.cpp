@@ -17,22 +17,20 @@ void consolidation_action(Session& ssn) {
   const std::shared_ptr<const VictimPool> pool_held =
       victim_pool(ssn, cap < 0 ? SIZE_MAX : static_cast<size_t>(cap) + 1);
   const VictimPool& pool = *pool_held;
-  // The cluster's free GPUs change only with a commit (an attempt that fails leaves the nodes as they
-  // were); summed over every node once per commit rather than once per preemptor.
-  int64_t free_gpu = 0;
-  size_t free_gpu_at = SIZE_MAX;
   for_each_preemptor(ssn, action, pending_jobs(ssn, true), [&](uint32_t j, Statement& stmt) {
     const JobInfo& job = ssn.jobs[j];
     // Consolidation only moves pods: without enough free GPUs in the whole cluster it cannot help.
     const QueueQuantities request = ssn.queue_request_of(ssn.tasks_to_allocate(job));
-    if (free_gpu_at != ssn.decisions.size()) {
+    // The cluster's free GPUs change only with a commit: summed once per commit (eviction cache),
+    // not once per preemptor.
+    std::optional<int64_t>& free_gpu = eviction_cache(ssn).free_gpu_milli;
+    if (!free_gpu) {
       free_gpu = 0;
       for (const NodeInfo& n : ssn.nodes) {
-        if (n.ready && !n.unschedulable) free_gpu += n.non_allocated_gpu_milli();
+        if (n.ready && !n.unschedulable) *free_gpu += n.non_allocated_gpu_milli();
       }
-      free_gpu_at = ssn.decisions.size();
     }
-    if (static_cast<double>(free_gpu) / 1000.0 + 1e-9 < request.gpu) return false;
+    if (static_cast<double>(*free_gpu) / 1000.0 + 1e-9 < request.gpu) return false;
     std::vector<const VictimEntry*> entries;
     std::set<uint32_t> jobs;
     for (const VictimEntry& e : pool.entries) {

@@ -56,6 +56,8 @@ struct EvictionCache {
   /// The rooms the solver counted for the preemptors so far (most pending groups share a few
   /// shapes, and each count is a pass over every node).
   std::vector<NodeRoom> rooms;
+  /// Consolidation's bound: the GPUs free on ready, schedulable nodes, in thousandths.
+  std::optional<int64_t> free_gpu_milli;
 };
 
 /// The session's eviction cache as it stands (emptied after a commit).
