@@ -1,9 +1,16 @@
 // kai-sim --what-if on a snapshot of the demo cluster with running pods (docs/what-if.md).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+
+#include "actors/scheduler/core/simulation.hpp"
 #include "k8s/model/codec.hpp"
 #include "k8s/model/time.hpp"
 #include "tests/what_if/demo_cluster.hpp"
+#include "tools/kai-sim/sim_report.hpp"
 #include "tools/kai-sim/what_if_command.hpp"
 #include "tools/kai-sim/what_if_report.hpp"
 #include "tools/kai-sim/what_if_workload.hpp"
@@ -189,6 +196,45 @@ TEST(WhatIfWorkload, RefusesNamingTheObject) {
             "submitted yet");
   EXPECT_EQ(message("apiVersion: v1\nkind: Pod\nmetadata: {name: b-1, namespace: team-b}\nspec: {containers: []}\n"),
             "Pod team-b/b-1: already exists in the cluster");
+}
+
+/// kai-sim's report lists pods and PodGroups by namespace/name, whatever order the snapshot gives
+/// them in: names chosen so that the order of the strings differs from the order of their parts
+/// ("a-1" < "a/..." < "a1") and from the snapshot's, many enough for the radix sort's own passes.
+TEST(SimReport, ListsPodsAndPodGroupsByNamespaceThenName) {
+  std::mt19937 rng(7);
+  const std::vector<std::string> namespaces = {"a", "a-1", "a1", "b", "team-b", "team-b-2"};
+  std::string snapshot = demo_cluster_yaml();
+  std::vector<std::string> names;
+  names.reserve(600);
+  for (int i = 0; i < 600; ++i)
+    names.push_back("p" + std::to_string(rng() % 100000) + "-" + std::to_string(i));
+  for (const auto& name : names) {
+    const std::string& ns = namespaces[rng() % namespaces.size()];
+    snapshot += "---\napiVersion: v1\nkind: Pod\nmetadata: {name: " + name + ", namespace: " + ns +
+                ", uid: u-" + ns + "-" + name +
+                ", labels: {kai.scheduler/queue: test}}\nspec: {schedulerName: kai-scheduler, " +
+                "containers: [{name: main, resources: {requests: {cpu: 10m}}}]}\nstatus: {phase: Pending}\n";
+  }
+  auto cluster = model::decode_snapshot(snapshot);
+  ASSERT_TRUE(cluster) << cluster.message();
+  core::SessionOptions options;
+  options.now = at("2027-01-15T09:00:00Z");
+  const auto sim = core::simulate(std::move(cluster).value(), options, 1);
+  const auto report = nlohmann::json::parse(render_json(*sim.session, &sim.decisions));
+  const auto keys_of = [](const nlohmann::json& list) {
+    std::vector<std::string> keys;
+    for (const auto& item : list)
+      keys.push_back(item["namespace"].get<std::string>() + "/" + item["name"].get<std::string>());
+    return keys;
+  };
+  const std::vector<std::string> pods = keys_of(report["pods"]);
+  const std::vector<std::string> groups = keys_of(report["podGroups"]);
+  ASSERT_EQ(pods.size(), names.size());
+  ASSERT_GE(groups.size(), names.size());
+  EXPECT_TRUE(std::is_sorted(pods.begin(), pods.end()));
+  EXPECT_TRUE(std::is_sorted(groups.begin(), groups.end()));
+  EXPECT_EQ(std::set<std::string>(pods.begin(), pods.end()).size(), pods.size());
 }
 
 }  // namespace

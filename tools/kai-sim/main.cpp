@@ -174,8 +174,13 @@ static int run_tool(int argc, char** argv) {
                                     format_opt->count() > 0 && format == "json"};
     return kai::sim::run_what_if(request, std::move(objects).value(), std::move(records), options);
   }
-  const auto result =
-      kai::core::simulate(std::move(objects).value(), options, rounds, *now_step / 1'000'000'000, std::move(records));
+  // The last session and its objects are left to the process's end rather than freed: freeing 150,000
+  // pods, jobs and tasks one by one took about a tenth of kai-sim's run at 5,000 nodes (bench/README.md
+  // "kai-sim on kai-gen's 5,000-node cluster"). Held from a static, so leak checkers count it reachable.
+  static const kai::core::SimulationResult* kept_to_exit = nullptr;
+  kept_to_exit = new kai::core::SimulationResult(kai::core::simulate(
+      std::move(objects).value(), options, rounds, *now_step / 1'000'000'000, std::move(records)));
+  const kai::core::SimulationResult& result = *kept_to_exit;
   const kai::core::Session& ssn = *result.session;
   for (const auto& w : ssn.warnings) std::cerr << "warning: " << w << "\n";
   for (const auto& a : result.skipped_actions) {
