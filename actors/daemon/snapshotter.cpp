@@ -55,13 +55,14 @@ void Snapshotter::work() {
     busy_ = true;
     lock.unlock();
     const auto started = std::chrono::steady_clock::now();
-    storage::Status st = log_.write_snapshot(seq, bytes);
+    const size_t size = bytes.size();
+    storage::Status st = log_.write_snapshot(seq, std::move(bytes));
     const auto ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
     if (!st) {
       spdlog::error("snapshot at {}: {}", seq, st.message());
     } else {
-      spdlog::info("snapshot at {} written: {} bytes in {} ms", seq, bytes.size(), ms.count());
+      spdlog::info("snapshot at {} written: {} bytes in {} ms", seq, size, ms.count());
       const int64_t now_us = std::chrono::duration_cast<std::chrono::microseconds>(
                                  std::chrono::system_clock::now().time_since_epoch())
                                  .count();

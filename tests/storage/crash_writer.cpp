@@ -5,6 +5,8 @@
 // After each acknowledged append it writes 24 bytes to stdout: first seq, last seq, producer<<32 |
 // counter (native endian; the parent is the same machine). write(2) of less than PIPE_BUF bytes to a
 // pipe is atomic, so records from different threads never interleave.
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -18,6 +20,9 @@
 #include "tests/events/test_events.hpp"
 
 int main(int argc, char** argv) {
+  // Standard output carries the acknowledgements: the process log (RocksDB's warnings included)
+  // goes to standard error, so that no log line is read as one.
+  spdlog::set_default_logger(spdlog::stderr_logger_mt("crash_writer"));
   if (argc < 3) {
     std::fprintf(stderr, "usage: crash_writer DIR THREADS\n");
     return 2;
