@@ -32,13 +32,14 @@
 #include <thread>
 
 #include "actors/daemon/daemon.hpp"
+#include "bench/e2e/child_process.hpp"
+#include "bench/e2e/cluster_server.hpp"
 #include "k8s/client/cluster_config.hpp"
 #include "k8s/client/kube_client.hpp"
 #include "k8s/http/http_client.hpp"
-#include "bench/e2e/child_process.hpp"
-#include "bench/e2e/cluster_server.hpp"
 #include "tests/daemon/daemon_harness.hpp"
 #include "tools/common/huge_pages.hpp"
+#include "tools/common/resident_malloc.hpp"
 
 namespace {
 
@@ -700,6 +701,7 @@ int main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == kai::bench::kClusterServerFlag) {
     return kai::bench::run_cluster_server(argc - 2, argv + 2);
   }
+  kai::tools::keep_resident_size_low();  // as kai-scheduler sets malloc for the daemon
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   const size_t ran = benchmark::RunSpecifiedBenchmarks();

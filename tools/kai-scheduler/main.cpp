@@ -16,6 +16,7 @@
 #include "k8s/model/time.hpp"
 #include "tools/common/guarded_main.hpp"
 #include "tools/common/huge_pages.hpp"
+#include "tools/common/resident_malloc.hpp"
 #include "tools/common/stop_signals.hpp"
 
 static int run_tool(int argc, char** argv) {
@@ -206,5 +207,6 @@ static int run_tool(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   kai::tools::run_with_huge_pages(argv);
+  kai::tools::keep_resident_size_low();
   return kai::tools::guarded_main("kai-scheduler", [&] { return run_tool(argc, argv); });
 }
