@@ -55,20 +55,24 @@ struct FastPathInputs {
   bool prefers_idle_nodes = false;
   bool honours_nominated_node = false;
   bool prefers_shared_groups = false;
+  bool cpu_fast_path = false;
+  bool prefers_cpu_nodes_for_cpu_tasks = false;
   bool operator==(const FastPathInputs&) const = default;
 };
 
 void PrintTo(const FastPathInputs& in, std::ostream* os) {
   *os << "{gpu_fast_path " << in.gpu_fast_path << ", prefers_idle_nodes " << in.prefers_idle_nodes
       << ", honours_nominated_node " << in.honours_nominated_node << ", prefers_shared_groups "
-      << in.prefers_shared_groups << "}";
+      << in.prefers_shared_groups << ", cpu_fast_path " << in.cpu_fast_path
+      << ", prefers_cpu_nodes_for_cpu_tasks " << in.prefers_cpu_nodes_for_cpu_tasks << "}";
 }
 
 /// The inputs of a session over no objects with `options`.
 FastPathInputs inputs_of(const kai::core::SessionOptions& options) {
   const kai::model::ClusterObjects objects;
   const kai::core::Session ssn(objects, options);
-  return {ssn.gpu_fast_path, ssn.prefers_idle_nodes, ssn.honours_nominated_node, ssn.prefers_shared_groups};
+  return {ssn.gpu_fast_path,         ssn.prefers_idle_nodes, ssn.honours_nominated_node,
+          ssn.prefers_shared_groups, ssn.cpu_fast_path,      ssn.prefers_cpu_nodes_for_cpu_tasks};
 }
 
 /// The inputs of a session whose only plugins are `plugins`.
@@ -84,15 +88,24 @@ TEST(PluginCapabilities, SessionReadsThemFromTheConfiguredPlugins) {
   using kai::core::PluginConfig;
   using namespace kai::core::plugins;
   // KAI's default tier.
-  EXPECT_EQ(inputs_of(kai::core::SessionOptions{}), (FastPathInputs{true, true, true, true}));
+  EXPECT_EQ(inputs_of(kai::core::SessionOptions{}), (FastPathInputs{true, true, true, true, true, true}));
   EXPECT_EQ(inputs_with_plugins({PluginConfig{std::string(kNodePlacementName), {{"gpu", "spread"}}},
                                  PluginConfig{std::string(kResourceTypeName), {}}}),
-            (FastPathInputs{false, false, false, false}));
+            (FastPathInputs{false, false, false, false, true, true}));
   // The first plugin that ranks GPU nodes by allocation decides, as the first nodeplacement did.
+  // Two of them both score CPU-only tasks, which the CPU indexes cannot follow.
   EXPECT_EQ(inputs_with_plugins({PluginConfig{std::string(kNodePlacementName), {{"gpu", "binpack"}}},
                                  PluginConfig{std::string(kNodePlacementName), {{"gpu", "spread"}}},
                                  PluginConfig{std::string(kNodeAvailabilityName), {}}}),
-            (FastPathInputs{true, true, false, false}));
+            (FastPathInputs{true, true, false, false, false, false}));
+  EXPECT_EQ(inputs_with_plugins({PluginConfig{std::string(kNodePlacementName), {{"cpu", "spread"}}}}),
+            (FastPathInputs{true, false, false, false, false, false}));
+  // resourcetype twice scores 20 for a node without GPUs: still below nodeavailability, but the
+  // fast path takes each ordering plugin at most once.
+  EXPECT_EQ(inputs_with_plugins({PluginConfig{std::string(kNodePlacementName), {}},
+                                 PluginConfig{std::string(kResourceTypeName), {}},
+                                 PluginConfig{std::string(kResourceTypeName), {}}}),
+            (FastPathInputs{true, false, false, false, false, true}));
 }
 
 

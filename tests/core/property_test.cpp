@@ -14,6 +14,7 @@
 #include "actors/scheduler/core/actions/allocate.hpp"
 #include "actors/scheduler/core/actions/eviction_common.hpp"
 #include "actors/scheduler/core/node_fit.hpp"
+#include "actors/scheduler/core/plugins/builtin.hpp"
 #include "actors/scheduler/core/pod_status.hpp"
 #include "actors/scheduler/core/scheduler_config.hpp"
 #include "actors/scheduler/core/session.hpp"
@@ -179,6 +180,81 @@ TEST_P(RandomClusters, GpuFastPathDecidesLikeScoringEveryNode) {
     return out.str();
   };
   EXPECT_EQ(run(true), run(false));
+}
+
+/// random_cluster with nodes without GPUs beside the GPU nodes (one without allocatable CPU), the GPU
+/// nodes' CPU cut at random and the CPU-only pending pods asking varied CPU (some none), so that
+/// CPU-only tasks meet every part of their ranking: idle or releasing, nodes with or without GPUs,
+/// free CPU, name.
+kai::model::ClusterObjects cpu_varied_cluster(uint64_t seed) {
+  auto objects = random_cluster(seed);
+  std::mt19937_64 rng(seed * 104729);
+  std::uniform_int_distribution<int64_t> cpu(100, 40000);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (auto& n : objects.nodes) {
+    if (u(rng) < 0.5) n.allocatable["cpu"] -= cpu(rng) * 3;
+  }
+  const size_t gpu_nodes = objects.nodes.size();
+  for (size_t i = 0; i < 8; ++i) {
+    kai::model::Node n = objects.nodes[i % gpu_nodes];
+    n.meta.name = "cpu-node-" + std::to_string(7 - i);  // names out of list order
+    n.meta.uid = "uid-" + n.meta.name;
+    n.meta.labels.erase("nvidia.com/gpu.memory");
+    n.meta.labels.erase("nvidia.com/gpu.count");
+    n.allocatable.erase("nvidia.com/gpu");
+    n.allocatable["cpu"] = i == 0 ? 0 : u(rng) < 0.5 ? cpu(rng) / 2 : cpu(rng) * 3;
+    n.capacity = n.allocatable;
+    objects.nodes.push_back(std::move(n));
+  }
+  // Half the pending pods become CPU-only, more than the nodes without GPUs hold.
+  for (auto& p : objects.pods) {
+    if (p.phase != "Pending") continue;
+    const bool gpu = p.meta.annotations.count("gpu-memory") || p.meta.annotations.count("gpu-fraction") ||
+                     std::any_of(p.containers.begin(), p.containers.end(),
+                                 [](const auto& c) { return c.requests.count("nvidia.com/gpu") > 0; });
+    if (gpu && u(rng) < 0.5) continue;
+    p.meta.annotations.erase("gpu-fraction");
+    p.meta.annotations.erase("gpu-fraction-num-devices");
+    p.meta.annotations.erase("gpu-memory");
+    for (auto& c : p.containers) {
+      c.requests.erase("nvidia.com/gpu");
+      c.limits.erase("nvidia.com/gpu");
+      c.requests["cpu"] = u(rng) < 0.1 ? 0 : cpu(rng) / 4;
+    }
+  }
+  return objects;
+}
+
+/// allocate with KAI's default plugins, or without resourcetype (one order over nodes with and
+/// without GPUs).
+SessionOptions allocate_options_with_resource_type(bool resource_type) {
+  SessionOptions options = allocate_options();
+  if (!resource_type) {
+    std::erase_if(options.config.plugins,
+                  [](const PluginConfig& p) { return p.name == kai::core::plugins::kResourceTypeName; });
+  }
+  return options;
+}
+
+// CPU-only tasks placed by walking the CPU indexes land where scoring every node puts them, with
+// resourcetype (nodes without GPUs first) and without it (one order over both kinds of node).
+TEST_P(RandomClusters, CpuFastPathDecidesLikeScoringEveryNode) {
+  const auto objects = cpu_varied_cluster(GetParam());
+  for (const bool resource_type : {true, false}) {
+    const SessionOptions options = allocate_options_with_resource_type(resource_type);
+    auto run = [&](bool fast) {
+      Session ssn(objects, options);
+      EXPECT_TRUE(ssn.cpu_fast_path);
+      ssn.cpu_fast_path = fast;
+      allocate_action(ssn);
+      std::ostringstream out;
+      for (const auto& d : ssn.decisions) {
+        out << d.seq << " " << d.pod << " " << kai::events::to_string(d.kind) << " " << d.node << "\n";
+      }
+      return out.str();
+    };
+    EXPECT_EQ(run(true), run(false)) << (resource_type ? "with" : "without") << " resourcetype";
+  }
 }
 
 int64_t evictions_seen = 0;
@@ -389,6 +465,25 @@ TEST_P(RandomClusters, DecisionsDoNotDependOnTheOrderObjectsAreListedIn) {
 }
 
 // Guards the property above against passing vacuously: the seeds together must evict something.
+// The clusters of the CPU fast path's test place CPU-only tasks on nodes of both kinds, so its
+// comparisons are of placements that happened.
+TEST(RandomClustersSummary, CpuVariedClustersPlaceCpuOnlyTasksOnBothKindsOfNode) {
+  int64_t on_cpu_nodes = 0, on_gpu_nodes = 0;
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    const auto objects = cpu_varied_cluster(seed);  // the session points into them
+    for (const bool resource_type : {true, false}) {
+      Session ssn(objects, allocate_options_with_resource_type(resource_type));
+      allocate_action(ssn);
+      for (const auto& t : ssn.tasks) {
+        if (t.status != PodStatus::kBinding || !t.is_cpu_only() || t.req.milli_cpu == 0) continue;
+        ++(ssn.nodes[t.node].has_gpus() ? on_gpu_nodes : on_cpu_nodes);
+      }
+    }
+  }
+  EXPECT_GT(on_cpu_nodes, 100);
+  EXPECT_GT(on_gpu_nodes, 100);
+}
+
 TEST(RandomClustersSummary, EvictionsHappen) {
   for (uint64_t seed = 1; seed <= 30 && evictions_seen == 0; ++seed) {
     auto objects = random_cluster(seed);

@@ -15,19 +15,21 @@ namespace kai::core {
 
 class Session;
 
-/// How a plugin ranks GPU nodes for GPU tasks by how much of them is allocated.
-enum class GpuNodePlacement : uint8_t {
+/// How a plugin ranks nodes by how much of a resource is allocated on them.
+enum class NodePlacement : uint8_t {
   kNone,            ///< does not rank nodes by allocation
-  kMostAllocated,   ///< binpack: the fullest GPU nodes first
-  kLeastAllocated,  ///< spread: the emptiest GPU nodes first
+  kMostAllocated,   ///< binpack: the fullest nodes first
+  kLeastAllocated,  ///< spread: the emptiest nodes first
 };
 
 /// What a plugin changes in node ordering, declared by the plugin itself. The session reads it from
 /// the configured plugins to decide whether allocate may place GPU tasks by walking its GPU indexes
 /// instead of scoring every node (actions/allocate.cpp), so it never needs to know plugin names.
 struct PluginCapabilities {
-  /// How GPU nodes are ranked for GPU tasks (nodeplacement). Default: kNone.
-  GpuNodePlacement gpu_node_placement = GpuNodePlacement::kNone;
+  /// How GPU nodes are ranked for GPU tasks by their GPUs (nodeplacement). Default: kNone.
+  NodePlacement gpu_node_placement = NodePlacement::kNone;
+  /// How nodes are ranked for CPU-only tasks by their CPU (nodeplacement). Default: kNone.
+  NodePlacement cpu_node_placement = NodePlacement::kNone;
   /// Nodes where the task fits idle resources go before the others, above placement's scores
   /// (nodeavailability). Default: false.
   bool prefers_idle_nodes = false;
@@ -35,6 +37,9 @@ struct PluginCapabilities {
   bool honours_nominated_node = false;
   /// For a shared-GPU task, nodes with a GPU group it fits go first (gpusharingorder). Default: false.
   bool orders_shared_gpu_groups_first = false;
+  /// For a CPU-only task, nodes without GPUs go before GPU nodes, above placement's scores and below
+  /// idle nodes (resourcetype). Default: false.
+  bool prefers_cpu_nodes_for_cpu_tasks = false;
 };
 
 class Plugin {

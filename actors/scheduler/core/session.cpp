@@ -33,19 +33,42 @@ Session::Session(const model::ObjectRefs& objects, SessionOptions options)
   built_.tasks = tasks.size();
   built_.warnings = warnings.size();
   times_generation_ = options_.job_times_generation;
-  gpu_free_index.build(nodes, [](const NodeInfo& n) { return n.has_gpus(); });
-  shared_room_index.build(nodes, [](const NodeInfo& n) {
-    for (const auto& g : n.shared_gpus) {
-      if (g.joinable(1))
-        return true;
-    }
-    return false;
-  });
+  build_node_indexes();
   if (inter_pod_needed) inter_pod = std::make_unique<InterPodConstraints>(*this, objects, std::move(label_indexes));
   open_plugins();
 }
 
 Session::~Session() = default;
+
+void Session::build_node_indexes() {
+  node_name_ranks.build(nodes);
+  const auto free_gpus = [](const NodeInfo& n) { return std::max<int64_t>(0, n.non_allocated_gpu_milli()); };
+  const auto free_cpu = [](const NodeInfo& n) { return n.idle.milli_cpu + n.releasing.milli_cpu; };
+  gpu_free_index.build(
+      nodes, node_name_ranks, [](const NodeInfo& n) { return n.has_gpus(); }, free_gpus);
+  shared_room_index.build(
+      nodes, node_name_ranks,
+      [](const NodeInfo& n) {
+        return std::any_of(n.shared_gpus.begin(), n.shared_gpus.end(),
+                           [](const SharedGpu& g) { return g.joinable(1); });
+      },
+      free_gpus);
+  // Nodes without allocatable CPU have no placement score for CPU-only tasks and take none of them
+  // (their idle plus releasing CPU is never above zero): the CPU fast path leaves them out.
+  cpu_free_on_cpu_nodes.build(
+      nodes, node_name_ranks, [](const NodeInfo& n) { return !n.has_gpus() && n.allocatable.milli_cpu > 0; },
+      free_cpu);
+  cpu_free_on_gpu_nodes.build(
+      nodes, node_name_ranks, [](const NodeInfo& n) { return n.has_gpus() && n.allocatable.milli_cpu > 0; },
+      free_cpu);
+}
+
+void Session::update_node_indexes(uint32_t n) {
+  gpu_free_index.update(n);
+  shared_room_index.update(n);
+  cpu_free_on_cpu_nodes.update(n);
+  cpu_free_on_gpu_nodes.update(n);
+}
 
 const Session::JobsByUid& Session::jobs_by_uid() const {
   if (!jobs_by_uid_) {
@@ -110,17 +133,30 @@ void Session::open_plugins() {
   // tasks: gpusharingorder and resourcetype never score them, nodeavailability outweighs placement.
   // Each plugin declares what it changes (Plugin::capabilities); the first plugin that ranks GPU nodes
   // by allocation decides whether placement is binpack.
+  // For CPU-only tasks the ranking is lexicographic (nodeavailability 100 > resourcetype 10 >
+  // placement 0..9) only while each of them is configured at most once, and it follows the CPU
+  // indexes only under CPU binpack.
   bool placement_seen = false;
+  int cpu_placements = 0, idle_preferences = 0, cpu_node_preferences = 0;
+  bool cpu_binpack = false;
   for (const auto& plugin : plugins_) {
     const PluginCapabilities c = plugin->capabilities();
-    if (!placement_seen && c.gpu_node_placement != GpuNodePlacement::kNone) {
+    if (!placement_seen && c.gpu_node_placement != NodePlacement::kNone) {
       placement_seen = true;
-      gpu_fast_path = c.gpu_node_placement == GpuNodePlacement::kMostAllocated;
+      gpu_fast_path = c.gpu_node_placement == NodePlacement::kMostAllocated;
     }
+    if (c.cpu_node_placement != NodePlacement::kNone) {
+      ++cpu_placements;
+      cpu_binpack = c.cpu_node_placement == NodePlacement::kMostAllocated;
+    }
+    idle_preferences += c.prefers_idle_nodes;
+    cpu_node_preferences += c.prefers_cpu_nodes_for_cpu_tasks;
     prefers_idle_nodes = prefers_idle_nodes || c.prefers_idle_nodes;
     honours_nominated_node = honours_nominated_node || c.honours_nominated_node;
     prefers_shared_groups = prefers_shared_groups || c.orders_shared_gpu_groups_first;
+    prefers_cpu_nodes_for_cpu_tasks = prefers_cpu_nodes_for_cpu_tasks || c.prefers_cpu_nodes_for_cpu_tasks;
   }
+  cpu_fast_path = cpu_placements == 1 && cpu_binpack && idle_preferences <= 1 && cpu_node_preferences <= 1;
 }
 
 uint32_t Session::scalar_id(const std::string& name) {
@@ -188,8 +224,7 @@ void Session::set_task_state(uint32_t task_id, PodStatus status, int32_t node,
   if (inter_pod) inter_pod->on_task(task_id, +1);
   for (int32_t n : {old_node, task.node == old_node ? kNoNode : task.node}) {
     if (n == kNoNode) continue;
-    gpu_free_index.update(static_cast<uint32_t>(n));
-    shared_room_index.update(static_cast<uint32_t>(n));
+    update_node_indexes(static_cast<uint32_t>(n));
   }
 }
 

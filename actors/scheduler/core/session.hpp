@@ -18,8 +18,8 @@
 
 #include "actors/scheduler/core/cluster_info.hpp"
 #include "actors/scheduler/core/deadline_index.hpp"
-#include "actors/scheduler/core/gpu_free_index.hpp"
 #include "actors/scheduler/core/grouping.hpp"
+#include "actors/scheduler/core/node_free_index.hpp"
 #include "actors/scheduler/core/pod_group_objects_flag.hpp"
 #include "actors/scheduler/core/queue_usage.hpp"
 #include "actors/scheduler/core/scheduler_config.hpp"
@@ -200,17 +200,28 @@ class Session {
   std::vector<CanReclaimFn> can_reclaim_fns;
   EvictionMessageFn reclaim_message_fn;
 
-  /// GPU nodes by (free GPUs, name); the statement keeps it current.
-  GpuFreeIndex gpu_free_index;
+  /// The nodes by name, for the indexes below.
+  NodeNameRanks node_name_ranks;
+  /// GPU nodes by (free GPUs, name); the statement keeps it current (update_node_indexes).
+  NodeFreeIndex gpu_free_index;
   /// The GPU nodes with a shared device that has room left, same order.
-  GpuFreeIndex shared_room_index;
+  NodeFreeIndex shared_room_index;
+  /// Nodes with CPU and without GPUs by (idle plus releasing CPU, name); the same for nodes with GPUs.
+  NodeFreeIndex cpu_free_on_cpu_nodes;
+  NodeFreeIndex cpu_free_on_gpu_nodes;
+  /// Re-reads node `n` into every index above.
+  void update_node_indexes(uint32_t n);
   /// GPU tasks may be placed by walking the GPU indexes instead of scoring every node. Set when the
   /// configured node-order plugins rank such tasks in index order (GPU binpack, see actions/allocate.cpp); tests
   /// turn it off to check that both ways decide the same.
   bool gpu_fast_path = false;
-  /// What the configured plugins declare about node ordering (PluginCapabilities; the fast path needs
-  /// to know): idle nodes first, the nominated node first, shared-GPU groups first.
+  /// The same for CPU-only tasks and the CPU indexes (CPU binpack, each ordering plugin at most once).
+  bool cpu_fast_path = false;
+  /// What the configured plugins declare about node ordering (PluginCapabilities; the fast paths need
+  /// to know): idle nodes first, the nominated node first, shared-GPU groups first, nodes without GPUs
+  /// first for CPU-only tasks.
   bool prefers_idle_nodes = false;
+  bool prefers_cpu_nodes_for_cpu_tasks = false;
   bool honours_nominated_node = false;
   bool prefers_shared_groups = false;
   /// Pod (anti-)affinity, host ports and topology spread (inter_pod_constraints.hpp); null when no
@@ -331,6 +342,7 @@ class Session {
   mutable DeadlineIndex deadline_index_;
   mutable std::optional<std::vector<uint32_t>> reservation_pods_;
   void forget_jobs_by_uid();
+  void build_node_indexes();
   void open_plugins();
   /// Takes back what the last cycle's actions and plugins changed: every task to its built state
   /// (ghosts removed), the jobs' reasons, the decisions, the hooks. See session_keeper.hpp.

@@ -44,7 +44,9 @@ void Session::undo_cycle() {
   can_reclaim_fns.clear();
   reclaim_message_fn = nullptr;
   gpu_fast_path = false;
+  cpu_fast_path = false;
   prefers_idle_nodes = false;
+  prefers_cpu_nodes_for_cpu_tasks = false;
   honours_nominated_node = false;
   prefers_shared_groups = false;
   topology_plugin = false;
@@ -378,8 +380,7 @@ void SessionBuilder::update_node_indexes(std::vector<uint32_t>& nodes) {
   std::sort(nodes.begin(), nodes.end());
   nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
   for (uint32_t n : nodes) {
-    ssn_.gpu_free_index.update(n);
-    ssn_.shared_room_index.update(n);
+    ssn_.update_node_indexes(n);
   }
 }
 

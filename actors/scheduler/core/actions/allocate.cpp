@@ -106,24 +106,56 @@ bool place_on_node(Session& ssn, Statement& stmt, uint32_t task_id, uint32_t nod
   return true;
 }
 
-/// The first node of `index` from `from` on (ranking order: free GPUs, then name) that takes the task:
-/// with nodeavailability the first that fits idle resources wins (its 100 points outweigh placement's
-/// 9), otherwise the first that fits at all. `accept` adds conditions (capacity, a fitting shared group).
+/// Calls `visit` with the nodes of `first` and then of `second` (or of both merged into one ranking
+/// order when `merged`), from the first entry with at least `from` free, until it returns true.
+template <class Visit>
+void visit_in_order(const NodeFreeIndex& first, const NodeFreeIndex* second, bool merged, int64_t from,
+                    Visit visit) {
+  auto a = first.lower_bound(from);
+  if (second == nullptr || !merged) {
+    for (; a != first.end(); ++a) {
+      if (visit(first.node_of(*a))) return;
+    }
+    if (second == nullptr) return;
+    for (auto b = second->lower_bound(from); b != second->end(); ++b) {
+      if (visit(second->node_of(*b))) return;
+    }
+    return;
+  }
+  auto b = second->lower_bound(from);
+  while (a != first.end() || b != second->end()) {
+    const bool take_a = b == second->end() || (a != first.end() && *a < *b);
+    if (visit(take_a ? first.node_of(*a++) : second->node_of(*b++))) return;
+  }
+}
+
+/// The first node in ranking order (see visit_in_order) that takes the task: with nodeavailability the
+/// first that fits idle resources wins (its 100 points outweigh the other scores), otherwise the first
+/// that fits at all. `accept` adds conditions (capacity, a fitting shared group).
 template <class Accept>
-std::optional<uint32_t> walk_index(Session& ssn, const TaskInfo& task, const GpuFreeIndex& index,
-                                   int64_t from, Accept accept) {
+std::optional<uint32_t> walk_indexes(Session& ssn, const TaskInfo& task, const NodeFreeIndex& first,
+                                     const NodeFreeIndex* second, bool merged, int64_t from, Accept accept) {
   // `accept` also rules out the excluded node (see place_task).
   const std::vector<char>& mask = ssn.static_fit_mask(task);
-  std::optional<uint32_t> fallback;
-  for (auto it = index.lower_bound(from); it != index.end(); ++it) {
-    const uint32_t n = index.node_of(*it);
-    if (!mask[n]) continue;
+  std::optional<uint32_t> found, fallback;
+  visit_in_order(first, second, merged, from, [&](uint32_t n) {
+    if (!mask[n]) return false;
     const NodeInfo& node = ssn.nodes[n];
-    if (!fits_idle_or_releasing(task, node) || !accept(node)) continue;
-    if (!ssn.prefers_idle_nodes || fits_idle(task, node)) return n;
+    if (!fits_idle_or_releasing(task, node) || !accept(node)) return false;
+    if (!ssn.prefers_idle_nodes || fits_idle(task, node)) {
+      found = n;
+      return true;
+    }
     if (!fallback) fallback = n;
-  }
-  return fallback;
+    return false;
+  });
+  return found ? found : fallback;
+}
+
+template <class Accept>
+std::optional<uint32_t> walk_index(Session& ssn, const TaskInfo& task, const NodeFreeIndex& index,
+                                   int64_t from, Accept accept) {
+  return walk_indexes(ssn, task, index, nullptr, false, from, accept);
 }
 
 /// Under GPU binpack the node-order plugins rank GPU nodes for a GPU task lexicographically:
@@ -144,14 +176,35 @@ std::optional<uint32_t> best_gpu_node(Session& ssn, const TaskInfo& task,
   return walk_index(ssn, task, ssn.gpu_free_index, from, capacity_ok);
 }
 
+/// Under CPU binpack the node-order plugins rank nodes for a CPU-only task lexicographically:
+/// nodeavailability (100) > resourcetype (10, nodes without GPUs) > placement (0..9, falling as idle
+/// plus releasing CPU rises) > name. Without resourcetype both kinds of node share one order.
+std::optional<uint32_t> best_cpu_node(Session& ssn, const TaskInfo& task,
+                                      const std::function<bool(const NodeInfo&)>& capacity_ok) {
+  return walk_indexes(ssn, task, ssn.cpu_free_on_cpu_nodes, &ssn.cpu_free_on_gpu_nodes,
+                      !ssn.prefers_cpu_nodes_for_cpu_tasks, task.req.milli_cpu, capacity_ok);
+}
+
+/// No other scorer reorders the task's nodes: preferred pod affinity ranks them by where other pods
+/// are, and the nominated node goes first, neither of which the indexes know.
+bool ranked_by_indexes_alone(const Session& ssn, const TaskInfo& task) {
+  if (ssn.inter_pod && ssn.inter_pod->scores(task)) return false;
+  return task.nominated_node.empty() || !ssn.honours_nominated_node;
+}
+
+bool uses_cpu_fast_path(const Session& ssn, const TaskInfo& task) {
+  // A task asking no CPU fits nodes whose free CPU is at or below zero, which the indexes rank by
+  // name only among themselves: it takes the generic path.
+  return ssn.cpu_fast_path && task.is_cpu_only() && task.req.milli_cpu > 0 &&
+         ranked_by_indexes_alone(ssn, task);
+}
+
 bool uses_gpu_fast_path(const Session& ssn, const TaskInfo& task) {
   // A shared-GPU ghost must skip the groups its pod leaves, which the indexes do not know: it takes the
   // generic path, where a node whose only fitting group is its own is passed over.
   if (task.ghost && task.gpu.is_shared()) return false;
-  // Preferred pod affinity reorders nodes by where other pods are, which the indexes do not know.
-  if (ssn.inter_pod && ssn.inter_pod->scores(task)) return false;
   return ssn.gpu_fast_path && (task.gpu.kind == GpuRequestKind::kWhole || task.gpu.is_shared()) &&
-         (task.nominated_node.empty() || !ssn.honours_nominated_node);
+         ranked_by_indexes_alone(ssn, task);
 }
 
 }  // namespace
@@ -174,8 +227,9 @@ bool place_task(Session& ssn, Statement& stmt, uint32_t task_id, bool pipeline_o
     capacity_by_portion.emplace_back(portion, ok);
     return ok;
   };
-  if (choice == nullptr && uses_gpu_fast_path(ssn, task)) {
-    auto best = best_gpu_node(ssn, task, capacity_ok);
+  if (choice == nullptr && (uses_gpu_fast_path(ssn, task) || uses_cpu_fast_path(ssn, task))) {
+    auto best =
+        task.is_cpu_only() ? best_cpu_node(ssn, task, capacity_ok) : best_gpu_node(ssn, task, capacity_ok);
     return best && place_on_node(ssn, stmt, task_id, *best, pipeline_only);
   }
   std::vector<uint32_t> fitting;

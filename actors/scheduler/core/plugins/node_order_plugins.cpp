@@ -64,6 +64,7 @@ class NodeAvailabilityPlugin final : public Plugin {
 class ResourceTypePlugin final : public Plugin {
  public:
   std::string_view name() const override { return kResourceTypeName; }
+  PluginCapabilities capabilities() const override { return {.prefers_cpu_nodes_for_cpu_tasks = true}; }
   void on_session_open(Session& ssn) override {
     ssn.node_order_fns.push_back(
         [&ssn](const TaskInfo& task, std::span<const uint32_t> nodes, std::span<double> scores) {
@@ -102,9 +103,13 @@ class NodePlacementPlugin final : public Plugin {
       cpu_spread_ = it->second == "spread";
   }
   std::string_view name() const override { return kNodePlacementName; }
-  /// GPU binpack ranks the most allocated GPU nodes first, GPU spread the least allocated.
+  /// Binpack ranks the most allocated nodes first, spread the least allocated; GPUs for GPU tasks,
+  /// CPU for CPU-only tasks.
   PluginCapabilities capabilities() const override {
-    return {.gpu_node_placement = gpu_spread_ ? GpuNodePlacement::kLeastAllocated : GpuNodePlacement::kMostAllocated};
+    const auto placement = [](bool spread) {
+      return spread ? NodePlacement::kLeastAllocated : NodePlacement::kMostAllocated;
+    };
+    return {.gpu_node_placement = placement(gpu_spread_), .cpu_node_placement = placement(cpu_spread_)};
   }
   void on_session_open(Session& ssn) override {
     ssn.node_pre_order_fns.push_back([this, &ssn](const TaskInfo& task) {
