@@ -29,11 +29,14 @@ void NodeFreeIndex::build(const std::vector<NodeInfo>& nodes, const NodeNameRank
 void NodeFreeIndex::update(uint32_t n) {
   if (nodes_ == nullptr || n >= key_.size()) return;
   const NodeInfo& node = (*nodes_)[n];
+  const bool keep = filter_(node);
+  const int64_t key = keep ? free_(node) : 0;
+  // Most changes leave most indexes as they were (a CPU-only task moves no GPU): nothing to move then.
+  if ((indexed_[n] != 0) == keep && (!keep || key_[n] == key)) return;
   if (indexed_[n]) set_.erase({key_[n], ranks_->rank_of_node[n]});
-  indexed_[n] = filter_(node) ? 1 : 0;
-  if (!indexed_[n]) return;
-  key_[n] = free_(node);
-  set_.insert({key_[n], ranks_->rank_of_node[n]});
+  indexed_[n] = keep ? 1 : 0;
+  key_[n] = key;
+  if (keep) set_.insert({key, ranks_->rank_of_node[n]});
 }
 
 }  // namespace kai::core
