@@ -504,7 +504,22 @@ INSTANTIATE_TEST_SUITE_P(Seeds, RandomClusters, ::testing::Range<uint64_t>(1, 31
 // change: after every action, on random clusters, the kept census equals one taken afresh.
 bool same_census(const JobCensus& a, const JobCensus& b) {
   return a.ready_pending == b.ready_pending && a.running_preemptible == b.running_preemptible &&
-         a.lowest_victim_priority == b.lowest_victim_priority;
+         a.lowest_victim_priority == b.lowest_victim_priority && a.first_victim_job == b.first_victim_job;
+}
+
+/// Each queue's first victim as the census finds it is the first job of the full victim order.
+void expect_first_victims_lead_the_pool(Session& ssn, const std::string& where) {
+  const JobCensus& census = job_census(ssn);
+  const auto pool = victim_pool(ssn);
+  for (size_t q = 0; q < census.first_victim_job.size(); ++q) {
+    const auto& entries = pool->by_queue[q];
+    if (entries.empty()) {
+      EXPECT_EQ(census.first_victim_job[q], -1) << where << ", queue " << ssn.queues[q].name;
+    } else {
+      EXPECT_EQ(census.first_victim_job[q], pool->entries[entries.front()].job)
+          << where << ", queue " << ssn.queues[q].name;
+    }
+  }
 }
 
 TEST(EvictionCensus, KeptUntilACommitEqualsOneTakenAfreshAfterEveryAction) {
@@ -526,6 +541,7 @@ TEST(EvictionCensus, KeptUntilACommitEqualsOneTakenAfreshAfterEveryAction) {
       ssn.eviction_cache.reset();
       const JobCensus& fresh = job_census(ssn);
       EXPECT_TRUE(same_census(kept, fresh)) << "seed " << seed << ", after " << action;
+      expect_first_victims_lead_the_pool(ssn, "seed " + std::to_string(seed) + ", after " + action);
       pending_seen += fresh.ready_pending.size();
       for (const auto& q : fresh.running_preemptible) victims_seen += q.size();
     }

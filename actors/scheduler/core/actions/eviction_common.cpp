@@ -32,6 +32,7 @@ JobCensus take_census(const Session& ssn) {
   JobCensus c;
   c.running_preemptible.resize(ssn.queues.size());
   c.lowest_victim_priority.resize(ssn.queues.size());
+  c.first_victim_job.assign(ssn.queues.size(), -1);
   for (uint32_t j = 0; j < ssn.jobs.size(); ++j) {
     const JobInfo& job = ssn.jobs[j];
     if (job.queue == kNoQueue) continue;
@@ -40,6 +41,9 @@ JobCensus take_census(const Session& ssn) {
       c.running_preemptible[q].push_back(j);
       std::optional<int32_t>& lowest = c.lowest_victim_priority[q];
       lowest = std::min(lowest.value_or(job.priority), job.priority);
+      // Stable order: a later job goes first only when it is strictly "scheduled later".
+      int64_t& first = c.first_victim_job[q];
+      if (first < 0 || ssn.job_less(ssn.jobs[first], job)) first = j;
     }
     if (job.invalid.empty() && ssn.has_pending_tasks(job) && every_pod_set_alive(ssn, job))
       c.ready_pending.push_back(j);
@@ -180,14 +184,7 @@ std::shared_ptr<const VictimPool> victim_pool(Session& ssn, size_t limit) {
 
 std::vector<std::optional<VictimEntry>> first_victim_entries(Session& ssn, bool& exact) {
   exact = true;
-  const JobCensus& census = job_census(ssn);
-  std::vector<int64_t> best(ssn.queues.size(), -1);
-  for (size_t q = 0; q < census.running_preemptible.size(); ++q) {
-    for (uint32_t j : census.running_preemptible[q]) {
-      // Stable order: a later job goes first only when it is strictly "scheduled later".
-      if (best[q] < 0 || ssn.job_less(ssn.jobs[best[q]], ssn.jobs[j])) best[q] = j;
-    }
-  }
+  const std::vector<int64_t>& best = job_census(ssn).first_victim_job;
   std::vector<std::optional<VictimEntry>> out(ssn.queues.size());
   for (size_t q = 0; q < best.size(); ++q) {
     if (best[q] < 0) continue;

@@ -34,6 +34,9 @@ struct JobCensus {
   std::vector<std::vector<uint32_t>> running_preemptible;
   /// Per queue id: the lowest priority among them (none when the queue has no possible victim).
   std::vector<std::optional<int32_t>> lowest_victim_priority;
+  /// Per queue id: the one of them that victim order puts first (the last in job order), found in
+  /// the same pass while each job is in cache; -1 when the queue has no possible victim.
+  std::vector<int64_t> first_victim_job;
 };
 
 /// How many copies of a request each node could take with what is idle or releasing on it (the
