@@ -14,9 +14,9 @@ namespace {
 /// A job with pods running (or bound) below some pod set's minimum that has not succeeded.
 bool is_stale(const Session& ssn, const JobInfo& job) {
   // The common single-pod workload: running, it meets a minimum of at most one (no pass over its
-  // pods, which costs a cache miss per job at 150,000 jobs).
-  if (job.tasks.size() == 1 && job.pod_sets.size() == 1 && job.pod_sets.front().min_available <= 1)
-    return false;
+  // pods, which costs a cache miss per job at 150,000 jobs). A job's minMember is at least its only
+  // pod set's minimum (session_builder_jobs.cpp), which is read from the job itself, not its set.
+  if (job.tasks.size() == 1 && job.pod_sets.size() == 1 && job.min_member <= 1) return false;
   for (uint32_t t : job.tasks) {
     if (ssn.tasks[t].status == PodStatus::kSucceeded) return false;
   }
