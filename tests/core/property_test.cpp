@@ -167,17 +167,23 @@ TEST_P(RandomClusters, SameSeedGivesTheSameDecisions) {
   EXPECT_EQ(run(), run());
 }
 
+/// allocate's decisions on `objects`, one line each, after `set_up` has adjusted the session.
+std::string allocate_decisions(const kai::model::ClusterObjects& objects, const SessionOptions& options,
+                               const std::function<void(Session&)>& set_up) {
+  Session ssn(objects, options);
+  set_up(ssn);
+  allocate_action(ssn);
+  std::ostringstream out;
+  for (const auto& d : ssn.decisions) {
+    out << d.seq << " " << d.pod << " " << kai::events::to_string(d.kind) << " " << d.node << "\n";
+  }
+  return out.str();
+}
+
 TEST_P(RandomClusters, GpuFastPathDecidesLikeScoringEveryNode) {
   const auto objects = random_cluster(GetParam());
   auto run = [&](bool fast) {
-    Session ssn(objects, allocate_options());
-    ssn.gpu_fast_path = fast;
-    allocate_action(ssn);
-    std::ostringstream out;
-    for (const auto& d : ssn.decisions) {
-      out << d.seq << " " << d.pod << " " << kai::events::to_string(d.kind) << " " << d.node << "\n";
-    }
-    return out.str();
+    return allocate_decisions(objects, allocate_options(), [fast](Session& ssn) { ssn.gpu_fast_path = fast; });
   };
   EXPECT_EQ(run(true), run(false));
 }
@@ -243,15 +249,10 @@ TEST_P(RandomClusters, CpuFastPathDecidesLikeScoringEveryNode) {
   for (const bool resource_type : {true, false}) {
     const SessionOptions options = allocate_options_with_resource_type(resource_type);
     auto run = [&](bool fast) {
-      Session ssn(objects, options);
-      EXPECT_TRUE(ssn.cpu_fast_path);
-      ssn.cpu_fast_path = fast;
-      allocate_action(ssn);
-      std::ostringstream out;
-      for (const auto& d : ssn.decisions) {
-        out << d.seq << " " << d.pod << " " << kai::events::to_string(d.kind) << " " << d.node << "\n";
-      }
-      return out.str();
+      return allocate_decisions(objects, options, [fast](Session& ssn) {
+        EXPECT_TRUE(ssn.cpu_fast_path);
+        ssn.cpu_fast_path = fast;
+      });
     };
     EXPECT_EQ(run(true), run(false)) << (resource_type ? "with" : "without") << " resourcetype";
   }
