@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <span>
 #include <unordered_map>
 
 #include "actors/scheduler/core/node_fit.hpp"
@@ -172,6 +173,31 @@ const char* resource_name(Field r) {
   return r == &QueueQuantities::gpu ? "GPUs" : r == &QueueQuantities::cpu ? "CPU cores" : "memory";
 }
 
+/// Each queue's path from its root (root first), by queue id, in one array: taken when the session
+/// opens, for the probes that compare two queues' paths many times per action.
+class QueuePaths {
+ public:
+  void take(const Session& ssn) {
+    nodes_.clear();
+    starts_.assign(1, 0);
+    for (uint32_t leaf = 0; leaf < ssn.queues.size(); ++leaf) {
+      const size_t start = nodes_.size();
+      for (int32_t q = static_cast<int32_t>(leaf); q != kNoQueue; q = ssn.queues[q].parent)
+        nodes_.push_back(q);
+      std::reverse(nodes_.begin() + static_cast<std::ptrdiff_t>(start), nodes_.end());
+      starts_.push_back(nodes_.size());
+    }
+  }
+  std::span<const int32_t> of(int32_t queue) const {
+    const auto q = static_cast<size_t>(queue);
+    return {nodes_.data() + starts_[q], starts_[q + 1] - starts_[q]};
+  }
+
+ private:
+  std::vector<int32_t> nodes_;
+  std::vector<size_t> starts_;
+};
+
 class ProportionPlugin final : public Plugin {
  public:
   explicit ProportionPlugin(const PluginConfig& config) {
@@ -307,12 +333,13 @@ class ProportionPlugin final : public Plugin {
   /// result: with one victim there is one entry, the task's allocation, from the queue where the two
   /// paths part; and the one queue on the reclaimer's path with a sibling that loses anything is the
   /// reclaimer's at that level (deeper queues of the victim's path have parents off the reclaimer's).
-  static bool reclaimable_probe(const Session& ssn, const JobInfo& reclaimer, const QueueQuantities& req,
-                                uint32_t victim_task, double multiplier) {
+  static bool reclaimable_probe(const Session& ssn, const QueuePaths& paths, const JobInfo& reclaimer,
+                                const QueueQuantities& req, uint32_t victim_task, double multiplier) {
     if (reclaimer.queue == kNoQueue) return false;
-    // Called for every reclaimer and victim queue before any victim is ordered: paths without the heap.
-    const QueuePath rpath = path_of(ssn, reclaimer.queue);
-    const QueuePath vpath = path_of(ssn, ssn.jobs[ssn.tasks[victim_task].job].queue);
+    // Called for every reclaimer and victim queue before any victim is ordered: the paths taken once
+    // per session, not walked up the tree for each call.
+    const std::span<const int32_t> rpath = paths.of(reclaimer.queue);
+    const std::span<const int32_t> vpath = paths.of(ssn.jobs[ssn.tasks[victim_task].job].queue);
     size_t level = 0;
     while (level < rpath.size() && level < vpath.size() && rpath[level] == vpath[level]) ++level;
     if (level >= vpath.size() || level >= rpath.size()) return false;  // same queue: not a reclaim
@@ -337,7 +364,7 @@ class ProportionPlugin final : public Plugin {
   }
 
   /// A non-preemptible reclaimer's queues stay within their deserved quota with `req` added.
-  static bool non_preemptible_within_deserved(const Session& ssn, const QueuePath& rpath,
+  static bool non_preemptible_within_deserved(const Session& ssn, std::span<const int32_t> rpath,
                                               const QueueQuantities& req) {
     for (int32_t q : rpath) {
       const QueueInfo& qi = ssn.queues[q];
@@ -398,6 +425,7 @@ class ProportionPlugin final : public Plugin {
       if (ssn.queues[i].parent == kNoQueue) roots.push_back(i);
     }
     for (Field r : kResources) divide(ssn, roots, total_of(ssn, r), r, k_value_);
+    paths_.take(ssn);
 
     ssn.queue_order_fn = [&ssn](const QueueInfo& a, const JobInfo&, const QueueQuantities& ra,
                                 const QueueInfo& b, const JobInfo&,
@@ -410,7 +438,7 @@ class ProportionPlugin final : public Plugin {
     ssn.reclaim_validator_fns.push_back([this, &ssn](const JobInfo& job, const QueueQuantities& req,
                                                      std::span<const uint32_t> victims, bool still_placed) {
       if (still_placed && victims.size() == 1 && !probe_by_tables_)
-        return reclaimable_probe(ssn, job, req, victims.front(), saturation_multiplier_);
+        return reclaimable_probe(ssn, paths_, job, req, victims.front(), saturation_multiplier_);
       return reclaimable(ssn, job, req, victims, saturation_multiplier_, still_placed);
     });
     ssn.reclaim_message_fn = [&ssn](const std::string&, const JobInfo& reclaimer, const TaskInfo& victim) {
@@ -516,6 +544,7 @@ class ProportionPlugin final : public Plugin {
   /// Tests only (argument probeByTables=true): the one-victim probes take the general check, so
   /// that a property test can compare the two (tests/core/property_test.cpp).
   bool probe_by_tables_ = false;
+  QueuePaths paths_;
 };
 
 }  // namespace
