@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "tools/common/glibc_tunables.hpp"
+
 namespace kai::tools {
 
 /// Call first in main(). Returns when huge pages are on, were turned off by the user
@@ -19,8 +21,7 @@ namespace kai::tools {
 /// (their allocator ignores the tunable) return at once.
 inline void run_with_huge_pages([[maybe_unused]] char** argv) {
 #if !defined(__SANITIZE_ADDRESS__)
-  const char* current = std::getenv("GLIBC_TUNABLES");
-  std::string tunables = current != nullptr ? current : "";
+  std::string tunables = glibc_tunables();
   if (tunables.find("glibc.malloc.hugetlb") != std::string::npos) return;
   tunables += tunables.empty() ? "glibc.malloc.hugetlb=1" : ":glibc.malloc.hugetlb=1";
   if (setenv("GLIBC_TUNABLES", tunables.c_str(), 1) != 0) return;

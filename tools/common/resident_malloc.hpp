@@ -9,17 +9,14 @@
 
 #include <malloc.h>
 
-#include <cstdlib>
-#include <string>
+#include "tools/common/glibc_tunables.hpp"
 
 namespace kai::tools {
 
 /// Call in main(), after run_with_huge_pages. Leaves either threshold to GLIBC_TUNABLES when it names it.
 inline void keep_resident_size_low() {
-  const char* set = std::getenv("GLIBC_TUNABLES");
-  const std::string tunables = set != nullptr ? set : "";
-  if (tunables.find("glibc.malloc.mmap_threshold") == std::string::npos) mallopt(M_MMAP_THRESHOLD, 1 << 20);
-  if (tunables.find("glibc.malloc.trim_threshold") == std::string::npos) mallopt(M_TRIM_THRESHOLD, 8 << 20);
+  if (!glibc_tunables_name("glibc.malloc.mmap_threshold")) mallopt(M_MMAP_THRESHOLD, 1 << 20);
+  if (!glibc_tunables_name("glibc.malloc.trim_threshold")) mallopt(M_TRIM_THRESHOLD, 8 << 20);
 }
 
 }  // namespace kai::tools
