@@ -173,18 +173,24 @@ const char* resource_name(Field r) {
   return r == &QueueQuantities::gpu ? "GPUs" : r == &QueueQuantities::cpu ? "CPU cores" : "memory";
 }
 
-/// Each queue's path from its root (root first), by queue id, in one array: taken when the session
+/// The queues from the root down to `leaf`.
+QueuePath path_of(const Session& ssn, int32_t leaf) {
+  QueuePath path;
+  for (int32_t q = leaf; q != kNoQueue; q = ssn.queues[q].parent) path.push_back(q);
+  std::reverse(path.begin(), path.end());  // root first
+  return path;
+}
+
+/// Each queue's path from its root (path_of), by queue id, in one array: taken when the session
 /// opens, for the probes that compare two queues' paths many times per action.
 class QueuePaths {
  public:
   void take(const Session& ssn) {
     nodes_.clear();
     starts_.assign(1, 0);
-    for (uint32_t leaf = 0; leaf < ssn.queues.size(); ++leaf) {
-      const size_t start = nodes_.size();
-      for (int32_t q = static_cast<int32_t>(leaf); q != kNoQueue; q = ssn.queues[q].parent)
-        nodes_.push_back(q);
-      std::reverse(nodes_.begin() + static_cast<std::ptrdiff_t>(start), nodes_.end());
+    for (uint32_t q = 0; q < ssn.queues.size(); ++q) {
+      const QueuePath path = path_of(ssn, static_cast<int32_t>(q));
+      nodes_.insert(nodes_.end(), path.begin(), path.end());
       starts_.push_back(nodes_.size());
     }
   }
@@ -231,13 +237,6 @@ class ProportionPlugin final : public Plugin {
       }
     }
     return true;
-  }
-
-  static QueuePath path_of(const Session& ssn, int32_t leaf) {
-    QueuePath path;
-    for (int32_t q = leaf; q != kNoQueue; q = ssn.queues[q].parent) path.push_back(q);
-    std::reverse(path.begin(), path.end());  // root first
-    return path;
   }
 
   static bool all_le(const QueueQuantities& a, const QueueQuantities& b) {
