@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <ranges>
 #include <string>
 #include <vector>
 
@@ -125,6 +126,32 @@ struct FitReason {
 
 struct JobTopology;  // topology_scopes.hpp
 
+/// A job's tasks: consecutive ids from `first()` (derive_job numbers each job's pods so). Held as two
+/// numbers in the job, not a vector: a relayout that moves 150,000 jobs rewrites them in place, and
+/// a pass over every job's tasks reads no other memory.
+class TaskRange {
+ public:
+  TaskRange() = default;
+  TaskRange(uint32_t first, uint32_t count) : first_(first), count_(count) {}
+  auto begin() const { return ids().begin(); }
+  auto end() const { return ids().end(); }
+  uint32_t first() const { return first_; }
+  size_t size() const { return count_; }
+  bool empty() const { return count_ == 0; }
+  uint32_t front() const { return first_; }
+  uint32_t back() const { return first_ + count_ - 1; }
+  uint32_t operator[](size_t i) const { return first_ + static_cast<uint32_t>(i); }
+  /// Empty ranges are equal wherever they start: a job without pods has no task ids to compare.
+  bool operator==(const TaskRange& other) const {
+    return count_ == other.count_ && (count_ == 0 || first_ == other.first_);
+  }
+
+ private:
+  std::ranges::iota_view<uint32_t, uint32_t> ids() const { return std::views::iota(first_, first_ + count_); }
+  uint32_t first_ = 0;
+  uint32_t count_ = 0;
+};
+
 struct JobInfo {
   std::string namespace_;
   std::string name;
@@ -139,7 +166,7 @@ struct JobInfo {
   bool preemptible = true;
   int64_t creation = 0;
   std::vector<PodSetInfo> pod_sets;
-  std::vector<uint32_t> tasks;
+  TaskRange tasks;
   /// Tasks in an active-allocated status, kept current by the session and the statement.
   int32_t active_allocated = 0;
   /// Tasks in status Pending, kept current the same way: every action asks each job whether it has

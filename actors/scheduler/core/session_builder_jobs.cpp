@@ -343,7 +343,7 @@ void SessionBuilder::derive_job(const PodGroupAssignment& g, uint32_t job_id, ui
     job.pod_sets.reserve(leaf_sets.size());
     for (auto& [name, min] : leaf_sets) job.pod_sets.push_back(PodSetInfo{std::move(name), min, {}});
   }
-  job.tasks.reserve(g.pods.size());
+  job.tasks = TaskRange(first_task, static_cast<uint32_t>(g.pods.size()));
   if (topology != nullptr) resolve_topology(job, *topology, sub_groups);
 
   std::string warning;
@@ -386,7 +386,6 @@ void SessionBuilder::derive_job(const PodGroupAssignment& g, uint32_t job_id, ui
     }
     const uint32_t task_id = first_task + static_cast<uint32_t>(member);
     if (auto err = add_task(pod_index, job_id, set, task_id)) job.invalid.push_back({"InvalidPod", *err});
-    job.tasks.push_back(task_id);
     job.pod_sets[set].tasks.push_back(task_id);
   }
   // A topology the group names but the cluster lacks makes it invalid when the topology plugin is

@@ -348,8 +348,7 @@ void SessionBuilder::rederive_job(uint32_t job_id) {
   take_out_tasks(job_id, nodes);
   // ...and in with them as the objects say now, at the same ids (the group and its pods' positions
   // are unchanged).
-  const uint32_t first = ssn_.jobs[job_id].tasks.empty() ? 0 : ssn_.jobs[job_id].tasks.front();
-  derive_job(ssn_.groups[job_id], job_id, first);
+  derive_job(ssn_.groups[job_id], job_id, ssn_.jobs[job_id].tasks.first());
   count_derived_tasks(job_id, nodes);
   update_node_indexes(nodes);
 }

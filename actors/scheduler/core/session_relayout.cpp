@@ -221,6 +221,13 @@ const char* SessionBuilder::lay_out(std::vector<PodGroupAssignment> fresh,
     first_task[i] = static_cast<uint32_t>(task_count);
     task_count += fresh[i].pods.size();
   }
+  // Each reused job's first task before the moves, read from the jobs in their old order.
+  std::vector<uint32_t> old_first(fresh.size());
+  for (size_t i = 0; i < fresh.size(); ++i) {
+    if (reused[i] < 0) continue;
+    const TaskRange& tasks = ssn_.jobs[static_cast<size_t>(reused[i])].tasks;
+    old_first[i] = tasks.empty() ? first_task[i] : tasks.first();
+  }
   grow_with_room(ssn_.jobs, fresh.size());
   grow_with_room(ssn_.tasks, task_count);
   for (size_t i = 0; i < fresh.size(); ++i) {
@@ -230,16 +237,14 @@ const char* SessionBuilder::lay_out(std::vector<PodGroupAssignment> fresh,
     if (reused[i] >= 0 && reused[i] < static_cast<int64_t>(i))
       ssn_.jobs[i] = std::move(ssn_.jobs[static_cast<size_t>(reused[i])]);
   }
-  // Each reused job's first task before the move (its tasks are consecutive from it: derive_job).
-  auto old_first = [&](size_t i) { return ssn_.jobs[i].tasks.empty() ? first_task[i] : ssn_.jobs[i].tasks.front(); };
   for (size_t i = 0; i < fresh.size(); ++i) {
-    if (reused[i] < 0 || old_first(i) <= first_task[i]) continue;
-    const uint32_t from = old_first(i);
+    if (reused[i] < 0 || old_first[i] <= first_task[i]) continue;
+    const uint32_t from = old_first[i];
     for (size_t m = 0; m < ssn_.jobs[i].tasks.size(); ++m) ssn_.tasks[first_task[i] + m] = std::move(ssn_.tasks[from + m]);
   }
   for (size_t i = fresh.size(); i-- > 0;) {
-    if (reused[i] < 0 || old_first(i) >= first_task[i]) continue;
-    const uint32_t from = old_first(i);
+    if (reused[i] < 0 || old_first[i] >= first_task[i]) continue;
+    const uint32_t from = old_first[i];
     for (size_t m = ssn_.jobs[i].tasks.size(); m-- > 0;) ssn_.tasks[first_task[i] + m] = std::move(ssn_.tasks[from + m]);
   }
   ssn_.jobs.resize(fresh.size());
@@ -255,13 +260,16 @@ const char* SessionBuilder::lay_out(std::vector<PodGroupAssignment> fresh,
     if (reused[i] < 0) continue;
     const auto j = static_cast<uint32_t>(reused[i]);
     JobInfo& job = ssn_.jobs[i];
-    const uint32_t from = old_first(i);
-    for (size_t m = 0; m < job.tasks.size(); ++m) {
-      ssn_.tasks[first_task[i] + m].job = static_cast<uint32_t>(i);
-      job.tasks[m] = first_task[i] + static_cast<uint32_t>(m);
-      next.pod_task[fresh[i].pods[m]] = static_cast<int32_t>(first_task[i] + m);
+    const uint32_t from = old_first[i];
+    const auto count = static_cast<uint32_t>(job.tasks.size());
+    // A job that kept its place and its tasks' ids needs only its pods' tasks noted.
+    if (j != i || from != first_task[i]) {
+      for (uint32_t m = 0; m < count; ++m) ssn_.tasks[first_task[i] + m].job = static_cast<uint32_t>(i);
     }
+    for (uint32_t m = 0; m < count; ++m)
+      next.pod_task[fresh[i].pods[m]] = static_cast<int32_t>(first_task[i] + m);
     if (from != first_task[i]) {
+      job.tasks = TaskRange(first_task[i], count);
       for (auto& ps : job.pod_sets) {
         for (uint32_t& t : ps.tasks) t = t - from + first_task[i];
       }

@@ -133,7 +133,7 @@ std::vector<VictimEntry> victim_entries(const Session& ssn, uint32_t job_id) {
   std::vector<VictimEntry> out;
   if (job.tasks.size() == 1 && job.pod_sets.size() == 1) {  // the common single-pod workload
     if (is_active_allocated(ssn.tasks[job.tasks.front()].status))
-      out.push_back(VictimEntry{job_id, job.tasks, true});
+      out.push_back(VictimEntry{job_id, {job.tasks.front()}, true});
     return out;
   }
   VictimEntry core{job_id, {}, true};
