@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "actors/scheduler/core/actions/allocate.hpp"
@@ -137,44 +138,70 @@ void BM_SessionBuild(benchmark::State& state) {
 /// confirmation's watch event brings), kept alive as the daemon's cut keeps its objects.
 struct Confirmations {
   explicit Confirmations(const kai::model::ClusterObjects& objects) {
-    for (size_t i = 0; i < objects.pods.size() && positions.size() < 100; ++i) {
-      if (objects.pods[i].phase == "Running" && objects.pods[i].scheduler_name == "kai-scheduler") positions.push_back(i);
+    for (size_t i = 0; i < objects.pods.size() && originals.size() < 100; ++i) {
+      if (objects.pods[i].phase == "Running" && objects.pods[i].scheduler_name == "kai-scheduler")
+        originals.push_back(&objects.pods[i]);
     }
-    copies.reserve(positions.size());
-    for (size_t i : positions) {
-      copies.push_back(objects.pods[i]);
+    copies.reserve(originals.size());
+    for (const kai::model::Pod* p : originals) {
+      copies.push_back(*p);
       copies.back().meta.resource_version += "-confirmed";
     }
+    for (size_t k = 0; k < originals.size(); ++k) {
+      which[originals[k]] = k;
+      which[&copies[k]] = k;
+    }
   }
-  /// Puts the copies (`changed`) or the originals into `refs`.
-  void swap_into(kai::model::ObjectRefs& refs, const kai::model::ClusterObjects& objects, bool changed) const {
-    for (size_t k = 0; k < positions.size(); ++k) refs.pods[positions[k]] = changed ? &copies[k] : &objects.pods[positions[k]];
+  /// Puts the copies (`changed`) or the originals into `refs`, wherever they are.
+  void swap_into(kai::model::ObjectRefs& refs, bool changed) const {
+    for (const kai::model::Pod*& p : refs.pods) {
+      auto it = which.find(p);
+      if (it != which.end()) p = changed ? &copies[it->second] : originals[it->second];
+    }
   }
-  std::vector<size_t> positions;
+  std::vector<const kai::model::Pod*> originals;
   std::vector<kai::model::Pod> copies;
+  std::unordered_map<const kai::model::Pod*, size_t> which;
 };
 
+/// Whether `a` comes before `b` in the daemon's cut: by "namespace/name", as its store's map orders
+/// them (actors/daemon/entity_store.hpp).
+template <class T>
+bool key_less(const T* a, const T* b) {
+  return kai::model::object_key(a->meta) < kai::model::object_key(b->meta);
+}
+
+/// `refs` in the daemon's order (kai-gen lists the pods of each job together, not by key): its
+/// pods and PodGroups sorted by key. The daemon's cycle finds assumed decisions' pods by a binary
+/// search there (actors/scheduler/core/pod_finder.hpp).
+void sort_as_the_cut(kai::model::ObjectRefs& refs) {
+  std::sort(refs.pods.begin(), refs.pods.end(), key_less<kai::model::Pod>);
+  std::sort(refs.pod_groups.begin(), refs.pod_groups.end(), key_less<kai::model::PodGroup>);
+}
+
 /// Gangs arriving and leaving, as users submit and delete jobs: each step puts a new 8-pod gang of
-/// one-GPU pods and its PodGroup in the middle of the objects, and takes out the one put in two
-/// steps before, so that the cluster keeps its size. Every version stays alive, as the daemon's
-/// cuts keep theirs.
+/// one-GPU pods and its PodGroup among the objects at their keys (in the namespace of the cut's
+/// middle pod, so that half the cluster comes after them), and takes out the one put in two steps
+/// before, so that the cluster keeps its size. Every version stays alive, as the daemon's cuts keep
+/// theirs.
 struct Arrivals {
+  explicit Arrivals(const kai::model::ObjectRefs& refs)
+      : namespace_(refs.pods.empty() ? "bench" : refs.pods[refs.pods.size() / 2]->meta.namespace_) {}
   void step(kai::model::ObjectRefs& refs, const std::string& queue) {
     const std::string name = "arrival-" + std::to_string(next++);
     kai::model::PodGroup pg;
-    pg.meta.namespace_ = "bench";
+    pg.meta.namespace_ = namespace_;
     pg.meta.name = name;
     pg.meta.uid = "uid-" + name;
     pg.meta.creation_timestamp = 1767225600 + static_cast<int64_t>(next);
     pg.min_member = 8;
     pg.queue = queue;
     pod_groups.push_back(pg);
-    refs.pod_groups.insert(refs.pod_groups.begin() + static_cast<std::ptrdiff_t>(refs.pod_groups.size() / 2),
-                           &pod_groups.back());
+    insert_at_key(refs.pod_groups, &pod_groups.back());
     std::vector<const kai::model::Pod*> gang;
     for (int i = 0; i < 8; ++i) {
       kai::model::Pod p;
-      p.meta.namespace_ = "bench";
+      p.meta.namespace_ = namespace_;
       p.meta.name = name + "-" + std::to_string(i);
       p.meta.uid = "uid-" + p.meta.name;
       p.meta.creation_timestamp = pg.meta.creation_timestamp;
@@ -186,8 +213,8 @@ struct Arrivals {
       p.containers.push_back(ctr);
       pods.push_back(std::move(p));
       gang.push_back(&pods.back());
+      insert_at_key(refs.pods, gang.back());
     }
-    refs.pods.insert(refs.pods.begin() + static_cast<std::ptrdiff_t>(refs.pods.size() / 2), gang.begin(), gang.end());
     in_refs.push_back({&pod_groups.back(), std::move(gang)});
     if (in_refs.size() > 2) {
       // Named, not a structured binding: clang 14 (the lint) cannot capture a binding in a lambda.
@@ -200,6 +227,29 @@ struct Arrivals {
       in_refs.pop_front();
     }
   }
+  /// The watch's confirmation of the binds `decisions` made for the gangs that arrived: each pod
+  /// bound is replaced by a copy on its node, as the daemon's next cut has it.
+  void confirm(kai::model::ObjectRefs& refs, const std::vector<kai::events::Decision>& decisions) {
+    for (const auto& d : decisions) {
+      if (d.kind != kai::events::DecisionKind::kBind) continue;
+      for (auto& [pg, gang] : in_refs) {
+        for (const kai::model::Pod*& p : gang) {
+          if (kai::model::object_key(p->meta) != d.pod) continue;
+          kai::model::Pod& copy = pods.emplace_back(*p);
+          copy.node_name = d.node;
+          copy.phase = "Running";
+          if (d.gpu_groups.size() == 1) copy.meta.labels[kai::model::kGpuGroupLabel] = d.gpu_groups[0];
+          *std::lower_bound(refs.pods.begin(), refs.pods.end(), p, key_less<kai::model::Pod>) = &copy;
+          p = &copy;
+        }
+      }
+    }
+  }
+  template <class T>
+  static void insert_at_key(std::vector<const T*>& list, const T* object) {
+    list.insert(std::lower_bound(list.begin(), list.end(), object, key_less<T>), object);
+  }
+  std::string namespace_;
   std::deque<kai::model::Pod> pods;
   std::deque<kai::model::PodGroup> pod_groups;
   std::deque<std::pair<const kai::model::PodGroup*, std::vector<const kai::model::Pod*>>> in_refs;
@@ -208,7 +258,7 @@ struct Arrivals {
 
 /// The watch's echo of the status writes: each PodGroup and Queue patched by a cycle is replaced by
 /// a copy with the patch applied, as the daemon's cut receives it, so that the next cycle finds it
-/// in sync. Every version stays alive. The arrivals' PodGroups (namespace "bench") keep their objects:
+/// in sync. Every version stays alive. The arrivals' PodGroups ("arrival-N") keep their objects:
 /// Arrivals takes them out by address.
 struct StatusEcho {
   void apply(kai::model::ObjectRefs& refs, const std::vector<kai::events::StatusWrite>& writes) {
@@ -224,7 +274,7 @@ struct StatusEcho {
       auto& at = group ? group_at : queue_at;
       auto it = at.find(w.object);
       if (it == at.end()) continue;
-      if (group && refs.pod_groups[it->second]->meta.namespace_ == "bench") continue;
+      if (group && refs.pod_groups[it->second]->meta.name.starts_with("arrival-")) continue;
       nlohmann::json j = group ? kai::model::encode(*refs.pod_groups[it->second])
                                : kai::model::encode(*refs.queues[it->second]);
       j.merge_patch(nlohmann::json::parse(w.patch_json));
@@ -264,7 +314,7 @@ void BM_SessionBuildAfterConfirmations(benchmark::State& state) {
   for (auto _ : state) {
     state.PauseTiming();
     changed = !changed;
-    confirmations.swap_into(refs, objects, changed);
+    confirmations.swap_into(refs, changed);
     memo.hold(alive);
     state.ResumeTiming();
     Session ssn(refs, options);
@@ -284,12 +334,15 @@ void BM_SessionBuildAfterConfirmations(benchmark::State& state) {
 /// the actions run each cycle). The 100 running pods' objects are replaced each iteration, as in
 /// BM_SessionBuildAfterConfirmations: a change the actions do not read. Third argument: 1 = a gang
 /// also arrives and one leaves each iteration (Arrivals), which a kept session follows by laying its
-/// jobs out anew (actors/scheduler/core/session_relayout.cpp). Each cycle's status writes reach the
-/// next cycle's PodGroups and Queues, as the watch brings them (StatusEcho).
+/// jobs out anew (actors/scheduler/core/session_relayout.cpp); the gang's binds are confirmed before
+/// the next cycle, as the watch brings them. Each cycle's status writes reach the next cycle's
+/// PodGroups and Queues, as the watch brings them (StatusEcho). The pods and PodGroups are in the
+/// daemon's cut order (sort_as_the_cut).
 void BM_CycleAfterConfirmations(benchmark::State& state) {
   const auto& objects = cluster(state.range(0), false);
   const bool keep = state.range(1) != 0;
   kai::model::ObjectRefs refs = kai::model::ObjectRefs::of(objects);
+  sort_as_the_cut(refs);
   Confirmations confirmations(objects);
   const std::shared_ptr<const void> alive(&objects, [](const void*) {});
   kai::core::GroupingMemo memo;
@@ -317,6 +370,7 @@ void BM_CycleAfterConfirmations(benchmark::State& state) {
   double repeated_ms = 0, repeated_session_ms = 0;
   int repeated_cycles = 0;
   StatusEcho echo;
+  Arrivals arrivals(refs);
   auto run = [&](bool timed) {
     in.objects = refs;
     in.cycle_id = ++cycle;
@@ -350,6 +404,7 @@ void BM_CycleAfterConfirmations(benchmark::State& state) {
           out.status_writes.begin(), out.status_writes.end(), [](const auto& w) { return !w.settled; }));
     }
     echo.apply(refs, out.status_writes);
+    arrivals.confirm(refs, out.decisions);
     if (timed) state.ResumeTiming();
     if (keep) keeper.keep(std::move(out.session), std::move(out.refs), out.patched, alive);
   };
@@ -372,30 +427,12 @@ void BM_CycleAfterConfirmations(benchmark::State& state) {
     }
   }
   run(false);
-  Arrivals arrivals;
   const bool arriving = state.range(2) != 0;
   for (auto _ : state) {
     state.PauseTiming();
     changed = !changed;
-    if (arriving) {
-      // The confirmations' positions are those of the objects': the gangs are taken out first.
-      for (const auto& arrival : arrivals.in_refs) {
-        const auto& gang = arrival.second;
-        std::erase(refs.pod_groups, arrival.first);
-        std::erase_if(refs.pods, [&](const kai::model::Pod* p) { return std::find(gang.begin(), gang.end(), p) != gang.end(); });
-      }
-      confirmations.swap_into(refs, objects, changed);
-      auto in_refs = std::move(arrivals.in_refs);
-      arrivals.in_refs.clear();
-      for (const auto& [pg, gang] : in_refs) {
-        refs.pod_groups.insert(refs.pod_groups.begin() + static_cast<std::ptrdiff_t>(refs.pod_groups.size() / 2), pg);
-        refs.pods.insert(refs.pods.begin() + static_cast<std::ptrdiff_t>(refs.pods.size() / 2), gang.begin(), gang.end());
-        arrivals.in_refs.push_back({pg, gang});
-      }
-      arrivals.step(refs, objects.queues.back().meta.name);
-    } else {
-      confirmations.swap_into(refs, objects, changed);
-    }
+    confirmations.swap_into(refs, changed);
+    if (arriving) arrivals.step(refs, objects.queues.back().meta.name);
     state.ResumeTiming();
     run(true);
   }
