@@ -26,6 +26,24 @@ class DeadlineIndex {
     primed_ = false;
     marked_.clear();
   }
+  /// The jobs numbered anew by a relayout: job j is now `new_of_old[j]`, or gone when it is negative.
+  /// The jobs derived anew are to be marked.
+  void renumber(const std::vector<int32_t>& new_of_old) {
+    auto new_id = [&](uint32_t j) { return j < new_of_old.size() ? new_of_old[j] : -1; };
+    std::erase_if(marked_, [&](uint32_t j) { return new_id(j) < 0; });
+    for (uint32_t& j : marked_) j = static_cast<uint32_t>(new_id(j));
+    if (!primed_) return;
+    boost::unordered_flat_map<uint32_t, std::vector<int64_t>> by_job;
+    by_job.reserve(by_job_.size());
+    order_.clear();
+    for (auto& [j, times] : by_job_) {
+      const int32_t n = new_id(j);
+      if (n < 0) continue;
+      for (int64_t t : times) order_.insert({t, static_cast<uint32_t>(n)});
+      by_job.emplace(static_cast<uint32_t>(n), std::move(times));
+    }
+    by_job_ = std::move(by_job);
+  }
   /// Job `job`'s deadlines may have moved.
   void mark(uint32_t job) {
     if (primed_) marked_.push_back(job);

@@ -70,24 +70,17 @@ void Session::update_node_indexes(uint32_t n) {
   cpu_free_on_gpu_nodes.update(n);
 }
 
-const Session::JobsByUid& Session::jobs_by_uid() const {
+const JobsByUid& Session::jobs_by_uid() const {
   if (!jobs_by_uid_) {
     jobs_by_uid_ = std::make_unique<JobsByUid>();
-    jobs_by_uid_->jobs.reserve(groups.size());
-    // A job's uid is its PodGroup's, else its group's (session_builder_jobs.cpp): viewed where the
-    // group holds it, which a refresh moves not; a replaced PodGroup's entry is re-pointed by it.
-    for (uint32_t j = 0; j < groups.size(); ++j) {
-      const auto& g = groups[j];
-      const std::string& uid = g.pod_group != nullptr ? g.pod_group->meta.uid : g.uid;
-      if (uid.empty()) continue;
-      if (!jobs_by_uid_->jobs.emplace(uid, j).second) jobs_by_uid_->unique = false;
-    }
+    for (uint32_t j = 0; j < groups.size(); ++j)
+      jobs_by_uid_->add(j, [this](uint32_t k) -> const std::string& { return job_uid(k); });
   }
   return *jobs_by_uid_;
 }
 
 bool Session::has_job(std::string_view uid) const {
-  return jobs_by_uid().jobs.contains(uid);
+  return job_of_uid(uid).has_value();
 }
 
 void Session::forget_jobs_by_uid() {

@@ -19,6 +19,7 @@
 #include "actors/scheduler/core/cluster_info.hpp"
 #include "actors/scheduler/core/deadline_index.hpp"
 #include "actors/scheduler/core/grouping.hpp"
+#include "actors/scheduler/core/jobs_by_uid.hpp"
 #include "actors/scheduler/core/node_free_index.hpp"
 #include "actors/scheduler/core/pod_group_objects_flag.hpp"
 #include "actors/scheduler/core/queue_usage.hpp"
@@ -305,8 +306,8 @@ class Session {
   const std::vector<uint32_t>& jobs_with_reasons() const { return outcome_.with_reasons; }
 
   /// Whether a job has uid `uid`, which the cycle asks of the groups with recorded job state.
-  /// Indexed at the first question after a build or a relayout and kept through refreshes, which
-  /// change no group's uid: a kept cycle does not index 150,000 uids again (session.cpp).
+  /// Indexed at the first question after a build, kept through refreshes (which change no group's
+  /// uid) and renumbered by relayouts: a kept cycle does not index 150,000 uids again (session.cpp).
   bool has_job(std::string_view uid) const;
 
   /// The positions in `objects.pods` (the cut the session was built, laid out or refreshed from) of
@@ -325,14 +326,26 @@ class Session {
  private:
   friend class SessionBuilder;
   friend class SessionKeeper;
-  struct JobsByUid {
-    boost::unordered_flat_map<std::string_view, uint32_t, std::hash<std::string_view>> jobs;
-    bool unique = true;  ///< No two jobs share a uid (else each job's times are taken, not a uid's).
-  };
-  /// The jobs by uid, viewing their groups' (or PodGroups') uids; null until asked, and again after
-  /// a relayout. A refresh re-points the entries of replaced PodGroups.
+  /// The jobs by uid; null until asked, and after a relayout that found a uid held twice.
   mutable std::unique_ptr<JobsByUid> jobs_by_uid_;
   const JobsByUid& jobs_by_uid() const;
+  /// Job `j`'s uid: its PodGroup's, else its group's (session_builder_jobs.cpp).
+  const std::string& job_uid(uint32_t j) const {
+    return groups[j].pod_group != nullptr ? groups[j].pod_group->meta.uid : groups[j].uid;
+  }
+  std::optional<uint32_t> job_of_uid(std::string_view uid) const {
+    return jobs_by_uid().find(uid, [this](uint32_t j) -> const std::string& { return job_uid(j); });
+  }
+  /// What the last relayout did to the jobs (session_relayout.cpp): each old job's new id (negative:
+  /// gone or derived anew), and the jobs derived anew.
+  struct Relaid {
+    std::vector<int32_t> new_of_old;
+    std::vector<uint32_t> derived;
+  };
+  Relaid relaid_;
+  /// Brings what is kept by job id (the jobs by uid, the deadlines, the jobs whose times were set)
+  /// to the relayout's numbering.
+  void renumber_jobs();
   /// The generation of job times (SessionOptions::job_times_generation) the jobs hold.
   uint64_t times_generation_ = 0;
   /// The jobs whose times the last cycle's actions set, until a refresh takes them back.

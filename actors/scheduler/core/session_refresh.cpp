@@ -170,15 +170,8 @@ bool Session::refresh(const model::ObjectRefs& objects, const SessionOptions& op
   }
   for (uint32_t k : changed_pod_groups) {
     const auto j = static_cast<uint32_t>(built_.pod_group_job[k]);
-    // The index of jobs by uid views the old object's uid (alive until the refresh returns): the
-    // new object holds the same uid (session_keeper.cpp compares it).
-    if (jobs_by_uid_) {
-      auto it = jobs_by_uid_->jobs.find(groups[j].pod_group->meta.uid);
-      if (it != jobs_by_uid_->jobs.end() && it->second == j) {
-        jobs_by_uid_->jobs.erase(it);
-        jobs_by_uid_->jobs.emplace(objects.pod_groups[k]->meta.uid, j);
-      }
-    }
+    // The index of jobs by uid holds the uid's hash, which the new object keeps (session_keeper.cpp
+    // compares the uids).
     groups[j].pod_group = objects.pod_groups[k];
   }
   builder_->retarget(&objects);
@@ -217,10 +210,9 @@ bool Session::relayout(const model::ObjectRefs& objects, const SessionOptions& o
   outcome_.reasons.clear();
   undo_cycle();
   take_objects(options, replaced_nodes);
-  forget_jobs_by_uid();       // views of the groups the relayout replaces
   status_memo_.reset();       // by job id, and the relayout numbers the jobs anew
-  // reservation_pods_: by position, renumbered by the relayout (session_relayout.cpp).
-  deadline_index_.reset();    // by job id
+  // reservation_pods_: by position, renumbered by the relayout (session_relayout.cpp); the jobs by
+  // uid, the deadlines and the jobs whose times were set: by job id, renumbered below.
   builder_->retarget(&objects);
   const char* refusal = builder_->relayout(old_objects);
   builder_->retarget(nullptr);
@@ -228,9 +220,29 @@ bool Session::relayout(const model::ObjectRefs& objects, const SessionOptions& o
     refusal_ = refusal;
     return false;
   }
-  take_times_and_usage(true);
+  renumber_jobs();
+  // The jobs derived anew take their times; the others, as after a refresh, those of the job state
+  // that changed and those the last cycle's actions set.
+  take_times_and_usage(false);
   open_plugins();
   return true;
+}
+
+void Session::renumber_jobs() {
+  const std::vector<int32_t>& new_of_old = relaid_.new_of_old;
+  if (jobs_by_uid_) {
+    if (jobs_by_uid_->renumber(new_of_old)) {
+      for (uint32_t j : relaid_.derived)
+        jobs_by_uid_->add(j, [this](uint32_t k) -> const std::string& { return job_uid(k); });
+    } else {
+      forget_jobs_by_uid();
+    }
+  }
+  deadline_index_.renumber(new_of_old);
+  std::erase_if(times_set_, [&](uint32_t j) { return j >= new_of_old.size() || new_of_old[j] < 0; });
+  for (uint32_t& j : times_set_) j = static_cast<uint32_t>(new_of_old[j]);
+  times_set_.insert(times_set_.end(), relaid_.derived.begin(), relaid_.derived.end());
+  relaid_ = {};
 }
 
 void Session::take_objects(const SessionOptions& options,
@@ -262,11 +274,10 @@ bool Session::take_times_and_usage(bool every_job) {
   // times are their build's or derivation's, which a job derived again took with the new table.
   const bool changed_only = !every_job && options_.job_times_changed != nullptr &&
                             options_.job_times_generation != 0 &&
-                            options_.job_times_generation == times_generation_ + 1 && jobs_by_uid().unique;
+                            options_.job_times_generation == times_generation_ + 1 && jobs_by_uid().unique();
   if (changed_only) {
-    const auto& by_uid = jobs_by_uid().jobs;
     for (const std::string& uid : *options_.job_times_changed) {
-      if (auto it = by_uid.find(uid); it != by_uid.end()) take(it->second);
+      if (auto j = job_of_uid(uid)) take(*j);
     }
     for (uint32_t j : times_set_) take(j);
   } else {

@@ -204,6 +204,14 @@ const char* SessionBuilder::lay_out(std::vector<PodGroupAssignment> fresh,
     }
   }
 
+  // What is kept by job id follows the jobs to their new ids (Session::renumber_jobs).
+  Session::Relaid& relaid = ssn_.relaid_;
+  relaid.new_of_old.assign(ssn_.jobs.size(), -1);
+  relaid.derived.clear();
+  for (size_t i = 0; i < fresh.size(); ++i) {
+    if (reused[i] >= 0) relaid.new_of_old[static_cast<size_t>(reused[i])] = static_cast<int32_t>(i);
+  }
+
   // Out with the jobs that go or change: their tasks leave their nodes and queues.
   std::vector<uint32_t> nodes;
   for (uint32_t j = 0; j < ssn_.jobs.size(); ++j) {
@@ -287,6 +295,7 @@ const char* SessionBuilder::lay_out(std::vector<PodGroupAssignment> fresh,
   for (size_t i = 0; i < ssn_.groups.size(); ++i) {
     if (reused[i] >= 0) continue;
     const auto job_id = static_cast<uint32_t>(i);
+    relaid.derived.push_back(job_id);
     derive_job(ssn_.groups[i], job_id, first_task[i]);
     if (built.warned[i] != 0) return "a new or changed job warns";
     count_derived_tasks(job_id, nodes);
