@@ -34,6 +34,7 @@
 #include "actors/daemon/daemon.hpp"
 #include "bench/e2e/child_process.hpp"
 #include "bench/e2e/cluster_server.hpp"
+#include "bench/process_status.hpp"
 #include "k8s/client/cluster_config.hpp"
 #include "k8s/client/kube_client.hpp"
 #include "k8s/http/http_client.hpp"
@@ -64,17 +65,6 @@ double cpu_seconds() {
     return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
   };
   return s(ru.ru_utime) + s(ru.ru_stime);
-}
-
-/// A field of /proc/self/status in MiB ("VmRSS", "VmHWM").
-double status_mib(const std::string& field) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(field + ":", 0) == 0)
-      return static_cast<double>(std::atoll(line.c_str() + field.size() + 1)) / 1024.0;
-  }
-  return 0;
 }
 
 /// Bytes the allocator has handed out and not taken back, in MiB: what the daemon holds, against
@@ -518,7 +508,7 @@ void daemon_end_to_end(benchmark::State& state, const kai::bench::ClusterServerS
       return fail("the API-server process stopped");
     std::cerr << "cold start: " << cold_start_s << " s, " << cold_cpu_s << " s CPU, " << start_calls["total"]
               << " API calls (" << describe(start_calls, 0) << "); idle: " << 100 * idle_cpu_share
-              << " % of a core, a cycle every " << cycle_s << " s; RSS " << status_mib("VmRSS")
+              << " % of a core, a cycle every " << cycle_s << " s; RSS " << kai::bench::status_mib("VmRSS")
               << " MiB, live heap " << live_heap_mib() << " MiB" << std::endl;
 
     RunResult r;
@@ -527,13 +517,13 @@ void daemon_end_to_end(benchmark::State& state, const kai::bench::ClusterServerS
     const uint64_t cycles_go = daemon->cycles() - daemon->idle_cycles();
     if (!follow_run(*child, rate, quiet, r)) return fail("the API-server process stopped during the run");
     const uint64_t run_cycles = daemon->cycles() - daemon->idle_cycles() - cycles_go;
-    const double rss = status_mib("VmRSS");
-    const double peak_rss = status_mib("VmHWM");
+    const double rss = kai::bench::status_mib("VmRSS");
+    const double peak_rss = kai::bench::status_mib("VmHWM");
     const double heap = live_heap_mib();
     // Diagnosis, after the figures were taken: how much of the resident size is memory malloc
     // keeps after the daemon freed it (released by malloc_trim) rather than memory in use.
     malloc_trim(0);
-    const double trimmed_rss = status_mib("VmRSS");
+    const double trimmed_rss = kai::bench::status_mib("VmRSS");
     // The PodGroup and Queue status writes wait behind the binds (docs/status.md): those made until
     // the last bind are in r.calls; the rest are counted here, polling each second until three polls
     // in a row see none, and the time from the last bind to the last poll that saw one is their drain.

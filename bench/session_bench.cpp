@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <deque>
+#include <fstream>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <string>
@@ -17,11 +19,13 @@
 #include "actors/scheduler/core/plugins/builtin.hpp"
 #include "actors/scheduler/core/session.hpp"
 #include "actors/scheduler/core/session_keeper.hpp"
+#include "bench/process_status.hpp"
 #include "events/projection.hpp"
 #include "k8s/model/json_codec.hpp"
 #include "k8s/model/kinds.hpp"
 #include "k8s/model/well_known_names.hpp"
 #include "tools/common/huge_pages.hpp"
+#include "tools/common/resident_malloc.hpp"
 #include "tools/kai-gen/generator.hpp"
 
 namespace {
@@ -226,6 +230,14 @@ struct Arrivals {
       });
       in_refs.pop_front();
     }
+    forget_old_versions();
+  }
+  /// Frees the objects of gangs long gone: a cut refers to the last three gangs, and the session
+  /// kept from the cycle before to the cut before it. Everything newer stays alive.
+  void forget_old_versions() {
+    constexpr size_t kKeptPods = 20 * 16, kKeptPodGroups = 20;
+    while (pods.size() > kKeptPods) pods.pop_front();
+    while (pod_groups.size() > kKeptPodGroups) pod_groups.pop_front();
   }
   /// The watch's confirmation of the binds `decisions` made for the gangs that arrived: each pod
   /// bound is replaced by a copy on its node, as the daemon's next cut has it.
@@ -258,8 +270,9 @@ struct Arrivals {
 
 /// The watch's echo of the status writes: each PodGroup and Queue patched by a cycle is replaced by
 /// a copy with the patch applied, as the daemon's cut receives it, so that the next cycle finds it
-/// in sync. Every version stays alive. The arrivals' PodGroups ("arrival-N") keep their objects:
-/// Arrivals takes them out by address.
+/// in sync. The last few versions of each object stay alive (the session kept from a cycle refers
+/// to its cut's). The arrivals' PodGroups ("arrival-N") keep their objects: Arrivals takes them out
+/// by address.
 struct StatusEcho {
   void apply(kai::model::ObjectRefs& refs, const std::vector<kai::events::StatusWrite>& writes) {
     std::map<std::string, size_t> group_at, queue_at;
@@ -282,16 +295,21 @@ struct StatusEcho {
       if (!kai::model::decode_object_into(j, decoded).is_ok()) continue;
       ++echoed;
       if (group) {
-        pod_groups.push_back(std::move(decoded.pod_groups.at(0)));
-        refs.pod_groups[it->second] = &pod_groups.back();
+        refs.pod_groups[it->second] = keep(pod_groups[w.object], std::move(decoded.pod_groups.at(0)));
       } else {
-        queues.push_back(std::move(decoded.queues.at(0)));
-        refs.queues[it->second] = &queues.back();
+        refs.queues[it->second] = keep(queues[w.object], std::move(decoded.queues.at(0)));
       }
     }
   }
-  std::deque<kai::model::PodGroup> pod_groups;
-  std::deque<kai::model::Queue> queues;
+  template <class T>
+  static const T* keep(std::deque<std::unique_ptr<T>>& versions, T object) {
+    constexpr size_t kKeptVersions = 4;
+    versions.push_back(std::make_unique<T>(std::move(object)));
+    if (versions.size() > kKeptVersions) versions.pop_front();
+    return versions.back().get();
+  }
+  std::map<std::string, std::deque<std::unique_ptr<kai::model::PodGroup>>> pod_groups;
+  std::map<std::string, std::deque<std::unique_ptr<kai::model::Queue>>> queues;
   uint64_t echoed = 0;
 };
 
@@ -338,9 +356,12 @@ void BM_SessionBuildAfterConfirmations(benchmark::State& state) {
 /// the next cycle, as the watch brings them. Each cycle's status writes reach the next cycle's
 /// PodGroups and Queues, as the watch brings them (StatusEcho). The pods and PodGroups are in the
 /// daemon's cut order (sort_as_the_cut).
-void BM_CycleAfterConfirmations(benchmark::State& state) {
-  const auto& objects = cluster(state.range(0), false);
-  const bool keep = state.range(1) != 0;
+/// The cycles of BM_CycleAfterConfirmations; with `rss_every` > 0, the resident size is read (untimed)
+/// every that many cycles.
+void cycles_after_confirmations(benchmark::State& state, int64_t per_mille, int64_t keep_mode, bool arriving,
+                                int64_t rss_every) {
+  const auto& objects = cluster(per_mille, false);
+  const bool keep = keep_mode != 0;
   kai::model::ObjectRefs refs = kai::model::ObjectRefs::of(objects);
   sort_as_the_cut(refs);
   Confirmations confirmations(objects);
@@ -352,7 +373,7 @@ void BM_CycleAfterConfirmations(benchmark::State& state) {
   in.options.config.actions = kai::core::SchedulerConfig::defaults().actions;
   in.options.grouping_memo = &memo;
   in.keeper = keep ? &keeper : nullptr;
-  in.repeat_outcomes = state.range(1) != 2;
+  in.repeat_outcomes = keep_mode != 2;
   // Without records every synthesised group would be a PodGroup to create, each cycle: the daemon
   // writes them once, after which they are in sync and cost nothing (pod_group_objects.cpp).
   in.pod_group_writes = false;
@@ -427,7 +448,8 @@ void BM_CycleAfterConfirmations(benchmark::State& state) {
     }
   }
   run(false);
-  const bool arriving = state.range(2) != 0;
+  std::vector<double> rss_mib;
+  int64_t timed_cycles = 0;
   for (auto _ : state) {
     state.PauseTiming();
     changed = !changed;
@@ -435,7 +457,33 @@ void BM_CycleAfterConfirmations(benchmark::State& state) {
     if (arriving) arrivals.step(refs, objects.queues.back().meta.name);
     state.ResumeTiming();
     run(true);
+    if (rss_every > 0 && ++timed_cycles % rss_every == 0) {
+      state.PauseTiming();
+      rss_mib.push_back(kai::bench::status_mib("VmRSS"));
+      state.ResumeTiming();
+    }
   }
+  if (!rss_mib.empty()) {
+    std::cerr << "resident MiB every " << rss_every << " cycles:";
+    for (double mib : rss_mib) std::cerr << ' ' << mib;
+    std::cerr << '\n';
+  }
+  if (rss_mib.size() >= 2) {
+    // From the first reading (the tables have grown to their working size by then) to the last.
+    state.counters["rss_mib_first"] = rss_mib.front();
+    state.counters["rss_mib_last"] = rss_mib.back();
+    state.counters["rss_mib_max"] = *std::max_element(rss_mib.begin(), rss_mib.end());
+    state.counters["rss_mib_min"] = *std::min_element(rss_mib.begin(), rss_mib.end());
+    state.counters["rss_growth_mib_per_1000_cycles"] =
+        (rss_mib.back() - rss_mib.front()) * 1000.0 /
+        static_cast<double>(rss_every * static_cast<int64_t>(rss_mib.size() - 1));
+    state.counters["peak_rss_mib"] = kai::bench::status_mib("VmHWM");
+  }
+  // What the records hold at the end: with groups coming and going, each should stay bounded.
+  state.counters["records_assumed"] = static_cast<double>(records.assumed.size());
+  state.counters["records_job_states"] = static_cast<double>(records.job_states.size());
+  state.counters["records_group_writes"] = static_cast<double>(records.group_writes.size());
+  state.counters["records_status_writes"] = static_cast<double>(records.status_writes.size());
   state.counters["kept"] = static_cast<double>(keeper.kept());
   state.counters["regrouped"] = static_cast<double>(keeper.regrouped());
   state.counters["built"] = static_cast<double>(keeper.built());
@@ -445,6 +493,22 @@ void BM_CycleAfterConfirmations(benchmark::State& state) {
     state.counters["ms_repeated_cycle"] = repeated_ms / repeated_cycles;
     state.counters["ms_repeated_session"] = repeated_session_ms / repeated_cycles;
   }
+}
+
+void BM_CycleAfterConfirmations(benchmark::State& state) {
+  cycles_after_confirmations(state, state.range(0), state.range(1), state.range(2) != 0, 0);
+}
+
+/// Issue 23's "RSS flat over 10,000 cycles with churn", for the cycle's own state: the daemon's cycle
+/// as BM_CycleAfterConfirmations runs it with the SessionKeeper and arrivals (a gang comes, one goes,
+/// 100 running pods change, binds are confirmed, statuses echoed), for a fixed number of cycles, with
+/// the old objects freed as the daemon's cuts free theirs, and malloc's thresholds as the daemon sets
+/// them (tools/common/resident_malloc.hpp). Reports the resident size every 500 cycles: the first and
+/// last readings, their range and the growth per 1,000 cycles. Run it alone (it sets malloc's
+/// thresholds for the rest of the process).
+void BM_CycleChurnResidentSize(benchmark::State& state) {
+  kai::tools::keep_resident_size_low();
+  cycles_after_confirmations(state, state.range(0), 1, true, 500);
 }
 
 /// One attempt of a 3 x 1-GPU gang (placed, then discarded) on an otherwise settled cluster.
@@ -565,6 +629,17 @@ BENCHMARK(BM_SessionBuildAfterConfirmations)->Arg(20)->Arg(200)->Arg(1000)->Unit
 BENCHMARK(BM_CycleAfterConfirmations)
     ->ArgsProduct({{20, 200, 1000}, {0, 1, 2}, {0, 1}})
     ->ArgNames({"permille", "keep", "arrivals"})
+    ->Unit(benchmark::kMillisecond);
+// 10,000 cycles at 1,000 nodes; 2,000 at 5,000 nodes (about 0.15 s each).
+BENCHMARK(BM_CycleChurnResidentSize)
+    ->ArgName("permille")
+    ->Arg(200)
+    ->Iterations(10000)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CycleChurnResidentSize)
+    ->ArgName("permille")
+    ->Arg(1000)
+    ->Iterations(2000)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AllocateOnly)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BuildAndAllocate)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMillisecond);
