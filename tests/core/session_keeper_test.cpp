@@ -715,6 +715,59 @@ TEST(KeptSessions, TheNextDeadlineFollowsAJobWhosePodFinished) {
   EXPECT_EQ(deadlines, (std::vector<std::optional<int64_t>>{five_past, five_past + 180, five_past + 180}));
 }
 
+// A relayout numbers the jobs anew, and the deadlines kept by job id follow them
+// (Session::renumber_jobs): running jobs protected by a 10-minute reclaimMinRuntime until 12:05
+// ("early") and 12:08 ("late"); a job protected until 12:04 ("aaa") arrives ahead of both, moving
+// them one id on, then leaves. The next deadline is 12:05, 12:04, then 12:05 again, kept or built.
+TEST(KeptSessions, TheDeadlinesFollowTheJobsALayoutRenumbers) {
+  nlohmann::json items = nlohmann::json::array();
+  for (const auto& [group, started] :
+       std::vector<std::pair<std::string, std::string>>{{"aaa", "2026-01-01T11:54:00Z"},
+                                                        {"early", "2026-01-01T11:55:00Z"},
+                                                        {"late", "2026-01-01T11:58:00Z"}}) {
+    for (const auto& o : running_group(group, 1, group + "-uid", {{model::kLastStartAnnotation, started}}))
+      items.push_back(o);
+  }
+  LiveCluster c = cluster_on_one_node(items, {{"reclaimMinRuntime", "10m"}});
+  ASSERT_EQ(c.refs.pods.size(), 3U);
+  ASSERT_EQ(c.refs.pod_groups.size(), 3U);
+  ASSERT_EQ(c.refs.pods.front()->meta.name, "aaa-0");
+  ASSERT_EQ(c.refs.pod_groups.front()->meta.name, "aaa");
+  const model::Pod* aaa_pod = c.refs.pods.front();
+  const model::PodGroup* aaa_group = c.refs.pod_groups.front();
+  auto take_out_aaa = [&] {
+    std::erase(c.refs.pods, aaa_pod);
+    std::erase(c.refs.pod_groups, aaa_group);
+  };
+  take_out_aaa();
+  const int64_t noon = model::parse_rfc3339("2026-01-01T12:00:00Z").value();
+  events::ScheduleRecords records;
+  SessionKeeper keeper;
+  uint64_t seq = 0;
+  std::vector<std::optional<int64_t>> deadlines;
+  for (uint64_t cycle = 1; cycle <= 3; ++cycle) {
+    CycleInput in = kept_cycle_input(c, records, keeper, cycle, cycle);
+    in.options.now = noon + static_cast<int64_t>(cycle) * 10;
+    in.options.now_ms = in.options.now * 1000;
+    CycleResult kept = run_cycle(in);
+    in.keeper = nullptr;
+    const CycleResult built = run_cycle(in);
+    ASSERT_EQ(kept.next_deadline, built.next_deadline) << "cycle " << cycle;
+    deadlines.push_back(kept.next_deadline);
+    apply_cycle(records, in, kept, seq);
+    keeper.keep(std::move(kept.session), std::move(kept.refs), kept.patched, nullptr);
+    if (cycle == 1) {
+      c.refs.pods.insert(c.refs.pods.begin(), aaa_pod);
+      c.refs.pod_groups.insert(c.refs.pod_groups.begin(), aaa_group);
+    } else if (cycle == 2) {
+      take_out_aaa();
+    }
+  }
+  EXPECT_EQ(keeper.regrouped(), 2U) << "both changes are laid out anew";
+  const int64_t five_past = model::parse_rfc3339("2026-01-01T12:05:00Z").value();
+  EXPECT_EQ(deadlines, (std::vector<std::optional<int64_t>>{five_past, five_past - 60, five_past}));
+}
+
 // A change the actions read runs them: a running pod finishing frees its GPU for the waiting job.
 TEST(RepeatedOutcomes, APodFinishingRunsTheActions) {
   LiveCluster c;
