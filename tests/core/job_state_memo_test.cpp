@@ -124,7 +124,8 @@ TEST(JobStateMemo, EveryGroupIsResolvedWhenTheObjectsWereNotHeldOrTheRecordsAreA
   EXPECT_EQ(memo.generation(), 4u);
 }
 
-// Random records and PodGroup changes, the objects held or not: after every update the kept job
+// Random records and PodGroup changes (annotations, PodGroups coming and going), the objects held or
+// not: after every update the kept job
 // state, the PodGroups by uid and the records asked for are a fresh resolution's, and every group
 // whose job state moved is listed as changed.
 TEST(JobStateMemo, ResolvingWhatChangedEqualsResolvingEveryGroup) {
@@ -142,7 +143,7 @@ TEST(JobStateMemo, ResolvingWhatChangedEqualsResolvingEveryGroup) {
       const int steps = pick(4);
       for (int s = 0; s < steps; ++s) {
         const std::string& uid = uids[static_cast<size_t>(pick(12))];
-        switch (pick(4)) {
+        switch (pick(6)) {
           case 0:
             apply(records, decided(uid, kT + pick(5)));
             break;
@@ -155,6 +156,19 @@ TEST(JobStateMemo, ResolvingWhatChangedEqualsResolvingEveryGroup) {
             const int shown = pick(7);
             pgs.cut[k] =
                 pgs.make(pgs.cut[k]->meta.uid, shown < 5 ? std::optional<int64_t>(kT + shown) : std::nullopt);
+            break;
+          }
+          case 3: {  // a PodGroup comes, anywhere in the list (its uid may be another's: both resolve all)
+            const size_t k = static_cast<size_t>(pick(static_cast<int>(pgs.cut.size()) + 1));
+            const int shown = pick(7);
+            pgs.cut.insert(pgs.cut.begin() + static_cast<std::ptrdiff_t>(k),
+                           pgs.make(uid, shown < 5 ? std::optional<int64_t>(kT + shown) : std::nullopt));
+            break;
+          }
+          case 4: {  // a PodGroup goes
+            if (pgs.cut.empty()) break;
+            const size_t k = static_cast<size_t>(pick(static_cast<int>(pgs.cut.size())));
+            pgs.cut.erase(pgs.cut.begin() + static_cast<std::ptrdiff_t>(k));
             break;
           }
           default:

@@ -83,7 +83,8 @@ void JobStateMemo::resolve_all(const events::ScheduleRecords* records,
   changed_.clear();
   by_uid_.clear();
   by_uid_.reserve(pod_groups.size());
-  for (const auto* pg : pod_groups) by_uid_.emplace(pg->meta.uid, pg);
+  shared_uid_ = false;
+  for (const auto* pg : pod_groups) shared_uid_ |= !by_uid_.emplace(pg->meta.uid, pg).second;
   times_.clear();
   if (records != nullptr) {
     times_.reserve(records->job_states.size());
@@ -97,21 +98,52 @@ void JobStateMemo::resolve_all(const events::ScheduleRecords* records,
 }
 
 bool JobStateMemo::replace_pod_groups(const std::vector<const model::PodGroup*>& pod_groups) {
-  if (pod_groups.size() != pod_groups_.size()) return false;
-  std::vector<size_t> replaced;
-  for (size_t k = 0; k < pod_groups.size(); ++k) {
-    if (pod_groups[k] != pod_groups_[k]) replaced.push_back(k);
+  // Two PodGroups shared a uid: the one indexed may go while the other stays, unindexed.
+  if (shared_uid_) return false;
+  const std::vector<const model::PodGroup*>& last = pod_groups_;
+  // Both lists are cuts' (in the same order, mostly the same objects): paired in order, a PodGroup
+  // not where the other list goes on is looked for a few places ahead in it, and what is not paired
+  // went or came. Pairing less than could be paired only resolves a PodGroup again (out, then in).
+  constexpr size_t kLookAhead = 8;
+  std::vector<const model::PodGroup*> went;
+  std::vector<const model::PodGroup*> came;
+  auto found_ahead = [](const std::vector<const model::PodGroup*>& list, size_t from,
+                        const model::PodGroup* pg) -> size_t {
+    for (size_t d = 1; d <= kLookAhead && from + d < list.size(); ++d) {
+      if (list[from + d] == pg) return d;
+    }
+    return 0;
+  };
+  size_t i = 0;
+  size_t k = 0;
+  while (i < last.size() && k < pod_groups.size()) {
+    if (last[i] == pod_groups[k]) {
+      ++i;
+      ++k;
+    } else if (const size_t d = found_ahead(pod_groups, k, last[i]); d > 0) {
+      came.insert(came.end(), pod_groups.begin() + static_cast<std::ptrdiff_t>(k),
+                  pod_groups.begin() + static_cast<std::ptrdiff_t>(k + d));
+      k += d;
+    } else if (const size_t e = found_ahead(last, i, pod_groups[k]); e > 0) {
+      went.insert(went.end(), last.begin() + static_cast<std::ptrdiff_t>(i),
+                  last.begin() + static_cast<std::ptrdiff_t>(i + e));
+      i += e;
+    } else {
+      went.push_back(last[i++]);
+      came.push_back(pod_groups[k++]);
+    }
   }
-  // The old ones out first: a uid may have moved from one position to another.
-  for (size_t k : replaced) {
-    const model::PodGroup* old = pod_groups_[k];
+  went.insert(went.end(), last.begin() + static_cast<std::ptrdiff_t>(i), last.end());
+  came.insert(came.end(), pod_groups.begin() + static_cast<std::ptrdiff_t>(k), pod_groups.end());
+  // The old ones out first: a uid may have moved from one PodGroup to another.
+  for (const model::PodGroup* old : went) {
     if (auto it = by_uid_.find(old->meta.uid); it != by_uid_.end() && it->second == old) by_uid_.erase(it);
     changed_.push_back(old->meta.uid);
   }
-  for (size_t k : replaced) {
+  for (const model::PodGroup* pg : came) {
     // Two PodGroups with one uid: which one a full resolution sees depends on their order.
-    if (!by_uid_.emplace(pod_groups[k]->meta.uid, pod_groups[k]).second) return false;
-    changed_.push_back(pod_groups[k]->meta.uid);
+    if (!by_uid_.emplace(pg->meta.uid, pg).second) return false;
+    changed_.push_back(pg->meta.uid);
   }
   return true;
 }

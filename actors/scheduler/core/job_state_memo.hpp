@@ -2,10 +2,10 @@
 // Step 2 of a cycle (cycle.hpp): the job state each group starts the cycle with, resolved from the
 // records and its PodGroup's annotations, kept between the cycles of one caller. A group's
 // resolution reads only its records entry and its PodGroup, so a cycle resolves again only the
-// groups whose entry changed (events::JobStateChangeLog), whose PodGroup was replaced, or for which
-// the last cycle asked for a record (which may not have been logged); every other group resolves as
-// it did. At 5,000 nodes that is a few hundred groups of 150,000 (docs/performance-targets.md "The
-// cycle's passes over every job"). The result is what resolving every group gives, records and all
+// groups whose entry changed (events::JobStateChangeLog), whose PodGroup was replaced, came or went, or for
+// which the last cycle asked for a record (which may not have been logged); every other group resolves as it
+// did. At 5,000 nodes that is a few hundred groups of 150,000 (docs/performance-targets.md "The cycle's
+// passes over every job"). The result is what resolving every group gives, records and all
 // (tests/core/job_state_memo_test.cpp).
 //
 // The PodGroups are compared by address, which is sound only while the last cut's objects are
@@ -67,14 +67,16 @@ class JobStateMemo {
   void resolve_all(const events::ScheduleRecords* records,
                    const std::vector<const model::PodGroup*>& pod_groups, uint64_t cycle_id,
                    std::vector<events::JobStateChange>& changes);
-  /// Replaces the PodGroups that differ by address at their positions; false when the cut's list
-  /// is not the last one's in length, or a uid turns up twice.
+  /// Takes out the PodGroups of the last list that the cut's has not (by address) and puts in those
+  /// it has that the last had not; false when a uid turns up twice.
   bool replace_pod_groups(const std::vector<const model::PodGroup*>& pod_groups);
   void remember(const events::ScheduleRecords* records,
                 const std::vector<const model::PodGroup*>& pod_groups);
 
   JobTimesByUid times_;
   PodGroupsByUid by_uid_;
+  /// Two PodGroups of the last list share a uid (by_uid_ holds the first).
+  bool shared_uid_ = false;
   std::vector<const model::PodGroup*> pod_groups_;  ///< The last update's, in the cut's order.
   bool held_ = false;
   uint64_t log_id_ = 0;   ///< Of the records' change log read last; 0: none.
