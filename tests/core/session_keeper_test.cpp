@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <deque>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -677,6 +678,31 @@ TEST(KeptSessions, TheTimesTheActionsSetAreTakenBackWithoutARecord) {
   EXPECT_EQ(stale_marks, 3) << "each cycle marks the uid-less gang stale anew, kept or built";
 }
 
+/// Three cycles of `c` ten seconds apart from noon, each run kept (with `keeper`) and built, the
+/// cluster changed by `after(cycle)` after each: the kept cycles' next deadlines, each checked
+/// against the built cycle's.
+std::vector<std::optional<int64_t>> next_deadlines_of_three_cycles(
+    LiveCluster& c, SessionKeeper& keeper, const std::function<void(uint64_t)>& after) {
+  const int64_t noon = model::parse_rfc3339("2026-01-01T12:00:00Z").value();
+  events::ScheduleRecords records;
+  uint64_t seq = 0;
+  std::vector<std::optional<int64_t>> deadlines;
+  for (uint64_t cycle = 1; cycle <= 3; ++cycle) {
+    CycleInput in = kept_cycle_input(c, records, keeper, cycle, cycle);
+    in.options.now = noon + static_cast<int64_t>(cycle) * 10;
+    in.options.now_ms = in.options.now * 1000;
+    CycleResult kept = run_cycle(in);
+    in.keeper = nullptr;
+    const CycleResult built = run_cycle(in);
+    EXPECT_EQ(kept.next_deadline, built.next_deadline) << "cycle " << cycle;
+    deadlines.push_back(kept.next_deadline);
+    apply_cycle(records, in, kept, seq);
+    keeper.keep(std::move(kept.session), std::move(kept.refs), kept.patched, nullptr);
+    after(cycle);
+  }
+  return deadlines;
+}
+
 // The next deadline follows a job whose pod finishes with nothing else changing (no record): two
 // running jobs protected by a 10-minute reclaimMinRuntime until 12:05 and 12:08; once the first one's
 // pod has succeeded, the next deadline is the second's, kept or built.
@@ -688,28 +714,13 @@ TEST(KeptSessions, TheNextDeadlineFollowsAJobWhosePodFinished) {
     items.push_back(o);
   LiveCluster c = cluster_on_one_node(items, {{"reclaimMinRuntime", "10m"}});
   ASSERT_EQ(c.refs.pods.size(), 2U);
-  const int64_t noon = model::parse_rfc3339("2026-01-01T12:00:00Z").value();
-  events::ScheduleRecords records;
   SessionKeeper keeper;
-  uint64_t seq = 0;
-  std::vector<std::optional<int64_t>> deadlines;
-  for (uint64_t cycle = 1; cycle <= 3; ++cycle) {
-    CycleInput in = kept_cycle_input(c, records, keeper, cycle, cycle);
-    in.options.now = noon + static_cast<int64_t>(cycle) * 10;
-    in.options.now_ms = in.options.now * 1000;
-    CycleResult kept = run_cycle(in);
-    in.keeper = nullptr;
-    const CycleResult built = run_cycle(in);
-    ASSERT_EQ(kept.next_deadline, built.next_deadline) << "cycle " << cycle;
-    deadlines.push_back(kept.next_deadline);
-    apply_cycle(records, in, kept, seq);
-    keeper.keep(std::move(kept.session), std::move(kept.refs), kept.patched, nullptr);
-    if (cycle == 1) {
-      for (size_t i = 0; i < c.refs.pods.size(); ++i) {
-        if (c.refs.pods[i]->meta.name == "early-0") c.change_pod(i).phase = "Succeeded";
-      }
+  const auto deadlines = next_deadlines_of_three_cycles(c, keeper, [&](uint64_t cycle) {
+    if (cycle != 1) return;
+    for (size_t i = 0; i < c.refs.pods.size(); ++i) {
+      if (c.refs.pods[i]->meta.name == "early-0") c.change_pod(i).phase = "Succeeded";
     }
-  }
+  });
   EXPECT_EQ(keeper.kept(), 2U);
   const int64_t five_past = model::parse_rfc3339("2026-01-01T12:05:00Z").value();
   EXPECT_EQ(deadlines, (std::vector<std::optional<int64_t>>{five_past, five_past + 180, five_past + 180}));
@@ -740,29 +751,15 @@ TEST(KeptSessions, TheDeadlinesFollowTheJobsALayoutRenumbers) {
     std::erase(c.refs.pod_groups, aaa_group);
   };
   take_out_aaa();
-  const int64_t noon = model::parse_rfc3339("2026-01-01T12:00:00Z").value();
-  events::ScheduleRecords records;
   SessionKeeper keeper;
-  uint64_t seq = 0;
-  std::vector<std::optional<int64_t>> deadlines;
-  for (uint64_t cycle = 1; cycle <= 3; ++cycle) {
-    CycleInput in = kept_cycle_input(c, records, keeper, cycle, cycle);
-    in.options.now = noon + static_cast<int64_t>(cycle) * 10;
-    in.options.now_ms = in.options.now * 1000;
-    CycleResult kept = run_cycle(in);
-    in.keeper = nullptr;
-    const CycleResult built = run_cycle(in);
-    ASSERT_EQ(kept.next_deadline, built.next_deadline) << "cycle " << cycle;
-    deadlines.push_back(kept.next_deadline);
-    apply_cycle(records, in, kept, seq);
-    keeper.keep(std::move(kept.session), std::move(kept.refs), kept.patched, nullptr);
+  const auto deadlines = next_deadlines_of_three_cycles(c, keeper, [&](uint64_t cycle) {
     if (cycle == 1) {
       c.refs.pods.insert(c.refs.pods.begin(), aaa_pod);
       c.refs.pod_groups.insert(c.refs.pod_groups.begin(), aaa_group);
     } else if (cycle == 2) {
       take_out_aaa();
     }
-  }
+  });
   EXPECT_EQ(keeper.regrouped(), 2U) << "both changes are laid out anew";
   const int64_t five_past = model::parse_rfc3339("2026-01-01T12:05:00Z").value();
   EXPECT_EQ(deadlines, (std::vector<std::optional<int64_t>>{five_past, five_past - 60, five_past}));
