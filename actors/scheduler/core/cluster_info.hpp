@@ -2,10 +2,11 @@
 // The session's dense view of the cluster: nodes with their GPUs, tasks (pods), jobs (pod groups) and
 // queues, indexed by integer ids. Built once per session by session_builder.cpp from model objects.
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <optional>
-#include <ranges>
 #include <string>
 #include <vector>
 
@@ -131,10 +132,35 @@ struct JobTopology;  // topology_scopes.hpp
 /// a pass over every job's tasks reads no other memory.
 class TaskRange {
  public:
+  /// The ids in order (std::views::iota would do, but clang-tidy 14 cannot parse libstdc++ 12's).
+  class Iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = uint32_t;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const uint32_t*;
+    using reference = uint32_t;
+    Iterator() = default;
+    explicit Iterator(uint32_t id) : id_(id) {}
+    uint32_t operator*() const { return id_; }
+    Iterator& operator++() {
+      ++id_;
+      return *this;
+    }
+    Iterator operator++(int) {
+      Iterator before = *this;
+      ++id_;
+      return before;
+    }
+    bool operator==(const Iterator&) const = default;
+
+   private:
+    uint32_t id_ = 0;
+  };
   TaskRange() = default;
   TaskRange(uint32_t first, uint32_t count) : first_(first), count_(count) {}
-  auto begin() const { return ids().begin(); }
-  auto end() const { return ids().end(); }
+  Iterator begin() const { return Iterator(first_); }
+  Iterator end() const { return Iterator(first_ + count_); }
   uint32_t first() const { return first_; }
   size_t size() const { return count_; }
   bool empty() const { return count_ == 0; }
@@ -147,7 +173,6 @@ class TaskRange {
   }
 
  private:
-  std::ranges::iota_view<uint32_t, uint32_t> ids() const { return std::views::iota(first_, first_ + count_); }
   uint32_t first_ = 0;
   uint32_t count_ = 0;
 };
