@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "actors/scheduler/core/paired_lists.hpp"
 #include "k8s/model/time.hpp"
 
 namespace kai::core {
@@ -100,41 +101,8 @@ void JobStateMemo::resolve_all(const events::ScheduleRecords* records,
 bool JobStateMemo::replace_pod_groups(const std::vector<const model::PodGroup*>& pod_groups) {
   // Two PodGroups shared a uid: the one indexed may go while the other stays, unindexed.
   if (shared_uid_) return false;
-  const std::vector<const model::PodGroup*>& last = pod_groups_;
-  // Both lists are cuts' (in the same order, mostly the same objects): paired in order, a PodGroup
-  // not where the other list goes on is looked for a few places ahead in it, and what is not paired
-  // went or came. Pairing less than could be paired only resolves a PodGroup again (out, then in).
-  constexpr size_t kLookAhead = 8;
-  std::vector<const model::PodGroup*> went;
-  std::vector<const model::PodGroup*> came;
-  auto found_ahead = [](const std::vector<const model::PodGroup*>& list, size_t from,
-                        const model::PodGroup* pg) -> size_t {
-    for (size_t d = 1; d <= kLookAhead && from + d < list.size(); ++d) {
-      if (list[from + d] == pg) return d;
-    }
-    return 0;
-  };
-  size_t i = 0;
-  size_t k = 0;
-  while (i < last.size() && k < pod_groups.size()) {
-    if (last[i] == pod_groups[k]) {
-      ++i;
-      ++k;
-    } else if (const size_t d = found_ahead(pod_groups, k, last[i]); d > 0) {
-      came.insert(came.end(), pod_groups.begin() + static_cast<std::ptrdiff_t>(k),
-                  pod_groups.begin() + static_cast<std::ptrdiff_t>(k + d));
-      k += d;
-    } else if (const size_t e = found_ahead(last, i, pod_groups[k]); e > 0) {
-      went.insert(went.end(), last.begin() + static_cast<std::ptrdiff_t>(i),
-                  last.begin() + static_cast<std::ptrdiff_t>(i + e));
-      i += e;
-    } else {
-      went.push_back(last[i++]);
-      came.push_back(pod_groups[k++]);
-    }
-  }
-  went.insert(went.end(), last.begin() + static_cast<std::ptrdiff_t>(i), last.end());
-  came.insert(came.end(), pod_groups.begin() + static_cast<std::ptrdiff_t>(k), pod_groups.end());
+  // Paired in order (paired_lists.hpp): what does not pair is taken out or put in.
+  const auto [went, came] = went_and_came(pod_groups_, pod_groups);
   // The old ones out first: a uid may have moved from one PodGroup to another.
   for (const model::PodGroup* old : went) {
     if (auto it = by_uid_.find(old->meta.uid); it != by_uid_.end() && it->second == old) by_uid_.erase(it);

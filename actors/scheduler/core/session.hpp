@@ -346,6 +346,11 @@ class Session {
   /// Brings what is kept by job id (the jobs by uid, the deadlines, the jobs whose times were set)
   /// to the relayout's numbering.
   void renumber_jobs();
+  /// Brings the status pass's memo (status_memo.hpp) to a relayout from the PodGroups `before` to
+  /// `now`: the settled jobs renumbered, the queues' watched sums following the PodGroups that went
+  /// and came. Drops it when it was not primed.
+  void follow_pod_groups_in_status_memo(const std::vector<const model::PodGroup*>& before,
+                                        const std::vector<const model::PodGroup*>& now);
   /// The generation of job times (SessionOptions::job_times_generation) the jobs hold.
   uint64_t times_generation_ = 0;
   /// The jobs whose times the last cycle's actions set, until a refresh takes them back.

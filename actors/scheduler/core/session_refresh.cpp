@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "actors/scheduler/core/node_accounting.hpp"
+#include "actors/scheduler/core/paired_lists.hpp"
 #include "actors/scheduler/core/plugin.hpp"
 #include "actors/scheduler/core/session.hpp"
 #include "actors/scheduler/core/session_builder.hpp"
@@ -210,9 +211,9 @@ bool Session::relayout(const model::ObjectRefs& objects, const SessionOptions& o
   outcome_.reasons.clear();
   undo_cycle();
   take_objects(options, replaced_nodes);
-  status_memo_.reset();       // by job id, and the relayout numbers the jobs anew
   // reservation_pods_: by position, renumbered by the relayout (session_relayout.cpp); the jobs by
-  // uid, the deadlines and the jobs whose times were set: by job id, renumbered below.
+  // uid, the deadlines, the jobs whose times were set and the status pass's memo: by job id,
+  // renumbered below.
   builder_->retarget(&objects);
   const char* refusal = builder_->relayout(old_objects);
   builder_->retarget(nullptr);
@@ -221,6 +222,8 @@ bool Session::relayout(const model::ObjectRefs& objects, const SessionOptions& o
     return false;
   }
   renumber_jobs();
+  follow_pod_groups_in_status_memo(old_objects.pod_groups, objects.pod_groups);
+  relaid_ = {};
   // The jobs derived anew take their times; the others, as after a refresh, those of the job state
   // that changed and those the last cycle's actions set.
   take_times_and_usage(false);
@@ -242,7 +245,27 @@ void Session::renumber_jobs() {
   std::erase_if(times_set_, [&](uint32_t j) { return j >= new_of_old.size() || new_of_old[j] < 0; });
   for (uint32_t& j : times_set_) j = static_cast<uint32_t>(new_of_old[j]);
   times_set_.insert(times_set_.end(), relaid_.derived.begin(), relaid_.derived.end());
-  relaid_ = {};
+}
+
+void Session::follow_pod_groups_in_status_memo(const std::vector<const model::PodGroup*>& before,
+                                               const std::vector<const model::PodGroup*>& now) {
+  if (!status_memo_ || !status_memo_->primed) {
+    status_memo_.reset();
+    return;
+  }
+  StatusMemo& memo = *status_memo_;
+  // The groups that kept their job stay settled where they are now; those derived anew are not.
+  std::vector<char> settled(jobs.size(), 0);
+  for (size_t j = 0; j < relaid_.new_of_old.size() && j < memo.settled.size(); ++j) {
+    if (relaid_.new_of_old[j] >= 0) settled[static_cast<size_t>(relaid_.new_of_old[j])] = memo.settled[j];
+  }
+  memo.settled = std::move(settled);
+  // The queues' sums of the PodGroups' watched lists: out with the PodGroups that went (or were
+  // replaced), in with those that came.
+  const auto [went, came] = went_and_came(before, now);
+  for (const model::PodGroup* pg : went) memo.watched[pg->queue].add(pg->resources_status, -1);
+  for (const model::PodGroup* pg : came) memo.watched[pg->queue].add(pg->resources_status, +1);
+  memo.totals_current = false;
 }
 
 void Session::take_objects(const SessionOptions& options,
