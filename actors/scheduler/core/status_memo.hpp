@@ -2,8 +2,9 @@
 // What the status pass (status_objects.cpp) remembers of a session between cycles, so that a kept
 // session's cycle computes the statuses of the PodGroups that may have changed rather than of every
 // one (docs/performance-targets.md "Kept sessions"). Held by the session (Session::status_memo),
-// dropped with it and by a relayout (whose job ids are new); a refresh tells it of the jobs it
-// derives again and of the PodGroup objects it replaces (session_refresh.cpp).
+// dropped with it; a refresh tells it of the jobs it derives again and of the PodGroup objects it
+// replaces, a relayout of the jobs' new ids and of the PodGroups that went and came
+// (session_refresh.cpp).
 //
 // A job is *settled* when the pass found its PodGroup's status in sync, no write of it awaited, no
 // task of it pending or gated and no scheduling condition on its PodGroup. Its resourcesStatus is
