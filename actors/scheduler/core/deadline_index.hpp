@@ -27,7 +27,7 @@ class DeadlineIndex {
     marked_.clear();
   }
   /// The jobs numbered anew by a relayout: job j is now `new_of_old[j]`, or gone when it is negative.
-  /// The jobs derived anew are to be marked.
+  /// The jobs derived anew are to be marked by the caller.
   void renumber(const std::vector<int32_t>& new_of_old) {
     auto new_id = [&](uint32_t j) { return j < new_of_old.size() ? new_of_old[j] : -1; };
     std::erase_if(marked_, [&](uint32_t j) { return new_id(j) < 0; });

@@ -73,8 +73,7 @@ void Session::update_node_indexes(uint32_t n) {
 const JobsByUid& Session::jobs_by_uid() const {
   if (!jobs_by_uid_) {
     jobs_by_uid_ = std::make_unique<JobsByUid>();
-    for (uint32_t j = 0; j < groups.size(); ++j)
-      jobs_by_uid_->add(j, [this](uint32_t k) -> const std::string& { return job_uid(k); });
+    for (uint32_t j = 0; j < groups.size(); ++j) jobs_by_uid_->add(j, uid_of_job());
   }
   return *jobs_by_uid_;
 }

@@ -333,8 +333,12 @@ class Session {
   const std::string& job_uid(uint32_t j) const {
     return groups[j].pod_group != nullptr ? groups[j].pod_group->meta.uid : groups[j].uid;
   }
+  /// `job_uid` as the function JobsByUid asks for.
+  auto uid_of_job() const {
+    return [this](uint32_t j) -> const std::string& { return job_uid(j); };
+  }
   std::optional<uint32_t> job_of_uid(std::string_view uid) const {
-    return jobs_by_uid().find(uid, [this](uint32_t j) -> const std::string& { return job_uid(j); });
+    return jobs_by_uid().find(uid, uid_of_job());
   }
   /// What the last relayout did to the jobs (session_relayout.cpp): each old job's new id (negative:
   /// gone or derived anew), and the jobs derived anew.

@@ -224,8 +224,8 @@ bool Session::relayout(const model::ObjectRefs& objects, const SessionOptions& o
   renumber_jobs();
   follow_pod_groups_in_status_memo(old_objects.pod_groups, objects.pod_groups);
   relaid_ = {};
-  // The jobs derived anew take their times; the others, as after a refresh, those of the job state
-  // that changed and those the last cycle's actions set.
+  // The jobs derived anew took their times; the others take, as after a refresh, those of the job
+  // state that changed and those the last cycle's actions set.
   take_times_and_usage(false);
   open_plugins();
   return true;
@@ -235,8 +235,7 @@ void Session::renumber_jobs() {
   const std::vector<int32_t>& new_of_old = relaid_.new_of_old;
   if (jobs_by_uid_) {
     if (jobs_by_uid_->renumber(new_of_old)) {
-      for (uint32_t j : relaid_.derived)
-        jobs_by_uid_->add(j, [this](uint32_t k) -> const std::string& { return job_uid(k); });
+      for (uint32_t j : relaid_.derived) jobs_by_uid_->add(j, uid_of_job());
     } else {
       forget_jobs_by_uid();
     }
@@ -244,7 +243,9 @@ void Session::renumber_jobs() {
   deadline_index_.renumber(new_of_old);
   std::erase_if(times_set_, [&](uint32_t j) { return j >= new_of_old.size() || new_of_old[j] < 0; });
   for (uint32_t& j : times_set_) j = static_cast<uint32_t>(new_of_old[j]);
-  times_set_.insert(times_set_.end(), relaid_.derived.begin(), relaid_.derived.end());
+  // The jobs derived anew took their times from these options (derive_job): only their deadlines
+  // are to be read.
+  for (uint32_t j : relaid_.derived) deadline_index_.mark(j);
 }
 
 void Session::follow_pod_groups_in_status_memo(const std::vector<const model::PodGroup*>& before,
