@@ -18,6 +18,7 @@
 #include <string>
 
 #include "actors/scheduler/core/cycle.hpp"
+#include "actors/scheduler/core/gpu_group_users.hpp"
 #include "actors/scheduler/core/grouping_memo.hpp"
 #include "events/event_json.hpp"
 #include "events/projection.hpp"
@@ -390,6 +391,8 @@ TEST_P(KeptSessions, EqualBuiltOnesAfterEveryStep) {
   int repeated = 0;
   int echoed = 0;  // status writes the next cycle's objects show (the status pass's memo follows them)
   int deadlines = 0;  // cycles with a deadline to come (the kept deadline index answered)
+  int group_users_changed = 0;  // cycles whose pods used other GPU groups than the last cycle's
+  std::optional<GpuGroupUsers> users_before;
   // Whether the next cycle must repeat the last one's outcome: it decided nothing and wrote no
   // annotation, the step since changed nothing the actions read, no deadline of it has come, and no
   // group is backing off (Session::repeat_last_outcome).
@@ -426,6 +429,12 @@ TEST_P(KeptSessions, EqualBuiltOnesAfterEveryStep) {
     ASSERT_EQ(kept.session->reservation_pod_positions(kept.refs),
               built.session->reservation_pod_positions(built.refs))
         << "cycle " << cycle;
+    // The GPU groups the pods use, which the kept session counts as pods come, change and go
+    // (asked here at every cycle, so that every refresh and relayout follows them).
+    const GpuGroupUsers& users = kept.session->gpu_group_users(kept.refs);
+    ASSERT_TRUE(users == GpuGroupUsers(kept.refs.pods)) << "cycle " << cycle;
+    group_users_changed += users_before && !(*users_before == users) ? 1 : 0;
+    users_before = users;
     deadlines += kept.next_deadline.has_value() ? 1 : 0;
     const std::string a = session_state(*kept.session);
     const std::string b = session_state(*built.session);
@@ -451,6 +460,8 @@ TEST_P(KeptSessions, EqualBuiltOnesAfterEveryStep) {
   EXPECT_GT(echoed, 0) << "no status write reached the objects: the property is vacuous there";
   RecordProperty("echoed", echoed);
   EXPECT_GT(deadlines, 0) << "no cycle had a deadline to come: the property is vacuous there";
+  EXPECT_GT(group_users_changed, 0) << "the GPU groups in use never changed: the property is vacuous there";
+  RecordProperty("group_users_changed", group_users_changed);
   RecordProperty("deadlines", deadlines);
   EXPECT_GT(keeper.kept(), 0U) << "no cycle kept its session: the property is vacuous";
   RecordProperty("repeated", repeated);
@@ -759,6 +770,51 @@ TEST(KeptSessions, TheDeadlinesFollowTheJobsALayoutRenumbers) {
     } else if (cycle == 2) {
       take_out_aaa();
     }
+  });
+  EXPECT_EQ(keeper.regrouped(), 2U) << "both changes are laid out anew";
+  const int64_t five_past = model::parse_rfc3339("2026-01-01T12:05:00Z").value();
+  EXPECT_EQ(deadlines, (std::vector<std::optional<int64_t>>{five_past, five_past - 60, five_past}));
+}
+
+// A job a relayout derives anew has its deadline read (Session::renumber_jobs marks it): a bare pod
+// ("aaa-bare", no PodGroup: its job has no job state record and its times come from its pod's
+// PodScheduled condition, 11:54) arrives ahead of the protected jobs "early" (until 12:05) and
+// "late" (12:08), then leaves. The next deadline is 12:05, 12:04, then 12:05 again, kept or built.
+TEST(KeptSessions, TheDeadlineOfAJobALayoutDerivesIsRead) {
+  // The bare pod first: the cut lists it ahead of the others.
+  nlohmann::json items = nlohmann::json::array();
+  items.push_back(
+      {{"apiVersion", "v1"},
+       {"kind", "Pod"},
+       {"metadata",
+        {{"name", "aaa-bare"},
+         {"namespace", "ns"},
+         {"uid", "aaa-bare-uid"},
+         {"labels", {{"kai.scheduler/queue", "q"}}}}},
+       {"spec",
+        {{"schedulerName", "kai-scheduler"},
+         {"nodeName", "n1"},
+         {"containers",
+          nlohmann::json::array({{{"name", "c"}, {"resources", {{"limits", {{"nvidia.com/gpu", "1"}}}}}}})}}},
+       {"status",
+        {{"phase", "Running"},
+         {"conditions", nlohmann::json::array({{{"type", "PodScheduled"},
+                                                {"status", "True"},
+                                                {"lastTransitionTime", "2026-01-01T11:54:00Z"}}})}}}});
+  for (const auto& [group, started] : std::vector<std::pair<std::string, std::string>>{
+           {"early", "2026-01-01T11:55:00Z"}, {"late", "2026-01-01T11:58:00Z"}}) {
+    for (const auto& o : running_group(group, 1, group + "-uid", {{model::kLastStartAnnotation, started}}))
+      items.push_back(o);
+  }
+  LiveCluster c = cluster_on_one_node(items, {{"reclaimMinRuntime", "10m"}});
+  ASSERT_EQ(c.refs.pods.size(), 3U);
+  ASSERT_EQ(c.refs.pods.front()->meta.name, "aaa-bare");
+  const model::Pod* bare = c.refs.pods.front();
+  c.refs.pods.erase(c.refs.pods.begin());
+  SessionKeeper keeper;
+  const auto deadlines = next_deadlines_of_three_cycles(c, keeper, [&](uint64_t cycle) {
+    if (cycle == 1) c.refs.pods.insert(c.refs.pods.begin(), bare);
+    if (cycle == 2) std::erase(c.refs.pods, bare);
   });
   EXPECT_EQ(keeper.regrouped(), 2U) << "both changes are laid out anew";
   const int64_t five_past = model::parse_rfc3339("2026-01-01T12:05:00Z").value();

@@ -11,6 +11,7 @@
 
 #include "actors/scheduler/core/action.hpp"
 #include "actors/scheduler/core/bind_backoff.hpp"
+#include "actors/scheduler/core/gpu_group_users.hpp"
 #include "actors/scheduler/core/gpu_request.hpp"
 #include "actors/scheduler/core/grouping.hpp"
 #include "actors/scheduler/core/grouping_memo.hpp"
@@ -164,38 +165,14 @@ void record_job_state(const CycleInput& in, const Session& ssn, const JobStateMe
   for (const auto& [uid, st] : in.records->job_states) forget_if_gone(uid, st);
 }
 
-bool finished(const model::Pod& pod) {
-  // Views: their comparison checks the length first, where a C string's is measured each time.
-  using namespace std::string_view_literals;
-  return pod.phase == "Succeeded"sv || pod.phase == "Failed"sv;
-}
-
-/// The GPU groups a pod's labels name.
-template <class Visit>
-void for_each_gpu_group(const model::Pod& pod, const Visit& visit) {
-  // Asked of every placed pod on a node with a reservation pod each cycle: nothing is allocated,
-  // and the labels are ordered, so only those from the label's name on are read.
-  const std::string_view label = model::kGpuGroupLabel;
-  for (auto it = pod.meta.labels.lower_bound(std::string(label)); it != pod.meta.labels.end(); ++it) {
-    const auto& [k, v] = *it;
-    if (!std::string_view(k).starts_with(label)) break;
-    if (k.size() == label.size()) {
-      visit(std::string_view(v));
-    } else if (k[label.size()] == '/') {
-      visit(v.empty() ? std::string_view(k).substr(label.size() + 1) : std::string_view(v));
-    }
-  }
-}
-
 /// Step 5: a reservation pod holds a device for its GPU group (KAI's SyncForNode). One whose group
 /// no pod on its node uses, bound, assumed or placed by this cycle, holds it for nothing; of two for one group, the one
 /// that did not report its device (or the later one) is a double reservation. Both are deleted.
 void find_orphaned_reservations(const Session& ssn, CycleResult& out) {
   std::vector<std::pair<const model::Pod*, std::string>> reservations;  // with their group
-  const std::string_view reservation_namespace = model::kReservationNamespace;
   for (uint32_t at : ssn.reservation_pod_positions(out.refs)) {
     const model::Pod* pod = out.refs.pods[at];
-    if (pod->node_name.empty() || finished(*pod) || pod->meta.deletion_timestamp) continue;
+    if (pod->node_name.empty() || pod_finished(*pod) || pod->meta.deletion_timestamp) continue;
     std::optional<std::string_view> group;
     for_each_gpu_group(*pod, [&](std::string_view g) {
       if (!group) group = g;
@@ -205,20 +182,13 @@ void find_orphaned_reservations(const Session& ssn, CycleResult& out) {
   // A cluster without reservation pods (no GPU sharing) has nothing to clean: the pods' groups are
   // read only when there is one.
   if (reservations.empty()) return;
-  // The groups in use on the reservations' nodes: the other pods are read no further than their node.
-  boost::unordered_flat_set<std::string_view> reservation_nodes;
-  for (const auto& [pod, group] : reservations) reservation_nodes.insert(pod->node_name);
-  // (node, group), viewing strings the cycle's objects and decisions hold.
-  boost::unordered_flat_set<NameKey, NameKeyHash> in_use;
-  for (const model::Pod* pod : out.refs.pods) {
-    if (pod->node_name.empty() || !reservation_nodes.contains(pod->node_name)) continue;
-    if (finished(*pod) || pod->meta.namespace_ == reservation_namespace) continue;
-    for_each_gpu_group(*pod, [&](std::string_view g) { in_use.emplace(pod->node_name, g); });
-  }
-  // This cycle's binds may have joined an orphan's group (adopting its reservation pod).
+  // The groups the pods use, kept with the session (gpu_group_users.hpp); and this cycle's binds,
+  // which may have joined an orphan's group (adopting its reservation pod).
+  const GpuGroupUsers& users = ssn.gpu_group_users(out.refs);
+  boost::unordered_flat_set<NameKey, NameKeyHash> bound;  // (node, group), viewing the decisions
   for (const auto& d : out.decisions) {
     if (d.kind != events::DecisionKind::kBind) continue;
-    for (const auto& g : d.gpu_groups) in_use.emplace(d.node, g);
+    for (const auto& g : d.gpu_groups) bound.emplace(d.node, g);
   }
   std::map<std::pair<std::string, std::string>, const model::Pod*> keep;  // (node, group) -> kept
   auto reported = [](const model::Pod* p) {
@@ -232,7 +202,7 @@ void find_orphaned_reservations(const Session& ssn, CycleResult& out) {
   uint64_t seq = out.decisions.size();
   for (const auto& [pod, group] : reservations) {
     std::string reason;
-    if (!in_use.contains(NameKey{pod->node_name, group})) {
+    if (!users.in_use(pod->node_name, group) && !bound.contains(NameKey{pod->node_name, group})) {
       reason = "reservation pod of GPU group " + group + " on " + pod->node_name + ": no pod uses the group";
     } else if (keep[{pod->node_name, group}] != pod) {
       reason = "second reservation pod of GPU group " + group + " on " + pod->node_name;

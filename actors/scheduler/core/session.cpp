@@ -1,12 +1,12 @@
 #include "actors/scheduler/core/session.hpp"
 
 #include <algorithm>
+#include <boost/unordered/unordered_flat_set.hpp>
 #include <cstdio>
 #include <functional>
 
-#include <boost/unordered/unordered_flat_set.hpp>
-
 #include "actors/scheduler/core/gpu_group_ids.hpp"
+#include "actors/scheduler/core/gpu_group_users.hpp"
 #include "actors/scheduler/core/grouping.hpp"
 #include "actors/scheduler/core/inter_pod_constraints.hpp"
 #include "actors/scheduler/core/node_accounting.hpp"
@@ -95,6 +95,11 @@ const std::vector<uint32_t>& Session::reservation_pod_positions(const model::Obj
     }
   }
   return *reservation_pods_;
+}
+
+const GpuGroupUsers& Session::gpu_group_users(const model::ObjectRefs& objects) const {
+  if (!gpu_group_users_) gpu_group_users_ = std::make_unique<GpuGroupUsers>(objects.pods);
+  return *gpu_group_users_;
 }
 
 DeadlineIndex& Session::deadline_index() const {

@@ -140,6 +140,7 @@ using EvictionMessageFn =
 class Statement;
 class Plugin;
 class SessionBuilder;
+class GpuGroupUsers;
 struct EvictionCache;
 class InterPodConstraints;
 struct StatusMemo;
@@ -315,6 +316,10 @@ class Session {
   /// at the first question after a build or a relayout and kept through refreshes, which move no pod
   /// and change no pod's namespace.
   const std::vector<uint32_t>& reservation_pod_positions(const model::ObjectRefs& objects) const;
+  /// The GPU groups the pods of `objects` (the same cut) use on their nodes, which the clean-up reads
+  /// too: counted at the first question after a build, then kept through refreshes and relayouts,
+  /// which count the pods they replace, drop and add (gpu_group_users.hpp).
+  const GpuGroupUsers& gpu_group_users(const model::ObjectRefs& objects) const;
 
   /// What the status pass remembers of this session between cycles (status_memo.hpp); empty (not
   /// primed) until the first pass after a build or a relayout.
@@ -363,6 +368,7 @@ class Session {
   /// Unprimed after a build or a relayout; a refresh marks the jobs it derives or gives times.
   mutable DeadlineIndex deadline_index_;
   mutable std::optional<std::vector<uint32_t>> reservation_pods_;
+  mutable std::unique_ptr<GpuGroupUsers> gpu_group_users_;
   void forget_jobs_by_uid();
   void build_node_indexes();
   void open_plugins();

@@ -68,6 +68,9 @@ class SessionBuilder {
   /// The reservation pods' positions (Session::reservation_pod_positions), when asked since the last
   /// build, moved to the new cut's: a pass over every pod's namespace saved at each relayout.
   void renumber_reservation_pods(const PodPairing& pods);
+  /// The GPU groups the pods use (Session::gpu_group_users), when asked since the last build, brought
+  /// from `old_objects`' pods to the current ones.
+  void follow_gpu_group_users(const model::ObjectRefs& old_objects, const PodPairing& pods);
   /// relayout's second half, from the new grouping. With `kept_from` (regroup_pods'), the groups
   /// taken from the last grouping are those it names; without, they are found by matching.
   const char* lay_out(std::vector<PodGroupAssignment> fresh, const model::ObjectRefs& old_objects,

@@ -2,6 +2,7 @@
 // again the jobs whose pods or PodGroup changed. Both end where a build from the same objects would.
 #include <algorithm>
 
+#include "actors/scheduler/core/gpu_group_users.hpp"
 #include "actors/scheduler/core/node_accounting.hpp"
 #include "actors/scheduler/core/paired_lists.hpp"
 #include "actors/scheduler/core/plugin.hpp"
@@ -167,6 +168,15 @@ bool Session::refresh(const model::ObjectRefs& objects, const SessionOptions& op
       for (uint32_t k : changed_pod_groups)
         status_memo_->replace_pod_group(*previous->pod_groups[k], *objects.pod_groups[k]);
       for (uint32_t j : dirty) status_memo_->unsettle(j);
+    }
+  }
+  // The GPU groups the pods use follow the pods replaced; without the old objects they are counted
+  // afresh when next asked.
+  if (gpu_group_users_) {
+    if (previous == nullptr && !changed_pods.empty()) {
+      gpu_group_users_.reset();
+    } else {
+      for (uint32_t p : changed_pods) gpu_group_users_->replace(*previous->pods[p], *objects.pods[p]);
     }
   }
   for (uint32_t k : changed_pod_groups) {

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "actors/scheduler/core/gpu_group_users.hpp"
 #include "actors/scheduler/core/grouping.hpp"
 #include "actors/scheduler/core/grouping_memo.hpp"
 #include "actors/scheduler/core/inter_pod_constraints.hpp"
@@ -63,6 +64,7 @@ const char* SessionBuilder::relayout(const model::ObjectRefs& old_objects) {
   const model::ObjectRefs& objects = *objects_;
   const PodPairing pods = pair_pods(old_objects.pods, objects.pods);
   renumber_reservation_pods(pods);
+  follow_gpu_group_users(old_objects, pods);
   if (const char* refusal = follow_foreign_pods(old_objects, pods)) return refusal;
   bool reads_beyond_pod = false;
   GroupingMemo* memo = ssn_.options().grouping_memo;
@@ -102,6 +104,16 @@ void SessionBuilder::renumber_reservation_pods(const PodPairing& pods) {
   }
   std::sort(renumbered.begin(), renumbered.end());
   *positions = std::move(renumbered);
+}
+
+void SessionBuilder::follow_gpu_group_users(const model::ObjectRefs& old_objects, const PodPairing& pods) {
+  if (!ssn_.gpu_group_users_) return;
+  GpuGroupUsers& users = *ssn_.gpu_group_users_;
+  // A pod paired is the same object, which uses what it used.
+  for (size_t i = 0; i < old_objects.pods.size(); ++i) {
+    if (pods.at[i] < 0) users.count(*old_objects.pods[i], -1);
+  }
+  for (uint32_t k : pods.added) users.count(*objects_->pods[k], +1);
 }
 
 const char* SessionBuilder::follow_foreign_pods(const model::ObjectRefs& old_objects,
