@@ -6,6 +6,7 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <array>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -18,6 +19,49 @@ using prometheus::Counter;
 using prometheus::Family;
 using prometheus::Gauge;
 using prometheus::Histogram;
+
+/// One queue's series in a set of gauge families: kept by queue name, so that a cycle sets 1,000
+/// queues' figures without building and hashing their labels again.
+struct QueueSeries {
+  std::string display_name;
+  prometheus::Labels labels;
+  std::vector<Gauge*> gauges;  ///< One per family, in the families' order.
+  bool seen = false;
+};
+
+/// Sets each queue of `queues` (name, display_name) to `values_of(queue)` (one value per family),
+/// adding the series of a queue new or given another display name and removing those of queues gone.
+template <class Queue, class ValuesOf>
+void set_queue_series(const std::vector<Family<Gauge>*>& families, std::map<std::string, QueueSeries>& series,
+                      const std::vector<Queue>& queues, const ValuesOf& values_of) {
+  auto remove = [&](const QueueSeries& s) {
+    for (auto* family : families) family->Remove(&family->Add(s.labels));
+  };
+  for (auto& [name, s] : series) s.seen = false;
+  for (const auto& q : queues) {
+    QueueSeries& s = series[q.name];
+    if (s.gauges.empty() || s.display_name != q.display_name) {
+      if (!s.gauges.empty()) remove(s);
+      s.display_name = q.display_name;
+      // KAI keeps queue_name for older dashboards; it is the same as queue_metadata_name.
+      s.labels = {
+          {"queue_name", q.name}, {"queue_metadata_name", q.name}, {"queue_display_name", q.display_name}};
+      s.gauges.clear();
+      for (auto* family : families) s.gauges.push_back(&family->Add(s.labels));
+    }
+    const auto values = values_of(q);
+    for (size_t i = 0; i < s.gauges.size(); ++i) s.gauges[i]->Set(values[i]);
+    s.seen = true;
+  }
+  for (auto it = series.begin(); it != series.end();) {
+    if (it->second.seen) {
+      ++it;
+      continue;
+    }
+    remove(it->second);
+    it = series.erase(it);
+  }
+}
 
 /// Millisecond buckets from 0.1 ms to 10 s: cycles here take milliseconds, KAI's take seconds.
 Histogram::BucketBoundaries latency_buckets() {
@@ -46,10 +90,11 @@ struct SchedulerMetrics::Impl {
   Family<Gauge>* usage_cpu;
   Family<Gauge>* usage_memory;
   Family<Gauge>* usage_gpu;
-  std::map<std::string, prometheus::Labels> share_labels;  ///< By queue name, the fair share series set.
+  std::vector<Family<Gauge>*> shares;  ///< The six above, in the order set_queue_shares fills them.
+  std::map<std::string, QueueSeries> share_series;
   /// The queue controller's, in the order set_queue_controller fills them.
   std::vector<Family<Gauge>*> queue_controller;
-  std::map<std::string, prometheus::Labels> queue_labels;  ///< By queue name, the series set.
+  std::map<std::string, QueueSeries> controller_series;
   Family<Counter>* ingested;
   Family<Gauge>* log_size;
   Family<Counter>* api_calls;
@@ -98,6 +143,7 @@ struct SchedulerMetrics::Impl {
     usage_memory =
         &make(prometheus::BuildGauge(), "queue_memory_usage", "Queue historical memory usage, a share of the cluster's");
     usage_gpu = &make(prometheus::BuildGauge(), "queue_gpu_usage", "Queue historical GPU usage, a share of the cluster's");
+    shares = {fair_cpu, fair_memory, fair_gpu, usage_cpu, usage_memory, usage_gpu};
     ingested = &make(prometheus::BuildCounter(), "events_ingested_total", "Watch events appended to the event log");
     log_size = &make(prometheus::BuildGauge(), "event_log_size_bytes", "Size of the event log on disk");
     api_calls = &make(prometheus::BuildCounter(), "api_calls_total", "Kubernetes API calls made by the scheduler");
@@ -142,51 +188,24 @@ void SchedulerMetrics::pod_group_evicted_pods(const std::string& podgroup, const
 }
 
 void SchedulerMetrics::set_queue_shares(const std::vector<QueueShare>& queues) {
-  const std::vector<Family<Gauge>*> families = {impl_->fair_cpu, impl_->fair_memory, impl_->fair_gpu,
-                                                impl_->usage_cpu, impl_->usage_memory, impl_->usage_gpu};
-  std::map<std::string, prometheus::Labels> now;
-  for (const auto& q : queues) {
-    const prometheus::Labels labels{
-        {"queue_name", q.name}, {"queue_metadata_name", q.name}, {"queue_display_name", q.display_name}};
-    const double values[] = {q.fair_cpu, q.fair_memory_gb, q.fair_gpu, q.usage_cpu, q.usage_memory, q.usage_gpu};
-    if (auto old = impl_->share_labels.find(q.name); old != impl_->share_labels.end() && old->second != labels) {
-      for (auto* family : families) family->Remove(&family->Add(old->second));
-    }
-    for (size_t i = 0; i < families.size(); ++i) families[i]->Add(labels).Set(values[i]);
-    now.emplace(q.name, labels);
-  }
-  for (const auto& [name, labels] : impl_->share_labels) {
-    if (now.count(name)) continue;
-    for (auto* family : families) family->Remove(&family->Add(labels));
-  }
-  impl_->share_labels = std::move(now);
+  set_queue_series(impl_->shares, impl_->share_series, queues, [](const QueueShare& q) {
+    return std::array<double, 6>{q.fair_cpu,  q.fair_memory_gb, q.fair_gpu,
+                                 q.usage_cpu, q.usage_memory,   q.usage_gpu};
+  });
 }
 
 void SchedulerMetrics::set_queue_controller(const std::vector<core::QueueControllerFigures>& queues) {
-  std::map<std::string, prometheus::Labels> now;
-  for (const auto& q : queues) {
-    // KAI keeps queue_name for older dashboards; it is the same as queue_metadata_name.
-    const prometheus::Labels labels{
-        {"queue_name", q.name}, {"queue_metadata_name", q.name}, {"queue_display_name", q.display_name}};
-    auto rounded = [](double v) { return std::round(v * 1e4) / 1e4; };  // KAI rounds to 4 decimals
-    const double values[] = {1,
-                             q.deserved_gpus,
-                             q.quota_cpu_cores,
-                             q.quota_memory_bytes,
-                             rounded(q.allocated_gpus),
-                             rounded(q.allocated_cpu_cores),
-                             rounded(q.allocated_memory_bytes)};
-    if (auto old = impl_->queue_labels.find(q.name); old != impl_->queue_labels.end() && old->second != labels) {
-      for (auto* family : impl_->queue_controller) family->Remove(&family->Add(old->second));
-    }
-    for (size_t i = 0; i < impl_->queue_controller.size(); ++i) impl_->queue_controller[i]->Add(labels).Set(values[i]);
-    now.emplace(q.name, labels);
-  }
-  for (const auto& [name, labels] : impl_->queue_labels) {
-    if (now.count(name)) continue;
-    for (auto* family : impl_->queue_controller) family->Remove(&family->Add(labels));
-  }
-  impl_->queue_labels = std::move(now);
+  auto rounded = [](double v) { return std::round(v * 1e4) / 1e4; };  // KAI rounds to 4 decimals
+  set_queue_series(impl_->queue_controller, impl_->controller_series, queues,
+                   [&](const core::QueueControllerFigures& q) {
+                     return std::array<double, 7>{1,
+                                                  q.deserved_gpus,
+                                                  q.quota_cpu_cores,
+                                                  q.quota_memory_bytes,
+                                                  rounded(q.allocated_gpus),
+                                                  rounded(q.allocated_cpu_cores),
+                                                  rounded(q.allocated_memory_bytes)};
+                   });
 }
 
 void SchedulerMetrics::events_ingested(const std::string& kind, uint64_t n) {

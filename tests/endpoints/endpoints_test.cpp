@@ -167,6 +167,42 @@ TEST_F(EndpointsTest, MetricsParseAsPrometheusTextAndMove) {
   EXPECT_EQ(sample_value(r.body, "kai_api_calls_total{code=\"201\",resource=\"pods/binding\",verb=\"create\"}"), 2);
 }
 
+// The queue series are kept by queue between cycles (metrics.cpp set_queue_series): each cycle sets
+// the values; a queue given another display name moves to its new series, a queue gone loses its.
+TEST(QueueMetrics, TheSeriesFollowTheQueuesFromCycleToCycle) {
+  SchedulerMetrics metrics;
+  auto figures = [](const std::string& name, const std::string& display, double allocated_gpus) {
+    core::QueueControllerFigures q;
+    q.name = name;
+    q.display_name = display;
+    q.deserved_gpus = 8;
+    q.allocated_gpus = allocated_gpus;
+    return q;
+  };
+  auto labels = [](const std::string& name, const std::string& display) {
+    return "{queue_display_name=\"" + display + "\",queue_metadata_name=\"" + name + "\",queue_name=\"" +
+           name + "\"}";
+  };
+  metrics.set_queue_controller({figures("team-a", "Team A", 1), figures("team-b", "Team B", 2)});
+  metrics.set_queue_controller({figures("team-a", "Team A", 3), figures("team-b", "Team B", 2)});
+  std::string text = metrics.text();
+  EXPECT_EQ(bad_prometheus_line(text), "");
+  EXPECT_EQ(sample_value(text, "kai_queue_allocated_gpus" + labels("team-a", "Team A")), 3);
+  EXPECT_EQ(sample_value(text, "kai_queue_deserved_gpus" + labels("team-b", "Team B")), 8);
+
+  metrics.set_queue_controller({figures("team-a", "Research", 4)});
+  text = metrics.text();
+  EXPECT_EQ(sample_value(text, "kai_queue_allocated_gpus" + labels("team-a", "Research")), 4);
+  EXPECT_EQ(sample_value(text, "kai_queue_info" + labels("team-a", "Research")), 1);
+  EXPECT_EQ(text.find("Team A"), std::string::npos) << "the series under the old display name is gone";
+  EXPECT_EQ(text.find("team-b"), std::string::npos) << "the queue gone lost its series";
+
+  metrics.set_queue_controller({figures("team-b", "Team B", 5)});
+  text = metrics.text();
+  EXPECT_EQ(sample_value(text, "kai_queue_allocated_gpus" + labels("team-b", "Team B")), 5);
+  EXPECT_EQ(text.find("team-a"), std::string::npos);
+}
+
 TEST_F(EndpointsTest, HealthReadinessAndSnapshot) {
   start({});
   EXPECT_EQ(client_->request("GET", "/healthz").status, 200);
