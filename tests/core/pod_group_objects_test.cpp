@@ -8,10 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <functional>
-
 #include <nlohmann/json.hpp>
 
 #include "actors/scheduler/core/cycle.hpp"
+#include "actors/scheduler/core/session_keeper.hpp"
 #include "events/projection.hpp"
 #include "k8s/model/codec.hpp"
 
@@ -237,6 +237,66 @@ TEST(PodGroupObjects, AMarkOfAGroupThatIsGoneIsSettled) {
   const CycleResult r = cycle(objects, &records);
   ASSERT_EQ(r.group_writes.size(), 1u);
   EXPECT_EQ(r.group_writes[0], (events::PodGroupWrite{9, "ns/pg-gone-1", "", false, {}, true}));
+}
+
+// A kept session's pass skips the groups it found needing nothing (pod_group_objects.hpp
+// GroupsWritten) until their objects change; every cycle, kept or built, asks the same. A client's
+// PodGroup "aaa" (nothing to write) ahead of the Job's group, whose pods are not yet annotated;
+// "aaa" leaves (a relayout moves the marks: the Job's group, still asking, must not take "aaa"'s);
+// the pods are annotated (in sync); the Job's PodGroup is edited in place (minMember 1) and asked back.
+TEST(PodGroupObjects, AKeptSessionAsksAgainForAGroupWhoseObjectsChanged) {
+  const CycleResult first =
+      cycle(objects_of({node("n1"), queue(), job(2), pod("batch-0", true), pod("batch-1", true)}), nullptr);
+  ASSERT_EQ(first.group_writes.size(), 1u);
+  const Json named = {{"pod-group-name", kGroup}};
+  Json edited = created(first.group_writes[0]);
+  edited["spec"]["minMember"] = 1;
+  edited["metadata"]["resourceVersion"] = "8";
+  const Json aaa = {{"apiVersion", "scheduling.run.ai/v2alpha2"},
+                    {"kind", "PodGroup"},
+                    {"metadata", {{"name", "aaa"}, {"namespace", "ns"}, {"uid", "aaa-uid"}}},
+                    {"spec", {{"minMember", 1}, {"queue", "q"}}}};
+  const auto base =
+      objects_of({node("n1"), queue(), job(2), aaa, pod("aaa-0", false, {{"pod-group-name", "aaa"}}),
+                  created(first.group_writes[0]), pod("batch-0", true), pod("batch-1", true)});
+  const auto later = objects_of({pod("batch-0", true, named), pod("batch-1", true, named), edited});
+  ASSERT_EQ(base.pod_groups.size(), 2u);
+  ASSERT_EQ(base.pod_groups[0].meta.name, "aaa");
+  ASSERT_EQ(base.pods.size(), 3u);
+  ASSERT_EQ(base.pods[0].meta.name, "aaa-0");
+  model::ObjectRefs refs = model::ObjectRefs::of(base);
+  SessionKeeper keeper;
+  std::vector<std::vector<events::PodGroupWrite>> asked;
+  for (uint64_t step = 1; step <= 4; ++step) {
+    if (step == 2) {
+      refs.pod_groups.erase(refs.pod_groups.begin());
+      refs.pods.erase(refs.pods.begin());
+    }
+    if (step == 3) refs.pods = {&later.pods[0], &later.pods[1]};
+    if (step == 4) refs.pod_groups[0] = &later.pod_groups[0];
+    CycleInput in;
+    in.objects = refs;
+    in.options.now = kNow + static_cast<int64_t>(step);
+    in.options.seed = 3;
+    in.cycle_id = step;
+    in.keeper = &keeper;
+    CycleResult kept = run_cycle(in);
+    in.keeper = nullptr;
+    const CycleResult built = run_cycle(in);
+    EXPECT_EQ(kept.group_writes, built.group_writes) << "step " << step;
+    asked.push_back(kept.group_writes);
+    keeper.keep(std::move(kept.session), std::move(kept.refs), kept.patched, nullptr);
+  }
+  EXPECT_EQ(keeper.kept(), 3U);
+  auto pods_asked = [](const std::vector<events::PodGroupWrite>& writes) {
+    return writes.size() == 1 ? writes[0].pods.size() : 0;
+  };
+  EXPECT_EQ(pods_asked(asked[0]), 2u) << "the Job's pods to annotate";
+  EXPECT_EQ(pods_asked(asked[1]), 2u) << "still asked after \"aaa\" left";
+  EXPECT_TRUE(asked[2].empty()) << "in sync";
+  ASSERT_EQ(asked[3].size(), 1u);
+  EXPECT_EQ(asked[3][0].group, "ns/" + kGroup);
+  EXPECT_NE(asked[3][0].object_json.find("\"minMember\":2"), std::string::npos) << asked[3][0].object_json;
 }
 
 TEST(PodGroupObjects, TheInSyncCheckAgreesWithTheUpdateRules) {

@@ -391,6 +391,7 @@ TEST_P(KeptSessions, EqualBuiltOnesAfterEveryStep) {
   int repeated = 0;
   int echoed = 0;  // status writes the next cycle's objects show (the status pass's memo follows them)
   int deadlines = 0;  // cycles with a deadline to come (the kept deadline index answered)
+  int group_writes = 0;         // PodGroup writes asked (the groups found needing nothing were skipped)
   int group_users_changed = 0;  // cycles whose pods used other GPU groups than the last cycle's
   std::optional<GpuGroupUsers> users_before;
   // Whether the next cycle must repeat the last one's outcome: it decided nothing and wrote no
@@ -439,6 +440,7 @@ TEST_P(KeptSessions, EqualBuiltOnesAfterEveryStep) {
     const std::string a = session_state(*kept.session);
     const std::string b = session_state(*built.session);
     ASSERT_EQ(a, b) << "cycle " << cycle << " (" << keeper.last_rebuild_reason() << "): " << first_difference(a, b);
+    for (const auto& w : kept.group_writes) group_writes += w.settled ? 0 : 1;
     decided += static_cast<int>(kept.decisions.size());
     repeated += kept.outcome_repeated ? 1 : 0;
     // A reservation pod's clean-up is laid over its pod by the next cycle (assumed): a change of a
@@ -462,6 +464,7 @@ TEST_P(KeptSessions, EqualBuiltOnesAfterEveryStep) {
   EXPECT_GT(deadlines, 0) << "no cycle had a deadline to come: the property is vacuous there";
   EXPECT_GT(group_users_changed, 0) << "the GPU groups in use never changed: the property is vacuous there";
   RecordProperty("group_users_changed", group_users_changed);
+  RecordProperty("group_writes", group_writes);
   RecordProperty("deadlines", deadlines);
   EXPECT_GT(keeper.kept(), 0U) << "no cycle kept its session: the property is vacuous";
   RecordProperty("repeated", repeated);

@@ -374,7 +374,7 @@ CycleResult run_cycle(const CycleInput& in) {
   if (in.reservation_cleanup) find_orphaned_reservations(ssn, out);
   if (in.pod_group_writes) {
     out.group_writes = pod_group_writes(ssn.groups, out.refs.pods, in.records, options.pod_group_objects,
-                                        ssn.now_ms(), in.cycle_id);
+                                        ssn.now_ms(), in.cycle_id, &ssn.groups_written());
   }
   out.next_deadline = next_deadline(ssn);
   std::optional<int64_t> usage_step;

@@ -135,16 +135,32 @@ bool says_the_same(const model::PodGroup& existing, const model::PodGroup& desir
 std::vector<events::PodGroupWrite> pod_group_writes(const std::vector<PodGroupAssignment>& groups,
                                                     const std::vector<const model::Pod*>& pods,
                                                     const events::ScheduleRecords* records,
-                                                    PodGroupObjects which, int64_t now_ms,
-                                                    uint64_t cycle_id) {
+                                                    PodGroupObjects which, int64_t now_ms, uint64_t cycle_id,
+                                                    GroupsWritten* written) {
   std::vector<events::PodGroupWrite> out;
   const std::map<std::string, events::GroupWriteMark> none;
   const auto& marks = records != nullptr ? records->group_writes : none;
-  // The groups seen, only while some are marked: an idle cluster keeps no set.
-  std::set<std::string> seen;
-  for (const PodGroupAssignment& g : groups) {
-    if (which == PodGroupObjects::kNone || !writable(g)) continue;
-    if (which == PodGroupObjects::kMultiPod && single_pod(g)) continue;
+  if (written != nullptr && (written->which != which || written->in_sync.size() != groups.size())) {
+    written->which = which;
+    written->in_sync.assign(groups.size(), 0);
+  }
+  // The marked groups that still need something, only while some are marked: an idle cluster
+  // keeps no set. Every other mark is settled below.
+  std::set<std::string> unsettled;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    if (written != nullptr && written->in_sync[i] != 0) continue;
+    const PodGroupAssignment& g = groups[i];
+    auto needs_nothing = [&] {
+      if (written != nullptr) written->in_sync[i] = 1;
+    };
+    if (which == PodGroupObjects::kNone || !g.spec) {
+      needs_nothing();
+      continue;
+    }
+    if ((which == PodGroupObjects::kMultiPod && single_pod(g)) || !writable(g)) {
+      needs_nothing();
+      continue;
+    }
     events::PodGroupWrite w;
     if (g.pod_group == nullptr || !already_written(*g.pod_group, g)) {
       model::PodGroup desired = desired_pod_group(g);
@@ -152,35 +168,35 @@ std::vector<events::PodGroupWrite> pod_group_writes(const std::vector<PodGroupAs
       w.object_json = model::encode(desired).dump();
       w.exists = g.pod_group != nullptr;
     }
-    for (size_t i = 0; i < g.pods.size(); ++i) {
-      const model::Pod& pod = *pods[g.pods[i]];
+    for (size_t p = 0; p < g.pods.size(); ++p) {
+      const model::Pod& pod = *pods[g.pods[p]];
       if (pod.meta.deletion_timestamp) continue;
       const std::string* named = find_in(pod.meta.annotations, model::kPodGroupNameAnnotation);
       const std::string* label = find_in(pod.meta.labels, model::kSubGroupLabel);
       // KAI sets the label only for a pod in a subgroup and never removes a stale one.
-      const std::string& sub_group = g.pod_sub_group(i);
+      const std::string& sub_group = g.pod_sub_group(p);
       const bool label_ok = sub_group.empty() || (label != nullptr && *label == sub_group);
       if (named != nullptr && *named == g.name && label_ok) continue;
       w.pods.push_back({model::object_key(pod.meta), pod.meta.uid, sub_group});
     }
-    // In sync and no write awaited: nothing is spelt for the group (most groups, most cycles).
-    if (w.object_json.empty() && w.pods.empty() && marks.empty()) continue;
-    w.cycle_id = cycle_id;
-    w.group = model::namespaced_key(g.namespace_, g.name);
-    if (!marks.empty()) seen.insert(w.group);
-    auto mark = marks.find(w.group);
+    // In sync: nothing is spelt for the group (most groups, most cycles).
     if (w.object_json.empty() && w.pods.empty()) {
-      if (mark != marks.end()) out.push_back(events::PodGroupWrite{cycle_id, w.group, "", false, {}, true});
+      needs_nothing();
       continue;
     }
+    w.cycle_id = cycle_id;
+    w.group = model::namespaced_key(g.namespace_, g.name);
+    auto mark = marks.find(w.group);
+    if (mark != marks.end()) unsettled.insert(w.group);
     if (mark != marks.end() && mark->second.hash == events::group_write_hash(w) &&
         now_ms < mark->second.at_ms + events::kGroupWriteRetryMs) {
       continue;  // asked for already; its watch events are on their way
     }
     out.push_back(std::move(w));
   }
+  // A marked group in sync, or gone, needs nothing more.
   for (const auto& [group, mark] : marks) {
-    if (!seen.count(group)) out.push_back(events::PodGroupWrite{cycle_id, group, "", false, {}, true});
+    if (!unsettled.count(group)) out.push_back(events::PodGroupWrite{cycle_id, group, "", false, {}, true});
   }
   return out;
 }

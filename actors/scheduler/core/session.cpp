@@ -11,6 +11,7 @@
 #include "actors/scheduler/core/inter_pod_constraints.hpp"
 #include "actors/scheduler/core/node_accounting.hpp"
 #include "actors/scheduler/core/plugin.hpp"
+#include "actors/scheduler/core/pod_group_objects.hpp"
 #include "actors/scheduler/core/queue_sums.hpp"
 #include "actors/scheduler/core/session_builder.hpp"
 #include "actors/scheduler/core/status_memo.hpp"
@@ -100,6 +101,11 @@ const std::vector<uint32_t>& Session::reservation_pod_positions(const model::Obj
 const GpuGroupUsers& Session::gpu_group_users(const model::ObjectRefs& objects) const {
   if (!gpu_group_users_) gpu_group_users_ = std::make_unique<GpuGroupUsers>(objects.pods);
   return *gpu_group_users_;
+}
+
+GroupsWritten& Session::groups_written() const {
+  if (!groups_written_) groups_written_ = std::make_unique<GroupsWritten>();
+  return *groups_written_;
 }
 
 DeadlineIndex& Session::deadline_index() const {

@@ -141,6 +141,7 @@ class Statement;
 class Plugin;
 class SessionBuilder;
 class GpuGroupUsers;
+struct GroupsWritten;
 struct EvictionCache;
 class InterPodConstraints;
 struct StatusMemo;
@@ -321,6 +322,10 @@ class Session {
   /// which count the pods they replace, drop and add (gpu_group_users.hpp).
   const GpuGroupUsers& gpu_group_users(const model::ObjectRefs& objects) const;
 
+  /// What the PodGroup writes' pass remembers of this session between cycles (pod_group_objects.hpp):
+  /// the groups that needed nothing, unmarked as their jobs are derived again, renumbered by relayouts.
+  GroupsWritten& groups_written() const;
+
   /// What the status pass remembers of this session between cycles (status_memo.hpp); empty (not
   /// primed) until the first pass after a build or a relayout.
   StatusMemo& status_memo() const;
@@ -358,6 +363,8 @@ class Session {
   /// Brings the status pass's memo (status_memo.hpp) to a relayout from the PodGroups `before` to
   /// `now`: the settled jobs renumbered, the queues' watched sums following the PodGroups that went
   /// and came. Drops it when it was not primed.
+  /// Brings the marks of the PodGroup writes' pass (pod_group_objects.hpp) to a relayout's numbering.
+  void renumber_groups_written();
   void follow_pod_groups_in_status_memo(const std::vector<const model::PodGroup*>& before,
                                         const std::vector<const model::PodGroup*>& now);
   /// The generation of job times (SessionOptions::job_times_generation) the jobs hold.
@@ -369,6 +376,7 @@ class Session {
   mutable DeadlineIndex deadline_index_;
   mutable std::optional<std::vector<uint32_t>> reservation_pods_;
   mutable std::unique_ptr<GpuGroupUsers> gpu_group_users_;
+  mutable std::unique_ptr<GroupsWritten> groups_written_;
   void forget_jobs_by_uid();
   void build_node_indexes();
   void open_plugins();

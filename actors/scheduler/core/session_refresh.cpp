@@ -6,6 +6,7 @@
 #include "actors/scheduler/core/node_accounting.hpp"
 #include "actors/scheduler/core/paired_lists.hpp"
 #include "actors/scheduler/core/plugin.hpp"
+#include "actors/scheduler/core/pod_group_objects.hpp"
 #include "actors/scheduler/core/session.hpp"
 #include "actors/scheduler/core/session_builder.hpp"
 #include "actors/scheduler/core/status_memo.hpp"
@@ -170,6 +171,18 @@ bool Session::refresh(const model::ObjectRefs& objects, const SessionOptions& op
       for (uint32_t j : dirty) status_memo_->unsettle(j);
     }
   }
+  // The groups whose PodGroup and pods needed nothing: not those derived again, nor, when a pod of
+  // ours that is no task changed (it may be in a group), any.
+  if (groups_written_) {
+    const bool ours_untasked = std::any_of(untasked.begin(), untasked.end(), [&](uint32_t p) {
+      return objects.pods[p]->scheduler_name == options.scheduler_name;
+    });
+    if (ours_untasked) {
+      groups_written_.reset();
+    } else {
+      for (uint32_t j : dirty) groups_written_->unmark(j);
+    }
+  }
   // The GPU groups the pods use follow the pods replaced; without the old objects they are counted
   // afresh when next asked.
   if (gpu_group_users_) {
@@ -233,6 +246,7 @@ bool Session::relayout(const model::ObjectRefs& objects, const SessionOptions& o
   }
   renumber_jobs();
   follow_pod_groups_in_status_memo(old_objects.pod_groups, objects.pod_groups);
+  renumber_groups_written();
   relaid_ = {};
   // The jobs derived anew took their times; the others take, as after a refresh, those of the job
   // state that changed and those the last cycle's actions set.
@@ -256,6 +270,17 @@ void Session::renumber_jobs() {
   // The jobs derived anew took their times from these options (derive_job): only their deadlines
   // are to be read.
   for (uint32_t j : relaid_.derived) deadline_index_.mark(j);
+}
+
+void Session::renumber_groups_written() {
+  if (!groups_written_ || groups_written_->in_sync.empty()) return;
+  // The groups that kept their job keep their mark; those derived anew have none.
+  std::vector<char> in_sync(groups.size(), 0);
+  const std::vector<char>& old = groups_written_->in_sync;
+  for (size_t j = 0; j < relaid_.new_of_old.size() && j < old.size(); ++j) {
+    if (relaid_.new_of_old[j] >= 0) in_sync[static_cast<size_t>(relaid_.new_of_old[j])] = old[j];
+  }
+  groups_written_->in_sync = std::move(in_sync);
 }
 
 void Session::follow_pod_groups_in_status_memo(const std::vector<const model::PodGroup*>& before,
