@@ -609,6 +609,92 @@ void daemon_end_to_end(benchmark::State& state, const kai::bench::ClusterServerS
   }
 }
 
+/// Bytes under `path` (the event log's directory).
+double disk_mib(const std::string& path) {
+  std::error_code ec;
+  uintmax_t bytes = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(path, ec)) {
+    if (e.is_regular_file(ec)) bytes += e.file_size(ec);
+  }
+  return static_cast<double>(bytes) / (1024.0 * 1024.0);
+}
+
+/// The whole daemon's resident size under churn (issue 23: flat over 10,000 cycles): after its cold
+/// start and first writes, a bare CPU-only pod comes every 20 ms and the one 100 before it goes
+/// (the server's `churn`), with a schedule period of 100 ms, so that every cycle has something to
+/// schedule; VmRSS is read every 500 cycles until `cycles` ran.
+void BM_DaemonChurn(benchmark::State& state) {
+  auto fail = [&](const std::string& why) {
+    g_failed = true;
+    state.SkipWithError(why.c_str());
+  };
+  kai::bench::ClusterServerSettings settings;
+  settings.per_mille = state.range(0);
+  settings.service_us = kServiceMicros;
+  settings.max_in_flight = kMaxInFlight;
+  const auto cycles = static_cast<uint64_t>(state.range(1));
+  constexpr uint64_t kEvery = 500;
+  for (auto _ : state) {
+    std::string why;
+    auto server = start_server(settings, why);
+    if (!server) return fail(why);
+    ChildProcess* child = server->child.get();
+    TempDir temp;
+    if (temp.path.empty()) return fail("cannot make a temporary directory");
+    log_to_file(temp.path);
+    kai::daemon::DaemonOptions options =
+        kai::e2e::in_process_daemon_options(server->kubeconfig, temp.path + "/log");
+    options.pod_group_objects = kai::core::PodGroupObjects::kMultiPod;
+    options.schedule_period = 100ms;
+    auto daemon = std::make_unique<kai::daemon::Daemon>(options);
+    if (auto s = daemon->start(); !s.is_ok()) return fail("daemon: " + s.message());
+    const auto start = Clock::now();
+    while (daemon->cycles() == 0 && seconds_since(start) < 1200) std::this_thread::sleep_for(5ms);
+    if (daemon->cycles() == 0) return fail("the daemon did not list and cycle");
+    if (!until_quiet(*child, writes, 3600s)) return fail("the API-server process stopped");
+    auto sessions = [&] { return daemon->cycles() - daemon->idle_cycles(); };
+    const uint64_t cycles0 = sessions();
+    const auto churn_start = Clock::now();
+    const double cpu0 = cpu_seconds();
+    const double log0 = disk_mib(temp.path + "/log");
+    if (!child->send("churn 100 20")) return fail("the API-server process stopped");
+    std::vector<std::pair<uint64_t, double>> readings;  // (cycles, VmRSS MiB)
+    while (sessions() - cycles0 < cycles && seconds_since(churn_start) < 7200) {
+      std::this_thread::sleep_for(20ms);
+      const uint64_t ran = sessions() - cycles0;
+      if (ran >= kEvery * (readings.size() + 1)) {
+        readings.emplace_back(ran, kai::bench::status_mib("VmRSS"));
+        std::cerr << "churn: " << ran << " cycles, RSS " << readings.back().second << " MiB, log "
+                  << disk_mib(temp.path + "/log") << " MiB" << std::endl;
+      }
+    }
+    const double churn_s = seconds_since(churn_start);
+    const double cpu_s = cpu_seconds() - cpu0;
+    const uint64_t ran = sessions() - cycles0;
+    if (!child->send("stop")) return fail("the API-server process stopped");
+    const auto churned = child->read_line(60s);
+    const double log1 = disk_mib(temp.path + "/log");
+    const double peak = kai::bench::status_mib("VmHWM");
+    daemon->stop();
+    daemon.reset();
+    child->finish(60s);
+    if (ran < cycles || readings.size() < 2) return fail("the daemon ran " + std::to_string(ran) + " cycles");
+    state.SetIterationTime(churn_s);
+    const auto& [c_first, rss_first] = readings.front();
+    const auto& [c_last, rss_last] = readings.back();
+    state.counters["cycles"] = static_cast<double>(ran);
+    state.counters["churned"] = churned ? std::atof(churned->substr(churned->find(' ') + 1).c_str()) : 0;
+    state.counters["rss_first_mib"] = rss_first;  // at cycle kEvery
+    state.counters["rss_last_mib"] = rss_last;
+    state.counters["rss_growth_mib_per_1000_cycles"] =
+        1000 * (rss_last - rss_first) / static_cast<double>(c_last - c_first);
+    state.counters["peak_rss_mib"] = peak;
+    state.counters["log_start_mib"] = log0;
+    state.counters["log_end_mib"] = log1;
+    state.counters["cpu_ms_per_cycle"] = 1000 * cpu_s / static_cast<double>(ran);
+  }
+}
+
 void BM_DaemonEndToEnd(benchmark::State& state) {
   kai::bench::ClusterServerSettings settings;
   settings.per_mille = state.range(0);
@@ -652,6 +738,16 @@ BENCHMARK(BM_DaemonAtCeiling)
     ->Args({50, 200, 0})
     ->Args({1000, 5000, 0})
     ->Args({5000, 10000, 0})
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kSecond);
+
+// The whole daemon under churn (bench/README.md "The daemon's resident size under churn"): 10,000
+// cycles at 1,000 nodes; 1,000 at 50 nodes for a quick look.
+BENCHMARK(BM_DaemonChurn)
+    ->ArgNames({"permille", "cycles"})
+    ->Args({10, 1000})
+    ->Args({200, 10000})
     ->Iterations(1)
     ->UseManualTime()
     ->Unit(benchmark::kSecond);

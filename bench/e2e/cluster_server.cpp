@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
+#include <deque>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -122,6 +124,16 @@ Json reservation_pod(const std::string& group, const std::string& node, int seri
                                      {"resources", {{"limits", {{"nvidia.com/gpu", "1"}}}}}}})}}}};
 }
 
+/// `pod` (a running pod's document) as a new bare pod, not yet named: no node, status, uid or group.
+Json unplaced(Json pod) {
+  Json& meta = pod["metadata"];
+  for (const char* field : {"uid", "resourceVersion", "creationTimestamp", "name"}) meta.erase(field);
+  if (meta.contains("annotations")) meta["annotations"].erase("pod-group-name");
+  pod["spec"].erase("nodeName");
+  pod.erase("status");
+  return pod;
+}
+
 /// The cluster as loaded, and what is left to create on `go`.
 struct Loaded {
   int64_t uniform_pods = 0;  ///< bare one-GPU pods to create in kUniformNamespace
@@ -129,6 +141,8 @@ struct Loaded {
   std::map<std::string, std::vector<model::Pod>> pending_by_group;  ///< "ns/group" -> pods
   std::map<std::string, std::string> job_uids;  ///< "ns/group" -> its Job's uid (as_jobs)
   size_t nodes = 0, running = 0, pending = 0, pod_bytes = 0;
+  /// A bare CPU-only pod in the namespace and queue of a running one, for the churn (no name yet).
+  Json churn_pod;
 };
 
 /// The namespaces, and the runtime class admit() gives GPU pods, as the GPU operator installs it: the
@@ -218,6 +232,10 @@ Loaded load(apiserver::ApiServer& server, const ClusterServerSettings& s) {
     Json doc = model::encode(p);
     dress(doc);
     out.pod_bytes += create(server, doc);
+    if (out.churn_pod.is_null() && !p.meta.labels.count("runai-gpu-group") &&
+        doc["spec"]["containers"].dump().find("nvidia.com/gpu") == std::string::npos) {
+      out.churn_pod = unplaced(doc);
+    }
     if (++out.running % 20000 == 0)
       std::cerr << "cluster server: " << out.running << " running pods loaded\n";
     if (auto g = p.meta.labels.find("runai-gpu-group"); g != p.meta.labels.end())
@@ -422,6 +440,33 @@ void run(Reports& r, apiserver::ApiServer& server, const Loaded& cluster, double
   report_calls(r, server);
 }
 
+/// The churn of BM_DaemonChurn: every `interval` a new bare CPU-only pod comes (`cluster.churn_pod`,
+/// named churn-N) and the one that came `live` intervals earlier is deleted, until `stop`. Returns the
+/// pods created.
+size_t churn(apiserver::ApiServer& server, const Loaded& cluster, size_t live,
+             std::chrono::milliseconds interval, const std::atomic<bool>& stop) {
+  std::deque<std::string> names;
+  size_t created = 0;
+  const std::string ns = cluster.churn_pod["metadata"].value("namespace", "");
+  auto next = Clock::now();
+  while (!stop) {
+    Json pod = cluster.churn_pod;
+    pod["metadata"]["name"] = "churn-" + std::to_string(created++);
+    names.push_back(pod["metadata"]["name"]);
+    create(server, pod);
+    if (names.size() > live) {
+      if (auto st = server.delete_object("v1", "Pod", ns, names.front()); !st.is_ok()) {
+        std::cerr << "cluster server: cannot delete " << names.front() << ": " << st.message() << "\n";
+        std::exit(3);
+      }
+      names.pop_front();
+    }
+    next += interval;
+    std::this_thread::sleep_until(next);
+  }
+  return created;
+}
+
 }  // namespace
 
 std::string uniform_node_name(int64_t i) {
@@ -486,6 +531,22 @@ int run_cluster_server(int argc, char** argv) {
       if (std::sscanf(command.c_str(), "go %lf %lld", &rate, &quiet_ms) != 2) return 2;
       // On a thread of its own, whose malloc arena the loading did not fragment.
       std::thread([&] { run(reports, server, cluster, rate, std::chrono::milliseconds(quiet_ms)); }).join();
+    } else if (command.rfind("churn ", 0) == 0) {
+      long long live = 0, interval_ms = 0;
+      if (std::sscanf(command.c_str(), "churn %lld %lld", &live, &interval_ms) != 2 ||
+          cluster.churn_pod.is_null())
+        return 2;
+      std::atomic<bool> stop{false};
+      size_t created = 0;
+      std::thread churner([&] {
+        created =
+            churn(server, cluster, static_cast<size_t>(live), std::chrono::milliseconds(interval_ms), stop);
+      });
+      while (std::getline(std::cin, command) && command != "stop") {
+      }
+      stop = true;
+      churner.join();
+      reports.line("churned " + std::to_string(created));
     }
   }
   server.stop();

@@ -12,6 +12,8 @@
 //   child:  progress <bound> <steady ns>...                                      (when the count grows)
 //           done <created> <bound> <first create ns> <last bind ns> <p50 us> <p99 us> <max us> <create us>
 //           calls <n> <verb resource>... end
+//   parent: churn <live> <interval ms>  (a bare CPU-only pod comes each interval, the one <live>
+//           intervals older goes)   ...   parent: stop   child: churned <pods created>
 // The run ends when every pod is bound, or `quiet ms` after the last bind or creation. End of input
 // stops the server. Times are CLOCK_MONOTONIC (steady_clock), which both processes share.
 
