@@ -32,6 +32,8 @@ namespace kai::core {
 /// 10: a PodGroup's preemptionDelay holds it back from reclaim, preempt and consolidation with KAI's
 /// PreemptionDelayNotElapsed reason, from max(creation, last eviction); evictions record the victim
 /// group's last eviction (preemption_delay.hpp).
-inline constexpr uint32_t kBehaviourVersion = 10;
+/// 11: a cycle's settled PodGroup write records come after its writes, in key order, not among them
+/// in group order (pod_group_objects.hpp: the same whether a kept session skips the groups in sync).
+inline constexpr uint32_t kBehaviourVersion = 11;
 
 }  // namespace kai::core
