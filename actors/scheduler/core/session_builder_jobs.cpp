@@ -4,6 +4,7 @@
 #include <string>
 
 #include "actors/scheduler/core/gpu_group_ids.hpp"
+#include "actors/scheduler/core/gpu_group_users.hpp"
 #include "actors/scheduler/core/node_accounting.hpp"
 #include "actors/scheduler/core/plugins/builtin.hpp"
 #include "actors/scheduler/core/session_builder.hpp"
@@ -176,11 +177,7 @@ std::optional<std::string> SessionBuilder::add_task(uint32_t pod_index, uint32_t
 
 std::vector<std::string> SessionBuilder::running_gpu_groups(const model::Pod& pod) {
   std::vector<std::string> groups;
-  if (const auto* g = find_in(pod.meta.labels, model::kGpuGroupLabel)) groups.push_back(*g);
-  const std::string prefix = std::string(model::kGpuGroupLabel) + "/";
-  for (const auto& [k, v] : pod.meta.labels) {
-    if (k.rfind(prefix, 0) == 0) groups.push_back(v.empty() ? k.substr(prefix.size()) : v);
-  }
+  for_each_gpu_group(pod, [&](std::string_view g) { groups.emplace_back(g); });
   return groups;
 }
 
