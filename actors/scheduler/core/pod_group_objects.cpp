@@ -153,11 +153,9 @@ std::vector<events::PodGroupWrite> pod_group_writes(const std::vector<PodGroupAs
     auto needs_nothing = [&] {
       if (written != nullptr) written->in_sync[i] = 1;
     };
-    if (which == PodGroupObjects::kNone || !g.spec) {
-      needs_nothing();
-      continue;
-    }
-    if ((which == PodGroupObjects::kMultiPod && single_pod(g)) || !writable(g)) {
+    // writable() first: single_pod reads the spec it checks.
+    if (which == PodGroupObjects::kNone || !writable(g) ||
+        (which == PodGroupObjects::kMultiPod && single_pod(g))) {
       needs_nothing();
       continue;
     }

@@ -1,6 +1,8 @@
 // A kept session between cycles (session_keeper.hpp): undoing what a cycle changed, and deriving
 // again the jobs whose pods or PodGroup changed. Both end where a build from the same objects would.
 #include <algorithm>
+#include <cstdint>
+#include <vector>
 
 #include "actors/scheduler/core/gpu_group_users.hpp"
 #include "actors/scheduler/core/node_accounting.hpp"
@@ -25,6 +27,17 @@ bool same_spec(const model::Pod& a, const model::Pod& b) {
     p->conditions.clear();
   }
   return x == y;
+}
+
+/// Per-job flags `old` moved to a relayout's numbering (`new_of_old`, `jobs` jobs now): a job that
+/// kept its place keeps its flag, one derived anew has none.
+std::vector<char> flags_renumbered(const std::vector<char>& old, const std::vector<int32_t>& new_of_old,
+                                   size_t jobs) {
+  std::vector<char> flags(jobs, 0);
+  for (size_t j = 0; j < new_of_old.size() && j < old.size(); ++j) {
+    if (new_of_old[j] >= 0) flags[static_cast<size_t>(new_of_old[j])] = old[j];
+  }
+  return flags;
 }
 
 }  // namespace
@@ -274,13 +287,7 @@ void Session::renumber_jobs() {
 
 void Session::renumber_groups_written() {
   if (!groups_written_ || groups_written_->in_sync.empty()) return;
-  // The groups that kept their job keep their mark; those derived anew have none.
-  std::vector<char> in_sync(groups.size(), 0);
-  const std::vector<char>& old = groups_written_->in_sync;
-  for (size_t j = 0; j < relaid_.new_of_old.size() && j < old.size(); ++j) {
-    if (relaid_.new_of_old[j] >= 0) in_sync[static_cast<size_t>(relaid_.new_of_old[j])] = old[j];
-  }
-  groups_written_->in_sync = std::move(in_sync);
+  groups_written_->in_sync = flags_renumbered(groups_written_->in_sync, relaid_.new_of_old, groups.size());
 }
 
 void Session::follow_pod_groups_in_status_memo(const std::vector<const model::PodGroup*>& before,
@@ -291,11 +298,7 @@ void Session::follow_pod_groups_in_status_memo(const std::vector<const model::Po
   }
   StatusMemo& memo = *status_memo_;
   // The groups that kept their job stay settled where they are now; those derived anew are not.
-  std::vector<char> settled(jobs.size(), 0);
-  for (size_t j = 0; j < relaid_.new_of_old.size() && j < memo.settled.size(); ++j) {
-    if (relaid_.new_of_old[j] >= 0) settled[static_cast<size_t>(relaid_.new_of_old[j])] = memo.settled[j];
-  }
-  memo.settled = std::move(settled);
+  memo.settled = flags_renumbered(memo.settled, relaid_.new_of_old, jobs.size());
   // The queues' sums of the PodGroups' watched lists: out with the PodGroups that went (or were
   // replaced), in with those that came.
   const auto [went, came] = went_and_came(before, now);
